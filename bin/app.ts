@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { ClusteringStack } from '../lib/examples/clustering-stack';
+import { RecommenderStack } from '../lib/examples/recommender-stack';
+
+const app = new App();
+// Real values for `cdk deploy`: -c recommender.imageUri=… -c recommender.modelDataUrl=… (or the
+// unprefixed -c imageUri=… -c modelDataUrl=… for both stacks). Without them the placeholders synthesize offline.
+const ctx = (stack: string, key: string): string | undefined =>
+  app.node.tryGetContext(`${stack}.${key}`) ?? app.node.tryGetContext(key);
+
+new RecommenderStack(app, 'RecommenderEndpoint', {
+  imageUri: ctx('recommender', 'imageUri'),
+  modelDataUrl: ctx('recommender', 'modelDataUrl'),
+  description: 'Incident A fixed: Transformer recommender on ml.g4dn.xlarge with OOM protection',
+});
+new ClusteringStack(app, 'ClusteringEndpoint', {
+  imageUri: ctx('clustering', 'imageUri'),
+  modelDataUrl: ctx('clustering', 'modelDataUrl'),
+  description: 'Incident B fixed: K-Means clustering on ml.m5.xlarge with OOM protection',
+});
+
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,0 +1,56 @@
+import { Size, Stack, StackProps } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { SageMakerInstanceType } from '../instance-types';
+import { ContainerImage, ModelData } from '../model-artifacts';
+import { ModelServer } from '../model-server';
+import { ResilientEndpoint } from '../resilient-endpoint';
+
+/** Where the example's model comes from. */
+export interface ExampleModelSource {
+  /**
+   * Container image URI.
+   * @default - a PyTorch inference DLC URI (placeholder for offline synthesis)
+   */
+  readonly imageUri?: string;
+  /**
+   * Model artifact S3 URI.
+   * @default - a placeholder `s3://` URI
+   */
+  readonly modelDataUrl?: string;
+}
+
+/** Props of the recommender example. */
+export interface RecommenderStackProps extends StackProps, ExampleModelSource {}
+
+/**
+ * Incident A, fixed: a multi-task Transformer recommender on ml.g4dn.xlarge (one T4, 16 GiB),
+ * 2 instances, autoscaled to 4 at peak, with a lighter fallback variant for the breaker.
+ */
+export class RecommenderStack extends Stack {
+  public readonly endpoint: ResilientEndpoint;
+
+  constructor(scope: Construct, id: string, props: RecommenderStackProps = {}) {
+    super(scope, id, props);
+    const image = ContainerImage.fromImageUri(props.imageUri
+      ?? '763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker');
+    const modelData = ModelData.fromS3Uri(props.modelDataUrl ?? 's3://example-models-placeholder/recommender/model.tar.gz');
+
+    this.endpoint = new ResilientEndpoint(this, 'Recommender', {
+      model: {
+        image,
+        modelData,
+        // Measured at MAX_SEQ_LEN 512, batch 64: 4 GiB of GPU memory, 3 GiB of host memory per copy.
+        memoryFootprint: { gpu: Size.gibibytes(4), host: Size.gibibytes(3) },
+        environment: { MAX_SEQ_LEN: '512' },
+      },
+      instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
+      instanceCount: 2,
+      modelServer: { server: ModelServer.TORCHSERVE },
+      fallback: {
+        // Same model, degraded mode: shorter sequences, secondary heads off.
+        model: { image, modelData, memoryFootprint: { gpu: Size.gibibytes(2), host: Size.gibibytes(2) }, environment: { MAX_SEQ_LEN: '256', DEGRADED_MODE: 'true' } },
+        instanceCount: 1,
+      },
+    });
+  }
+}

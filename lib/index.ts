@@ -1,0 +1,6 @@
+export * from './instance-types';
+export * from './model-server';
+export * from './model-artifacts';
+export * from './data-capture';
+export * from './resilient-endpoint';
+export * from './monitoring/metrics';

@@ -1,0 +1,238 @@
+import { Duration, Size } from 'aws-cdk-lib';
+import { SageMakerInstanceType } from './instance-types';
+import { Described, PropErrors } from './validation';
+
+/** The model server inside the container, which decides the environment variable names. */
+export enum ModelServer {
+  /** The SageMaker inference toolkit on Multi Model Server (scikit-learn, XGBoost, MXNet, Hugging Face DLCs). */
+  SAGEMAKER_INFERENCE_TOOLKIT = 'SAGEMAKER_INFERENCE_TOOLKIT',
+  /** TorchServe, as in the SageMaker PyTorch inference toolkit (PyTorch DLCs). */
+  TORCHSERVE = 'TORCHSERVE',
+  /** A custom server: no tuning variables are written; pass your own `environment`. */
+  NONE = 'NONE',
+}
+
+/** Memory one copy of the model needs. Each model-server worker loads its own copy. */
+export interface MemoryFootprint {
+  /**
+   * Host (RAM) memory of one model copy under peak load, including per-request buffers.
+   * @default - unknown: workers are not capped by host memory
+   */
+  readonly host?: Size;
+  /**
+   * GPU memory of one model copy under peak load (weights + activations of the longest accepted input).
+   * @default - unknown: one worker per GPU, with a warning
+   */
+  readonly gpu?: Size;
+}
+
+/** Model-server settings. Every field has an incident-proven default. */
+export interface ModelServerOptions {
+  /**
+   * Which model server the container runs.
+   * @default ModelServer.SAGEMAKER_INFERENCE_TOOLKIT
+   */
+  readonly server?: ModelServer;
+  /**
+   * Worker processes per instance (each loads its own model copy).
+   * @default - ⌊vCPU × 1.5⌋ on CPU instances, one per GPU on GPU instances, capped so that
+   * workers × memory footprint stays under 80 % of the instance's (GPU) memory, never below 1
+   */
+  readonly workers?: number;
+  /**
+   * Largest request body the model server accepts.
+   * @default Size.mebibytes(8) — 8,388,608 bytes (incident B). Real-time InvokeEndpoint itself accepts at most 6 MB.
+   */
+  readonly maxRequestSize?: Size;
+  /**
+   * Largest response body the model server returns.
+   * @default - the same as `maxRequestSize`
+   */
+  readonly maxResponseSize?: Size;
+  /**
+   * How long the model server waits for one inference before it declares the worker stuck.
+   * @default Duration.seconds(60) — SageMaker requires a real-time container to answer within 60 s
+   */
+  readonly responseTimeout?: Duration;
+  /**
+   * Requests the model server queues before answering 503.
+   * @default - the server's default (100)
+   */
+  readonly jobQueueSize?: number;
+  /**
+   * Time SageMaker allows to download the model artifact to a new instance (60 s – 3600 s).
+   * @default Duration.seconds(3600) (incident A)
+   */
+  readonly modelDataDownloadTimeout?: Duration;
+  /**
+   * Time SageMaker allows the container to pass its first health check (60 s – 3600 s).
+   * @default Duration.seconds(900)
+   */
+  readonly containerStartupHealthCheckTimeout?: Duration;
+}
+
+/** Default request/response limit: 8 MiB. */
+export const DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024;
+/** Real-time InvokeEndpoint payload limit (6 MB). */
+export const INVOKE_PAYLOAD_LIMIT_BYTES = 6 * 1000 * 1000;
+/** Share of the instance's memory that all model copies together may use. */
+export const MEMORY_BUDGET_SHARE = 0.8;
+
+/** The result of tuning: what goes into the container environment and the variant. */
+export interface ModelServerTuning {
+  /** Worker processes per instance. */
+  readonly workers: number;
+  /** Why this many workers (one sentence, for logs and docs). */
+  readonly workersReason: string;
+  /** Request size limit in bytes. */
+  readonly maxRequestBytes: number;
+  /** Response size limit in bytes. */
+  readonly maxResponseBytes: number;
+  /** Container environment written by the tuning (user variables are merged over it later). */
+  readonly environment: { [key: string]: string };
+  /** `ModelDataDownloadTimeoutInSeconds`. */
+  readonly modelDataDownloadTimeoutSeconds: number;
+  /** `ContainerStartupHealthCheckTimeoutInSeconds`. */
+  readonly containerStartupHealthCheckTimeoutSeconds: number;
+  /** Legal but risky settings, as warnings. */
+  readonly warnings: string[];
+}
+
+/**
+ * Pure tuning rule: model-server settings from the instance's hardware and the model's footprint.
+ * Errors go into `errors`; the returned values are always usable (clamped) so synthesis can go on
+ * and report every error at once.
+ */
+export function tuneModelServer(
+  instanceType: SageMakerInstanceType,
+  footprint: MemoryFootprint | undefined,
+  options: ModelServerOptions = {},
+  errors: PropErrors = new PropErrors(),
+): ModelServerTuning {
+  const warnings: string[] = [];
+  const spec = instanceType.spec;
+  const server = options.server ?? ModelServer.SAGEMAKER_INFERENCE_TOOLKIT;
+  const hostBytes = footprint?.host?.toBytes();
+  const gpuBytes = footprint?.gpu?.toBytes();
+  const memBytes = spec.memoryGiB * GIB;
+  const gpuMemPerGpuBytes = spec.gpuMemoryGiB * GIB;
+
+  errors.range('modelServer.workers', options.workers, 1, 1000, 'give a whole number of worker processes, at least 1', true);
+  errors.range('model.memoryFootprint.host (bytes)', hostBytes, 1, Number.POSITIVE_INFINITY, 'state the footprint of one model copy, e.g. Size.gibibytes(2)');
+  errors.range('model.memoryFootprint.gpu (bytes)', gpuBytes, 1, Number.POSITIVE_INFINITY, 'state the GPU footprint of one model copy, e.g. Size.gibibytes(4)');
+
+  // --- workers ---
+  let workers: number;
+  let workersReason: string;
+  const cpuBound = Math.max(1, Math.floor(spec.vCpus * 1.5));
+  const hostCap = hostBytes && memBytes ? Math.floor((MEMORY_BUDGET_SHARE * memBytes) / hostBytes) : undefined;
+  if (hostBytes && memBytes && hostBytes > memBytes) {
+    errors.add('model.memoryFootprint.host', new Described(fmtBytes(hostBytes)), `at most the ${instanceType.name} memory (${spec.memoryGiB} GiB)`,
+      'choose an instance type with more memory (see CapacityPlan) or shrink the model');
+  }
+  if (instanceType.isGpu && gpuBytes && gpuBytes > gpuMemPerGpuBytes) {
+    errors.add('model.memoryFootprint.gpu', new Described(fmtBytes(gpuBytes)), `at most one GPU's memory on ${instanceType.name} (${spec.gpuMemoryGiB} GiB)`,
+      'choose a GPU with more memory, or cap the input length so one copy fits');
+  }
+  if (options.workers !== undefined) {
+    workers = Math.max(1, Math.round(options.workers));
+    workersReason = 'set explicitly';
+    if (hostCap !== undefined && workers > Math.max(1, hostCap)) {
+      warnings.push(`modelServer.workers=${workers} × host footprint ${fmtBytes(hostBytes!)} exceeds 80 % of ${instanceType.name}'s ${spec.memoryGiB} GiB: expect OOM under load (at most ${Math.max(1, hostCap)} fit).`);
+    }
+    if (instanceType.isGpu && gpuBytes) {
+      const gpuCap = spec.gpuCount * Math.floor((MEMORY_BUDGET_SHARE * gpuMemPerGpuBytes) / gpuBytes);
+      if (workers > Math.max(spec.gpuCount, gpuCap)) {
+        warnings.push(`modelServer.workers=${workers} × GPU footprint ${fmtBytes(gpuBytes)} exceeds 80 % of ${instanceType.name}'s GPU memory: expect GPU OOM (at most ${Math.max(1, gpuCap)} fit).`);
+      }
+    }
+  } else if (instanceType.specUnknown) {
+    workers = 1;
+    workersReason = 'instance hardware unknown: one worker (pass an InstanceSpec to tune)';
+  } else if (instanceType.isGpu) {
+    if (gpuBytes) {
+      const perGpu = Math.max(1, Math.floor((MEMORY_BUDGET_SHARE * gpuMemPerGpuBytes) / gpuBytes));
+      workers = Math.min(spec.gpuCount * perGpu, cpuBound);
+      workersReason = `${perGpu} model cop${perGpu === 1 ? 'y' : 'ies'} fit in 80 % of each of ${spec.gpuCount} GPU(s) of ${spec.gpuMemoryGiB} GiB`;
+    } else {
+      workers = spec.gpuCount;
+      workersReason = 'one worker per GPU (GPU footprint not stated)';
+      warnings.push(`${instanceType.name} is a GPU instance but model.memoryFootprint.gpu is not stated: using one worker per GPU (${spec.gpuCount}). State the footprint so workers can be sized to 80 % of GPU memory.`);
+    }
+    if (hostCap !== undefined && workers > hostCap) {
+      workers = Math.max(1, hostCap);
+      workersReason += `; capped to ${workers} by host memory`;
+    }
+  } else {
+    workers = cpuBound;
+    workersReason = `⌊${spec.vCpus} vCPU × 1.5⌋`;
+    if (hostCap !== undefined && hostCap < workers) {
+      workers = Math.max(1, hostCap);
+      workersReason += `, capped to ${workers}: ${workers} × ${fmtBytes(hostBytes!)} ≤ 80 % of ${spec.memoryGiB} GiB`;
+    }
+  }
+
+  // --- sizes and timeouts ---
+  const maxRequestBytes = options.maxRequestSize?.toBytes() ?? DEFAULT_MAX_REQUEST_BYTES;
+  const maxResponseBytes = options.maxResponseSize?.toBytes() ?? maxRequestBytes;
+  errors.range('modelServer.maxRequestSize (bytes)', maxRequestBytes, 1024, 1024 * GIB, 'use a size between 1 KiB and 1 GiB, e.g. Size.mebibytes(8)', true);
+  errors.range('modelServer.maxResponseSize (bytes)', maxResponseBytes, 1024, 1024 * GIB, 'use a size between 1 KiB and 1 GiB', true);
+  if (maxRequestBytes > INVOKE_PAYLOAD_LIMIT_BYTES) {
+    warnings.push(`modelServer.maxRequestSize is ${maxRequestBytes} bytes, above the 6 MB that real-time InvokeEndpoint accepts: SageMaker rejects larger requests before they reach the container, so the server limit only protects against payload growth inside the container.`);
+  }
+  const responseTimeout = options.responseTimeout?.toSeconds() ?? 60;
+  errors.range('modelServer.responseTimeout (s)', responseTimeout, 1, 3600, 'use Duration.seconds(1..3600)', true);
+  if (responseTimeout > 60) {
+    warnings.push(`modelServer.responseTimeout is ${responseTimeout} s, but a real-time container must answer within 60 s: requests will time out at SageMaker first.`);
+  }
+  errors.range('modelServer.jobQueueSize', options.jobQueueSize, 1, 100000, 'give a whole number of queued requests, e.g. 100', true);
+  const download = options.modelDataDownloadTimeout?.toSeconds() ?? 3600;
+  const startup = options.containerStartupHealthCheckTimeout?.toSeconds() ?? 900;
+  errors.range('modelServer.modelDataDownloadTimeout (s)', download, 60, 3600, 'use Duration.seconds(60..3600); the default 3600 suits large models', true);
+  errors.range('modelServer.containerStartupHealthCheckTimeout (s)', startup, 60, 3600, 'use Duration.seconds(60..3600)', true);
+
+  const environment: { [key: string]: string } = {};
+  switch (server) {
+    case ModelServer.SAGEMAKER_INFERENCE_TOOLKIT:
+      environment.SAGEMAKER_MODEL_SERVER_WORKERS = String(workers);
+      environment.SAGEMAKER_MODEL_SERVER_TIMEOUT = String(responseTimeout);
+      environment.MMS_MAX_REQUEST_SIZE = String(maxRequestBytes);
+      environment.MMS_MAX_RESPONSE_SIZE = String(maxResponseBytes);
+      environment.MMS_DEFAULT_RESPONSE_TIMEOUT = String(responseTimeout);
+      if (options.jobQueueSize !== undefined) environment.MMS_JOB_QUEUE_SIZE = String(options.jobQueueSize);
+      break;
+    case ModelServer.TORCHSERVE:
+      environment.SAGEMAKER_MODEL_SERVER_WORKERS = String(workers);
+      environment.SAGEMAKER_MODEL_SERVER_TIMEOUT = String(responseTimeout);
+      environment.TS_MAX_REQUEST_SIZE = String(maxRequestBytes);
+      environment.TS_MAX_RESPONSE_SIZE = String(maxResponseBytes);
+      environment.TS_DEFAULT_RESPONSE_TIMEOUT = String(responseTimeout);
+      if (options.jobQueueSize !== undefined) environment.TS_JOB_QUEUE_SIZE = String(options.jobQueueSize);
+      break;
+    case ModelServer.NONE:
+      break;
+  }
+
+  return {
+    workers,
+    workersReason,
+    maxRequestBytes,
+    maxResponseBytes,
+    environment,
+    modelDataDownloadTimeoutSeconds: clampInt(download, 60, 3600),
+    containerStartupHealthCheckTimeoutSeconds: clampInt(startup, 60, 3600),
+    warnings,
+  };
+}
+
+const GIB = 1024 * 1024 * 1024;
+
+function clampInt(v: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, Math.round(v)));
+}
+
+/** Human-readable byte count (GiB / MiB). */
+export function fmtBytes(bytes: number): string {
+  if (bytes >= GIB) return `${+(bytes / GIB).toFixed(2)} GiB`;
+  return `${+(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}

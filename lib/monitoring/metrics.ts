@@ -1,0 +1,154 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+
+/** Namespace of the instance metrics (utilization) of SageMaker endpoints. */
+export const ENDPOINT_INSTANCE_NAMESPACE = '/aws/sagemaker/Endpoints';
+/** Namespace of the invocation metrics of SageMaker endpoints. */
+export const ENDPOINT_INVOCATION_NAMESPACE = 'AWS/SageMaker';
+
+/** Options of the metric helpers (a subset of `cloudwatch.MetricOptions`). */
+export interface EndpointMetricOptions {
+  /**
+   * Aggregation period.
+   * @default Duration.minutes(1) — SageMaker publishes 1-minute data
+   */
+  readonly period?: Duration;
+  /**
+   * Statistic.
+   * @default - the statistic that makes sense for the metric (stated on each helper)
+   */
+  readonly statistic?: string;
+  /**
+   * Label on graphs.
+   * @default - the metric name
+   */
+  readonly label?: string;
+}
+
+/**
+ * Metric factory for one production variant of one endpoint: the right namespace,
+ * dimensions (`EndpointName`, `VariantName`), statistic and unit for each SageMaker metric.
+ *
+ * Units (verified in the SageMaker docs): utilization metrics are Percent; CPU, GPU and GPU-memory
+ * utilization are summed over vCPUs / GPUs (0 – 100 × N); `ModelLatency` and `OverheadLatency`
+ * are in **microseconds**.
+ */
+export class EndpointMetricFactory {
+  constructor(
+    /** The endpoint's name. */
+    public readonly endpointName: string,
+    /** The production variant's name. */
+    public readonly variantName: string,
+  ) {}
+
+  /** Host memory used by the containers, 0–100 %. Default statistic `Maximum`: the hottest instance. */
+  public memoryUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.instanceMetric('MemoryUtilization', 'Maximum', o);
+  }
+
+  /** GPU memory used, summed over GPUs: 0 – 100 × GPUs %. Default statistic `Maximum`. */
+  public gpuMemoryUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.instanceMetric('GPUMemoryUtilization', 'Maximum', o);
+  }
+
+  /** GPU utilization, summed over GPUs: 0 – 100 × GPUs %. Default statistic `Maximum`. */
+  public gpuUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.instanceMetric('GPUUtilization', 'Maximum', o);
+  }
+
+  /** CPU utilization, summed over vCPUs: 0 – 100 × vCPUs %. Default statistic `Maximum`. */
+  public cpuUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.instanceMetric('CPUUtilization', 'Maximum', o);
+  }
+
+  /** Disk used, 0–100 %. Data capture stops above ~75 %. Default statistic `Maximum`. */
+  public diskUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.instanceMetric('DiskUtilization', 'Maximum', o);
+  }
+
+  /** Invocations (requests). Default statistic `Sum`. */
+  public invocations(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.invocationMetric('Invocations', 'Sum', o);
+  }
+
+  /**
+   * Invocations per instance: each request adds 1/instances, so the per-minute `Sum` is the
+   * per-instance request count of that minute (what target tracking scales on). Default `Sum`.
+   */
+  public invocationsPerInstance(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.invocationMetric('InvocationsPerInstance', 'Sum', o);
+  }
+
+  /** 5XX responses. Statistic `Average` is the 5XX rate (0–1); default `Sum` (a count). */
+  public invocation5xxErrors(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.invocationMetric('Invocation5XXErrors', 'Sum', o);
+  }
+
+  /** 4XX responses. Statistic `Average` is the 4XX rate (0–1); default `Sum`. */
+  public invocation4xxErrors(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.invocationMetric('Invocation4XXErrors', 'Sum', o);
+  }
+
+  /** Non-2xx answers of the model container, including timeouts. Default `Sum`. */
+  public invocationModelErrors(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.invocationMetric('InvocationModelErrors', 'Sum', o);
+  }
+
+  /** Model latency in **microseconds** (500 ms = 500,000). Default statistic `p99`. */
+  public modelLatency(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.invocationMetric('ModelLatency', 'p99', o, cloudwatch.Unit.MICROSECONDS);
+  }
+
+  /** SageMaker's own overhead latency in **microseconds**. Default statistic `Average`. */
+  public overheadLatency(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.invocationMetric('OverheadLatency', 'Average', o, cloudwatch.Unit.MICROSECONDS);
+  }
+
+  /** In-flight requests at the model container (10-second data). Default statistic `Maximum`. */
+  public concurrentRequestsPerModel(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.invocationMetric('ConcurrentRequestsPerModel', 'Maximum', o);
+  }
+
+  /** 5XX error rate as a fraction (0–1): `Average` of `Invocation5XXErrors`. */
+  public invocation5xxRate(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+    return this.invocationMetric('Invocation5XXErrors', 'Average', { ...o, statistic: 'Average', label: o.label ?? '5XX rate' });
+  }
+
+  /** Success rate in percent: 100 × (1 − 5XX / invocations) over the period, as a math expression (100 with no traffic). */
+  public successRate(o: EndpointMetricOptions = {}): cloudwatch.MathExpression {
+    const period = o.period ?? Duration.minutes(5);
+    return new cloudwatch.MathExpression({
+      expression: 'IF(inv > 0, 100 * (1 - e5 / inv), 100)',
+      usingMetrics: {
+        inv: this.invocations({ period }),
+        e5: this.invocation5xxErrors({ period }),
+      },
+      period,
+      label: o.label ?? 'Success rate (%)',
+    });
+  }
+
+  private instanceMetric(metricName: string, statistic: string, o: EndpointMetricOptions): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: ENDPOINT_INSTANCE_NAMESPACE,
+      metricName,
+      dimensionsMap: { EndpointName: this.endpointName, VariantName: this.variantName },
+      statistic: o.statistic ?? statistic,
+      period: o.period ?? Duration.minutes(1),
+      unit: cloudwatch.Unit.PERCENT,
+      label: o.label,
+    });
+  }
+
+  private invocationMetric(metricName: string, statistic: string, o: EndpointMetricOptions, unit?: cloudwatch.Unit): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: ENDPOINT_INVOCATION_NAMESPACE,
+      metricName,
+      dimensionsMap: { EndpointName: this.endpointName, VariantName: this.variantName },
+      statistic: o.statistic ?? statistic,
+      period: o.period ?? Duration.minutes(1),
+      unit,
+      label: o.label,
+    });
+  }
+}

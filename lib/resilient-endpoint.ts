@@ -1,0 +1,499 @@
+import { Arn, ArnFormat, Lazy, Names, Resource, Size, SizeRoundingBehavior, Stack, Token, Validations } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
+import { Construct } from 'constructs';
+import { DataCapture, DataCaptureOptions } from './data-capture';
+import { SageMakerInstanceType } from './instance-types';
+import { ContainerImage, ModelData } from './model-artifacts';
+import { MemoryFootprint, ModelServerOptions, ModelServerTuning, tuneModelServer } from './model-server';
+import { EndpointMetricFactory, EndpointMetricOptions } from './monitoring/metrics';
+import { acknowledgeWildcard } from './nag';
+import { Described, PropErrors } from './validation';
+
+/** What runs in a production variant. */
+export interface ModelProps {
+  /** The container image. */
+  readonly image: ContainerImage;
+  /**
+   * The model artifact (`model.tar.gz`).
+   * @default - none (the image carries the model)
+   */
+  readonly modelData?: ModelData;
+  /**
+   * Memory one model copy needs under peak load; bounds the worker count.
+   * @default - unknown: CPU workers are not capped by memory; one worker per GPU on GPU instances (with a warning)
+   */
+  readonly memoryFootprint?: MemoryFootprint;
+  /**
+   * Extra container environment. Wins over the tuned model-server variables.
+   * @default - none
+   */
+  readonly environment?: { [key: string]: string };
+  /**
+   * Block all network access of the container. The container then cannot read the circuit
+   * breaker's degrade level from SSM or publish stage metrics: use a VPC with endpoints instead.
+   * @default false
+   */
+  readonly networkIsolation?: boolean;
+  /**
+   * Run the container in this VPC.
+   * @default - no VPC (SageMaker's own network)
+   */
+  readonly vpc?: ec2.IVpc;
+  /**
+   * Subnets in `vpc`.
+   * @default - the VPC's private subnets
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /**
+   * Security groups for the container's network interfaces in `vpc`.
+   * @default - a new security group with no inbound rules
+   */
+  readonly securityGroups?: ec2.ISecurityGroup[];
+}
+
+/** A second production variant that the circuit breaker shifts traffic to. */
+export interface FallbackVariantProps {
+  /**
+   * What the fallback runs: usually a lighter model (shorter max sequence, smaller batch).
+   * @default - the primary's model
+   */
+  readonly model?: ModelProps;
+  /**
+   * Instance type of the fallback.
+   * @default - the primary's instance type
+   */
+  readonly instanceType?: SageMakerInstanceType;
+  /**
+   * Instances at creation (the fallback autoscales too).
+   * @default 1
+   */
+  readonly instanceCount?: number;
+  /**
+   * Variant name.
+   * @default 'Fallback'
+   */
+  readonly variantName?: string;
+  /**
+   * Model-server settings for the fallback.
+   * @default - the primary's
+   */
+  readonly modelServer?: ModelServerOptions;
+}
+
+/** Props of {@link ResilientEndpoint}. */
+export interface ResilientEndpointProps {
+  /** What runs in the primary variant. */
+  readonly model: ModelProps;
+  /** Instance type of the primary variant (see `CapacityPlan` to choose one). */
+  readonly instanceType: SageMakerInstanceType;
+  /**
+   * Instances of the primary variant at creation. More than one spreads the variant over
+   * Availability Zones.
+   * @default 2
+   */
+  readonly instanceCount?: number;
+  /**
+   * Name of the primary production variant.
+   * @default 'Primary'
+   */
+  readonly variantName?: string;
+  /**
+   * Endpoint name. The endpoint is updated in place when its config changes, so a stable name is safe.
+   * @default - a unique name derived from the construct path (lower case, ≤ 63 characters)
+   */
+  readonly endpointName?: string;
+  /**
+   * A fallback variant (weight 0 until the circuit breaker shifts traffic to it).
+   * @default - none: the breaker only publishes the degrade level
+   */
+  readonly fallback?: FallbackVariantProps;
+  /**
+   * Model-server tuning.
+   * @default - workers from the instance hardware, 8 MiB requests, 3600 s download timeout
+   */
+  readonly modelServer?: ModelServerOptions;
+  /**
+   * Data capture.
+   * @default - on, 1 % sampling, input and output, into a bucket the construct creates
+   */
+  readonly dataCapture?: DataCaptureOptions;
+  /**
+   * KMS key for the instances' EBS storage volume. Not allowed on instance types with local
+   * NVMe storage (g4dn, g5, `*d` families): SageMaker rejects it there.
+   * @default - AWS-managed encryption of the volume
+   */
+  readonly volumeKmsKey?: kms.IKey;
+  /**
+   * Size of the instances' EBS storage volume (1–512 GiB). Not allowed on types with local NVMe.
+   * @default - SageMaker's default for the instance type
+   */
+  readonly volumeSize?: Size;
+  /**
+   * Execution role for the models.
+   * @default - a role with exactly the grants the image, model data, data capture and breaker need
+   */
+  readonly role?: iam.IRole;
+}
+
+/** The part a variant plays. */
+export enum VariantRole {
+  /** Takes the traffic normally. */
+  PRIMARY = 'PRIMARY',
+  /** Takes traffic when the circuit breaker shifts it. */
+  FALLBACK = 'FALLBACK',
+}
+
+/** A production variant as synthesized. */
+export interface VariantInfo {
+  /** Variant name. */
+  readonly variantName: string;
+  /** Instance type. */
+  readonly instanceType: SageMakerInstanceType;
+  /** Initial instance count. */
+  readonly instanceCount: number;
+  /** Initial weight. */
+  readonly initialWeight: number;
+  /** Primary or fallback. */
+  readonly role: VariantRole;
+  /** The model-server tuning written into its container. */
+  readonly tuning: ModelServerTuning;
+}
+
+/** Attributes to import an existing endpoint. */
+export interface EndpointAttributes {
+  /** The endpoint's name. */
+  readonly endpointName: string;
+}
+
+/** An imported endpoint. */
+class ImportedEndpoint extends Resource implements sagemaker.IEndpoint {
+  public readonly endpointName: string;
+  public readonly endpointArn: string;
+  constructor(scope: Construct, id: string, attrs: EndpointAttributes) {
+    super(scope, id);
+    this.endpointName = attrs.endpointName;
+    this.endpointArn = endpointArnFor(this, attrs.endpointName);
+  }
+  public get endpointRef(): sagemaker.EndpointReference {
+    return { endpointArn: this.endpointArn };
+  }
+  public grantInvoke(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({ grantee, actions: ['sagemaker:InvokeEndpoint'], resourceArns: [this.endpointArn] });
+  }
+}
+
+/** The ARN of an endpoint by name (SageMaker lower-cases names in ARNs). */
+export function endpointArnFor(scope: Construct, endpointName: string): string {
+  const name = Token.isUnresolved(endpointName) ? endpointName : endpointName.toLowerCase();
+  return Arn.format({ service: 'sagemaker', resource: 'endpoint', resourceName: name, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }, Stack.of(scope));
+}
+
+/**
+ * A SageMaker real-time endpoint with production defaults that keep it from running out of
+ * memory: tuned model server, data capture at 1 %, and (in later parts) autoscaling on
+ * per-instance QPS, three-tier alarms and a memory circuit breaker.
+ */
+export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
+  /** Imports an endpoint by name. */
+  public static fromEndpointName(scope: Construct, id: string, endpointName: string): sagemaker.IEndpoint {
+    return new ImportedEndpoint(scope, id, { endpointName });
+  }
+
+  /** Imports an endpoint from its attributes. */
+  public static fromEndpointAttributes(scope: Construct, id: string, attrs: EndpointAttributes): sagemaker.IEndpoint {
+    return new ImportedEndpoint(scope, id, attrs);
+  }
+
+  public readonly endpointName: string;
+  public readonly endpointArn: string;
+  /** The models' execution role. */
+  public readonly role: iam.IRole;
+  /** The production variants (primary first). */
+  public readonly variants: VariantInfo[];
+  /** The primary variant. */
+  public readonly primaryVariant: VariantInfo;
+  /** The fallback variant, if any. */
+  public readonly fallbackVariant?: VariantInfo;
+  /** Data capture (bucket and config); undefined when disabled. */
+  public readonly dataCapture?: DataCapture;
+  /** The L1 endpoint config. */
+  public readonly cfnEndpointConfig: sagemaker.CfnEndpointConfig;
+  /** The L1 endpoint. */
+  public readonly cfnEndpoint: sagemaker.CfnEndpoint;
+
+  protected readonly errors = new PropErrors();
+  private readonly metricFactories = new Map<string, EndpointMetricFactory>();
+
+  constructor(scope: Construct, id: string, props: ResilientEndpointProps) {
+    super(scope, id);
+    this.node.addValidation({ validate: () => this.errors.all });
+
+    this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
+    this.validateEndpointName(this.endpointName);
+    this.endpointArn = endpointArnFor(this, this.endpointName);
+
+    this.role = props.role ?? new iam.Role(this, 'ExecutionRole', {
+      assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
+      description: `Execution role of the models behind SageMaker endpoint ${this.endpointName}`,
+    });
+    this.grantBaseRuntime();
+
+    // --- variants ---
+    const primaryName = props.variantName ?? 'Primary';
+    const primaryCount = props.instanceCount ?? 2;
+    this.errors.range('instanceCount', primaryCount, 1, 1000, 'use at least 1 instance; 2 or more spread the variant over Availability Zones', true);
+    this.validateInstanceType('instanceType', props.instanceType);
+    const primaryTuning = this.tune('', props.instanceType, props.model, props.modelServer);
+    this.primaryVariant = {
+      variantName: primaryName, instanceType: props.instanceType, instanceCount: primaryCount,
+      initialWeight: 1, role: VariantRole.PRIMARY, tuning: primaryTuning,
+    };
+    this.variants = [this.primaryVariant];
+    if (props.fallback) {
+      const f = props.fallback;
+      const type = f.instanceType ?? props.instanceType;
+      const count = f.instanceCount ?? 1;
+      this.errors.range('fallback.instanceCount', count, 1, 1000, 'use at least 1 instance', true);
+      if (f.instanceType) this.validateInstanceType('fallback.instanceType', type);
+      const name = f.variantName ?? 'Fallback';
+      if (name === primaryName) {
+        this.errors.add('fallback.variantName', name, 'a name different from the primary variant', "use e.g. 'Fallback'");
+      }
+      this.fallbackVariant = {
+        variantName: name, instanceType: type, instanceCount: count, initialWeight: 0,
+        role: VariantRole.FALLBACK, tuning: this.tune('fallback.', type, f.model ?? props.model, f.modelServer ?? props.modelServer),
+      };
+      this.variants.push(this.fallbackVariant);
+    }
+    for (const v of this.variants) this.validateVariantName(v.variantName);
+
+    // --- storage rules (local NVMe types reject KMS and volume size) ---
+    const nvmeTypes = this.variants.filter(v => v.instanceType.hasLocalNvme).map(v => v.instanceType.name);
+    if (props.volumeKmsKey && nvmeTypes.length) {
+      this.errors.add('volumeKmsKey', new Described('a KMS key'), `no key on instance types with local NVMe storage (${[...new Set(nvmeTypes)].join(', ')})`,
+        'remove volumeKmsKey: SageMaker rejects KmsKeyId there (CreateEndpointConfig fails) and the NVMe instance store is already hardware-encrypted');
+    }
+    const volumeGiB = props.volumeSize?.toGibibytes({ rounding: SizeRoundingBehavior.NONE });
+    if (props.volumeSize && nvmeTypes.length) {
+      this.errors.add('volumeSize', new Described(`${volumeGiB} GiB`), `no volume size on instance types with local NVMe storage (${[...new Set(nvmeTypes)].join(', ')})`,
+        'remove volumeSize: those types use their local NVMe disk and SageMaker rejects VolumeSizeInGB');
+    }
+    this.errors.range('volumeSize (GiB)', volumeGiB, 1, 512, 'use Size.gibibytes(1..512)', true);
+
+    // --- models ---
+    const models = new Map<VariantInfo, sagemaker.CfnModel>();
+    models.set(this.primaryVariant, this.createModel('Model', props.model, this.primaryVariant));
+    if (this.fallbackVariant) {
+      models.set(this.fallbackVariant, this.createModel('FallbackModel', props.fallback?.model ?? props.model, this.fallbackVariant));
+    }
+
+    // --- data capture ---
+    const capture = new DataCapture(this, 'DataCapture', { ...props.dataCapture, role: this.role });
+    this.dataCapture = capture.config ? capture : undefined;
+
+    // --- endpoint config and endpoint ---
+    this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
+      productionVariants: this.variants.map(v => ({
+        variantName: v.variantName,
+        modelName: models.get(v)!.attrModelName,
+        instanceType: v.instanceType.name,
+        initialInstanceCount: v.instanceCount,
+        initialVariantWeight: v.initialWeight,
+        modelDataDownloadTimeoutInSeconds: v.tuning.modelDataDownloadTimeoutSeconds,
+        containerStartupHealthCheckTimeoutInSeconds: v.tuning.containerStartupHealthCheckTimeoutSeconds,
+        volumeSizeInGb: !v.instanceType.hasLocalNvme && volumeGiB ? volumeGiB : undefined,
+      })),
+      kmsKeyId: nvmeTypes.length === 0 ? props.volumeKmsKey?.keyArn : undefined,
+      dataCaptureConfig: capture.config,
+    });
+    if (props.volumeKmsKey && nvmeTypes.length === 0) props.volumeKmsKey.grantEncryptDecrypt(this.role);
+    for (const m of models.values()) this.cfnEndpointConfig.addResourceDependency(m);
+
+    this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
+      endpointName: this.endpointName,
+      endpointConfigName: this.cfnEndpointConfig.attrEndpointConfigName,
+      // A redeploy must not reset the breaker's weights or the scaler's instance counts.
+      retainAllVariantProperties: true,
+    });
+    // The role's policy must exist before SageMaker assumes it to pull the image and model.
+    const policy = this.role.node.tryFindChild('DefaultPolicy');
+    if (policy) {
+      for (const m of models.values()) m.node.addDependency(policy);
+    }
+  }
+
+  public get endpointRef(): sagemaker.EndpointReference {
+    return { endpointArn: this.endpointArn };
+  }
+
+  /** Grants `sagemaker:InvokeEndpoint` on this endpoint. */
+  public grantInvoke(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({ grantee, actions: ['sagemaker:InvokeEndpoint'], resourceArns: [this.endpointArn] });
+  }
+
+  /** The metric factory of a variant (default: the primary). */
+  public metrics(variantName?: string): EndpointMetricFactory {
+    const name = variantName ?? this.primaryVariant.variantName;
+    if (!this.variants.some(v => v.variantName === name)) {
+      throw new Error(`${this.node.path}: no production variant named '${name}' (variants: ${this.variants.map(v => v.variantName).join(', ')})`);
+    }
+    let f = this.metricFactories.get(name);
+    if (!f) {
+      f = new EndpointMetricFactory(this.endpointName, name);
+      this.metricFactories.set(name, f);
+    }
+    return f;
+  }
+
+  /** Host memory utilization of the hottest instance of the primary variant (`Maximum`, 0–100 %). */
+  public metricMemoryUtilization(props?: EndpointMetricOptions) {
+    return this.metrics().memoryUtilization(props);
+  }
+
+  /** GPU memory utilization of the primary variant (`Maximum`, summed over GPUs: 0 – 100 × GPUs %). */
+  public metricGpuMemoryUtilization(props?: EndpointMetricOptions) {
+    return this.metrics().gpuMemoryUtilization(props);
+  }
+
+  /** CPU utilization of the primary variant (`Maximum`, summed over vCPUs). */
+  public metricCpuUtilization(props?: EndpointMetricOptions) {
+    return this.metrics().cpuUtilization(props);
+  }
+
+  /** Disk utilization of the primary variant (`Maximum`, 0–100 %). */
+  public metricDiskUtilization(props?: EndpointMetricOptions) {
+    return this.metrics().diskUtilization(props);
+  }
+
+  /** P99 model latency of the primary variant, in microseconds. */
+  public metricModelLatency(props?: EndpointMetricOptions) {
+    return this.metrics().modelLatency(props);
+  }
+
+  /** Invocations of the primary variant (`Sum`). */
+  public metricInvocations(props?: EndpointMetricOptions) {
+    return this.metrics().invocations(props);
+  }
+
+  /** Invocations per instance of the primary variant (`Sum` per minute: what autoscaling tracks). */
+  public metricInvocationsPerInstance(props?: EndpointMetricOptions) {
+    return this.metrics().invocationsPerInstance(props);
+  }
+
+  /** 5XX errors of the primary variant (`Sum`). */
+  public metricInvocation5xxErrors(props?: EndpointMetricOptions) {
+    return this.metrics().invocation5xxErrors(props);
+  }
+
+  /** 5XX error rate (0–1) of the primary variant (`Average` of `Invocation5XXErrors`). */
+  public metricInvocation5xxRate(props?: EndpointMetricOptions) {
+    return this.metrics().invocation5xxRate(props);
+  }
+
+  /** Success rate (%) of the primary variant. */
+  public metricSuccessRate(props?: EndpointMetricOptions) {
+    return this.metrics().successRate(props);
+  }
+
+  /** Adds environment to every model container (e.g. the breaker's parameter name). */
+  protected addContainerEnvironment(key: string, value: string): void {
+    this.extraEnvironment[key] = value;
+  }
+
+  private readonly extraEnvironment: { [key: string]: string } = {};
+
+  private tune(prefix: string, type: SageMakerInstanceType, model: ModelProps, options?: ModelServerOptions): ModelServerTuning {
+    const errs = new PropErrors();
+    const tuning = tuneModelServer(type, model.memoryFootprint, options, errs);
+    this.errors.merge(prefix, errs);
+    for (const w of tuning.warnings) {
+      Validations.of(this).addWarning(`${prefix}ModelServer`, `${prefix ? `[${prefix.slice(0, -1)}] ` : ''}${w}`);
+    }
+    if (type.specUnknown) {
+      Validations.of(this).addWarning(`${prefix}UnknownInstanceSpec`,
+        `${type.name} is not in the instance catalog and no InstanceSpec was given: worker tuning, GPU normalisation and NVMe checks are off. Use SageMakerInstanceType.of('${type.name}', { vCpus, memoryGiB, ... }).`);
+    }
+    return tuning;
+  }
+
+  private createModel(id: string, model: ModelProps, variant: VariantInfo): sagemaker.CfnModel {
+    const image = model.image.bind(this, this.role);
+    const data = model.modelData?.bind(this, this.role);
+    for (const e of model.modelData?.validate() ?? []) this.errors.addMessage(e);
+    let vpcConfig: sagemaker.CfnModel.VpcConfigProperty | undefined;
+    if (model.vpc) {
+      const sgs = model.securityGroups ?? [this.defaultSecurityGroup(model.vpc)];
+      const subnets = model.vpc.selectSubnets(model.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS });
+      vpcConfig = { securityGroupIds: sgs.map(s => s.securityGroupId), subnets: subnets.subnetIds };
+    }
+    const cfn = new sagemaker.CfnModel(this, id, {
+      executionRoleArn: this.role.roleArn,
+      enableNetworkIsolation: model.networkIsolation ?? false,
+      vpcConfig,
+      primaryContainer: {
+        image: image.imageUri,
+        modelDataUrl: data?.uri,
+        // Lazy: parts added after construction (breaker parameter, stage-metric namespace) reach every container.
+        environment: Lazy.any({ produce: () => ({
+          ...variant.tuning.environment,
+          ...this.extraEnvironment,
+          RESILIENT_ENDPOINT_VARIANT: variant.variantName,
+          ...(model.environment ?? {}),
+        }) }),
+      },
+    });
+    return cfn;
+  }
+
+  private sg?: ec2.ISecurityGroup;
+  private defaultSecurityGroup(vpc: ec2.IVpc): ec2.ISecurityGroup {
+    this.sg ??= new ec2.SecurityGroup(this, 'ModelSecurityGroup', {
+      vpc, description: 'SageMaker model containers (no inbound rules)', allowAllOutbound: true,
+    });
+    return this.sg;
+  }
+
+  private grantBaseRuntime(): void {
+    // SageMaker writes container logs and metrics with the execution role.
+    const stack = Stack.of(this);
+    const logGroups = stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: `/aws/sagemaker/Endpoints/${this.endpointName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    this.role.addToPrincipalPolicy(new iam.PolicyStatement({
+      actions: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
+      resources: [logGroups, logGroups.replace(/:\*$/, '')],
+    }));
+    this.role.addToPrincipalPolicy(new iam.PolicyStatement({
+      actions: ['cloudwatch:PutMetricData'],
+      resources: ['*'], // PutMetricData has no resource-level permissions; the namespace condition scopes it
+      conditions: { StringLike: { 'cloudwatch:namespace': ['/aws/sagemaker/*'] } },
+    }));
+    acknowledgeWildcard(this.role, 'Resource', '*', 'cloudwatch:PutMetricData (and ecr:GetAuthorizationToken) have no resource-level permissions, so AWS requires "*"; PutMetricData is limited by a cloudwatch:namespace condition.');
+    acknowledgeWildcard(this.role, 'Resource', logGroups,
+      'SageMaker names the endpoint log group /aws/sagemaker/Endpoints/<endpoint-name> and its streams per variant and instance; the statement allows log writes under that prefix only.');
+  }
+
+  private validateInstanceType(prop: string, t: SageMakerInstanceType): void {
+    if (!/^ml\.[a-z0-9-]+\.[a-z0-9-]+$/.test(t.name)) {
+      this.errors.add(prop, t.name, "an ml.* instance type such as 'ml.m5.xlarge'", 'use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)');
+    }
+    if (t.isBurstable) {
+      Validations.of(this).addWarning('BurstableInstance',
+        `${prop} is ${t.name}, a burstable demo-grade type (incident B: 4 GiB, 110 s cold start, CPU credits run out, cannot autoscale). Use e.g. ml.m5.xlarge for production.`);
+    }
+  }
+
+  private validateEndpointName(name: string): void {
+    if (Token.isUnresolved(name)) return;
+    if (!/^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/.test(name)) {
+      this.errors.add('endpointName', name, 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit', 'rename the endpoint');
+    }
+  }
+
+  private validateVariantName(name: string): void {
+    if (!/^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/.test(name)) {
+      this.errors.add('variantName', name, 'letters, digits and hyphens, 1–63 characters', "use e.g. 'Primary'");
+    }
+  }
+}

@@ -1,0 +1,31 @@
+// Bundles each Lambda in lambda/<name>/handler.ts into dist/lambda-bundles/<name>/index.js with
+// esbuild (minified, tree-shaken), so the library ships built code and consumers never bundle.
+// The AWS SDK v3 is left out: the Node.js 24 Lambda runtime provides it.
+import { build } from 'esbuild';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const lambdaDir = join(root, 'lambda');
+const names = existsSync(lambdaDir)
+  ? readdirSync(lambdaDir).filter(n => statSync(join(lambdaDir, n)).isDirectory() && existsSync(join(lambdaDir, n, 'handler.ts')))
+  : [];
+for (const name of names) {
+  const outfile = join(root, 'dist', 'lambda-bundles', name, 'index.js');
+  const result = await build({
+    entryPoints: [join(lambdaDir, name, 'handler.ts')],
+    outfile,
+    bundle: true,
+    minify: true,
+    treeShaking: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'cjs',
+    external: ['@aws-sdk/*', '@smithy/*'],
+    metafile: true,
+    logLevel: 'warning',
+  });
+  writeFileSync(join(root, 'dist', 'lambda-bundles', name, 'meta.json'), JSON.stringify(result.metafile));
+  console.log(`bundled lambda/${name} -> ${outfile.replace(root + '/', '')} (${statSync(outfile).size} bytes)`);
+}

@@ -1,0 +1,36 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+
+/** A fresh app + stack with asset bundling skipped and a fixed environment. */
+export function newStack(id = 'Test'): { app: App; stack: Stack } {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, id, { env: { account: '123456789012', region: 'us-east-1' } });
+  return { app, stack };
+}
+
+/** Synthesizes and returns the template. Throws the validation errors, if any. */
+export function template(stack: Stack): Template {
+  return Template.fromStack(stack);
+}
+
+/** cdk-nag AwsSolutions findings (rule ids with construct paths) for a scope. */
+export function nagFindings(stack: Stack): string[] {
+  const report = new AwsSolutionsChecks().validateScope(stack);
+  return report.violations.flatMap(v => v.violatingResources.map(r => `${v.ruleName} @ ${r.constructPath}`));
+}
+
+/** Warning messages (text) on a stack. */
+export function warnings(stack: Stack): string[] {
+  return Annotations.fromStack(stack).findWarning('*', Match.anyValue()).map(w => String(w.entry.data));
+}
+
+/** Synthesis error text of an app (validation errors), or '' when it synthesizes. */
+export function synthError(app: App): string {
+  try {
+    app.synth();
+    return '';
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
