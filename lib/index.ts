@@ -4,3 +4,4 @@ export * from './model-artifacts';
 export * from './data-capture';
 export * from './resilient-endpoint';
 export * from './monitoring/metrics';
+export * from './monitoring/endpoint-monitoring';

@@ -1,4 +1,4 @@
-import { Arn, ArnFormat, Lazy, Names, Resource, Size, SizeRoundingBehavior, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Arn, ArnFormat, Lazy, Names, Resource, Size, SizeRoundingBehavior, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -8,6 +8,7 @@ import { DataCapture, DataCaptureOptions } from './data-capture';
 import { SageMakerInstanceType } from './instance-types';
 import { ContainerImage, ModelData } from './model-artifacts';
 import { MemoryFootprint, ModelServerOptions, ModelServerTuning, tuneModelServer } from './model-server';
+import { APPLICATION_NAMESPACE_ENV, EndpointMonitoring, MonitoringOptions } from './monitoring/endpoint-monitoring';
 import { EndpointMetricFactory, EndpointMetricOptions } from './monitoring/metrics';
 import { acknowledgeWildcard } from './nag';
 import { Described, PropErrors } from './validation';
@@ -132,6 +133,11 @@ export interface ResilientEndpointProps {
    */
   readonly volumeSize?: Size;
   /**
+   * Three-tier CloudWatch monitoring (alarms, composite alarm, topic, dashboard).
+   * @default - all tiers on: memory and GPU memory at 85 %, P99 latency 500 ms, 5XX rate 1 %
+   */
+  readonly monitoring?: MonitoringOptions;
+  /**
    * Execution role for the models.
    * @default - a role with exactly the grants the image, model data, data capture and breaker need
    */
@@ -219,6 +225,8 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
   public readonly fallbackVariant?: VariantInfo;
   /** Data capture (bucket and config); undefined when disabled. */
   public readonly dataCapture?: DataCapture;
+  /** The monitoring (undefined when disabled). */
+  public readonly monitoring?: EndpointMonitoring;
   /** The L1 endpoint config. */
   public readonly cfnEndpointConfig: sagemaker.CfnEndpointConfig;
   /** The L1 endpoint. */
@@ -258,9 +266,10 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       const count = f.instanceCount ?? 1;
       this.errors.range('fallback.instanceCount', count, 1, 1000, 'use at least 1 instance', true);
       if (f.instanceType) this.validateInstanceType('fallback.instanceType', type);
-      const name = f.variantName ?? 'Fallback';
+      let name = f.variantName ?? 'Fallback';
       if (name === primaryName) {
         this.errors.add('fallback.variantName', name, 'a name different from the primary variant', "use e.g. 'Fallback'");
+        name = `${name}-2`; // keep synthesizing so every error is reported at once
       }
       this.fallbackVariant = {
         variantName: name, instanceType: type, instanceCount: count, initialWeight: 0,
@@ -318,6 +327,25 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       // A redeploy must not reset the breaker's weights or the scaler's instance counts.
       retainAllVariantProperties: true,
     });
+    // --- monitoring ---
+    if (props.monitoring?.enabled !== false) {
+      this.monitoring = new EndpointMonitoring(this, 'Monitoring', {
+        ...props.monitoring,
+        endpointName: this.endpointName,
+        variants: this.variants.map(v => ({ variantName: v.variantName, instanceType: v.instanceType })),
+      });
+      if (props.monitoring?.applicationAlarms !== false) {
+        const ns = this.monitoring.applicationNamespace;
+        this.addContainerEnvironment(APPLICATION_NAMESPACE_ENV, ns);
+        this.role.addToPrincipalPolicy(new iam.PolicyStatement({
+          actions: ['cloudwatch:PutMetricData'],
+          resources: ['*'], // no resource-level permissions; scoped by namespace
+          conditions: { StringEquals: { 'cloudwatch:namespace': ns } },
+        }));
+      }
+    }
+    Tags.of(this).add('resilient-endpoint', this.endpointName);
+
     // The role's policy must exist before SageMaker assumes it to pull the image and model.
     const policy = this.role.node.tryFindChild('DefaultPolicy');
     if (policy) {

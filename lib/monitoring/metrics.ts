@@ -111,17 +111,19 @@ export class EndpointMetricFactory {
 
   /** 5XX error rate as a fraction (0–1): `Average` of `Invocation5XXErrors`. */
   public invocation5xxRate(o: EndpointMetricOptions = {}): cloudwatch.Metric {
-    return this.invocationMetric('Invocation5XXErrors', 'Average', { ...o, statistic: 'Average', label: o.label ?? '5XX rate' });
+    return this.invocationMetric('Invocation5XXErrors', 'Average', { ...o, statistic: 'Average' });
   }
 
   /** Success rate in percent: 100 × (1 − 5XX / invocations) over the period, as a math expression (100 with no traffic). */
   public successRate(o: EndpointMetricOptions = {}): cloudwatch.MathExpression {
     const period = o.period ?? Duration.minutes(5);
+    // Ids are unique per variant so several variants' success rates can share one graph.
+    const sfx = this.variantName.toLowerCase().replace(/[^a-z0-9]/g, '_');
     return new cloudwatch.MathExpression({
-      expression: 'IF(inv > 0, 100 * (1 - e5 / inv), 100)',
+      expression: `IF(inv_${sfx} > 0, 100 * (1 - e5_${sfx} / inv_${sfx}), 100)`,
       usingMetrics: {
-        inv: this.invocations({ period }),
-        e5: this.invocation5xxErrors({ period }),
+        [`inv_${sfx}`]: this.invocations({ period }),
+        [`e5_${sfx}`]: this.invocation5xxErrors({ period }),
       },
       period,
       label: o.label ?? 'Success rate (%)',

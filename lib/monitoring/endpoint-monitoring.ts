@@ -1,0 +1,421 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as budgets from 'aws-cdk-lib/aws-budgets';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import { SageMakerInstanceType } from '../instance-types';
+import { PropErrors } from '../validation';
+import { EndpointMetricFactory } from './metrics';
+
+/** Default namespace of the application-tier (per-stage memory) metrics the container publishes. */
+export const DEFAULT_APPLICATION_NAMESPACE = 'ResilientEndpoint/Application';
+/** Environment variable that carries the application-tier namespace into the container. */
+export const APPLICATION_NAMESPACE_ENV = 'RESILIENT_ENDPOINT_METRICS_NAMESPACE';
+
+/** Monitoring settings. Every tier is on by default with the incident-proven thresholds. */
+export interface MonitoringOptions {
+  /**
+   * Create the monitoring at all.
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /**
+   * Infrastructure tier: host memory, GPU memory, CPU and disk alarms.
+   * @default true
+   */
+  readonly infrastructureAlarms?: boolean;
+  /**
+   * Host memory alarm threshold (% of the hottest instance's memory, 0–100).
+   * @default 85 (incident B)
+   */
+  readonly memoryThresholdPercent?: number;
+  /**
+   * GPU memory alarm threshold, as % of the instance's **total** GPU memory (0–100). The raw metric is
+   * summed over GPUs (0 – 100 × GPUs), so the alarm threshold is this × GPU count.
+   * @default 85 (incident A)
+   */
+  readonly gpuMemoryThresholdPercent?: number;
+  /**
+   * CPU alarm threshold, as % of all vCPUs (0–100), normalised the same way.
+   * @default 90
+   */
+  readonly cpuThresholdPercent?: number;
+  /**
+   * Disk alarm threshold (0–100). Data capture stops at high disk use (keep below 75 %).
+   * @default 75
+   */
+  readonly diskThresholdPercent?: number;
+  /**
+   * Application tier: alarms on the per-stage memory metrics the container publishes.
+   * @default true
+   */
+  readonly applicationAlarms?: boolean;
+  /**
+   * Namespace of the per-stage metrics (reaches the container as `RESILIENT_ENDPOINT_METRICS_NAMESPACE`).
+   * @default 'ResilientEndpoint/Application'
+   */
+  readonly applicationNamespace?: string;
+  /**
+   * Processing stages the container reports memory for.
+   * @default ['preprocess', 'inference', 'postprocess']
+   */
+  readonly stages?: string[];
+  /**
+   * Per-stage memory alarm threshold (0–100).
+   * @default 85
+   */
+  readonly stageMemoryThresholdPercent?: number;
+  /**
+   * Business tier: error rates, P99 latency and success rate.
+   * @default true
+   */
+  readonly businessAlarms?: boolean;
+  /**
+   * 5XX rate alarm threshold, % of invocations over 5 minutes (0–100).
+   * @default 1
+   */
+  readonly errorRateThresholdPercent?: number;
+  /**
+   * Model-error rate alarm threshold, % of invocations over 5 minutes (0–100).
+   * @default 1
+   */
+  readonly modelErrorRateThresholdPercent?: number;
+  /**
+   * P99 model latency alarm threshold. (`ModelLatency` is in microseconds: 500 ms = 500,000.)
+   * @default Duration.millis(500) (incident B)
+   */
+  readonly latencyP99Threshold?: Duration;
+  /**
+   * Success-rate alarm: alarm when fewer than this % of requests succeed over 5 minutes (0–100).
+   * @default 99
+   */
+  readonly successRateThresholdPercent?: number;
+  /**
+   * Topic for the composite alarm's ALARM and OK notifications.
+   * @default - an encrypted topic created by the construct
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * Also send every single alarm to the topic (otherwise only the composite notifies).
+   * @default false
+   */
+  readonly notifyOnEachAlarm?: boolean;
+  /**
+   * Create a CloudWatch dashboard.
+   * @default true
+   */
+  readonly dashboard?: boolean;
+  /**
+   * Monthly budget in USD: an AWS Budgets alarm at 80 % of it notifies the topic (incident B checklist).
+   * Costs are filtered by the `resilient-endpoint` cost-allocation tag, which must be activated in Billing.
+   * @default - no budget
+   */
+  readonly monthlyBudgetUsd?: number;
+}
+
+/** A variant to monitor. */
+export interface MonitoredVariant {
+  /** Variant name. */
+  readonly variantName: string;
+  /** Its instance type (for GPU / vCPU normalisation). */
+  readonly instanceType: SageMakerInstanceType;
+}
+
+/** Props of {@link EndpointMonitoring}. */
+export interface EndpointMonitoringProps extends MonitoringOptions {
+  /** Endpoint name (a literal string: alarm names are derived from it). */
+  readonly endpointName: string;
+  /** The production variants. */
+  readonly variants: MonitoredVariant[];
+}
+
+/** The tier an alarm belongs to. */
+export enum AlarmTier {
+  /** Instance resources. */
+  INFRASTRUCTURE = 'infra',
+  /** Per-stage memory inside the container. */
+  APPLICATION = 'app',
+  /** What users see. */
+  BUSINESS = 'business',
+}
+
+/** One alarm with its tier and variant. */
+export interface TieredAlarm {
+  /** The alarm. */
+  readonly alarm: cloudwatch.Alarm;
+  /** Its tier. */
+  readonly tier: AlarmTier;
+  /** The variant it watches. */
+  readonly variantName: string;
+  /** Short metric key, e.g. `HostMemory`. */
+  readonly key: string;
+  /** The raw threshold (in the metric's own unit and range). */
+  readonly threshold: number;
+}
+
+/**
+ * Three-tier CloudWatch monitoring of one SageMaker endpoint: infrastructure (memory, GPU memory,
+ * CPU, disk), application (per-stage memory the container publishes) and business (5XX rate, model
+ * errors, P99 latency, success rate), one composite "unhealthy" alarm, an encrypted SNS topic, a
+ * dashboard and an optional budget. Usable alone for an endpoint defined elsewhere.
+ */
+export class EndpointMonitoring extends Construct {
+  /** Every alarm, with tier and variant. */
+  public readonly alarms: TieredAlarm[] = [];
+  /** The composite alarm (ALARM when any tier is in alarm). */
+  public readonly compositeAlarm: cloudwatch.CompositeAlarm;
+  /** The notification topic. */
+  public readonly topic: sns.ITopic;
+  /** The dashboard, if created. */
+  public readonly dashboard?: cloudwatch.Dashboard;
+  /** The application-tier namespace. */
+  public readonly applicationNamespace: string;
+
+  private readonly props: EndpointMonitoringProps;
+
+  constructor(scope: Construct, id: string, props: EndpointMonitoringProps) {
+    super(scope, id);
+    this.props = props;
+    const errors = validateMonitoring(props);
+    this.node.addValidation({ validate: () => errors.all });
+    this.applicationNamespace = props.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE;
+
+    this.topic = props.alarmTopic ?? this.createTopic();
+
+    for (const v of props.variants) {
+      const m = new EndpointMetricFactory(props.endpointName, v.variantName);
+      if (props.infrastructureAlarms !== false) this.infrastructureTier(v, m);
+      if (props.applicationAlarms !== false) this.applicationTier(v);
+      if (props.businessAlarms !== false) this.businessTier(v, m);
+    }
+
+    const rule = this.alarms.length
+      ? cloudwatch.AlarmRule.anyOf(...this.alarms.map(a => cloudwatch.AlarmRule.fromAlarm(a.alarm, cloudwatch.AlarmState.ALARM)))
+      : cloudwatch.AlarmRule.fromBoolean(false);
+    this.compositeAlarm = new cloudwatch.CompositeAlarm(this, 'Unhealthy', {
+      compositeAlarmName: `${props.endpointName}-unhealthy`,
+      alarmDescription: `SageMaker endpoint ${props.endpointName} is unhealthy: at least one infrastructure, application or business alarm is in ALARM.`,
+      alarmRule: rule,
+    });
+    const action = new actions.SnsAction(this.topic);
+    this.compositeAlarm.addAlarmAction(action);
+    this.compositeAlarm.addOkAction(action);
+    if (props.notifyOnEachAlarm) {
+      for (const a of this.alarms) {
+        a.alarm.addAlarmAction(action);
+        a.alarm.addOkAction(action);
+      }
+    }
+
+    if (props.dashboard !== false) this.dashboard = this.createDashboard();
+    if (props.monthlyBudgetUsd !== undefined) this.createBudget(props.monthlyBudgetUsd);
+  }
+
+  /** Alarms of one tier. */
+  public alarmsOf(tier: AlarmTier): cloudwatch.Alarm[] {
+    return this.alarms.filter(a => a.tier === tier).map(a => a.alarm);
+  }
+
+  /**
+   * Alarms suited to deployment auto-rollback (at most 10, AWS's limit): the primary variant's
+   * memory alarms first, then the business tier.
+   */
+  public rollbackAlarms(variantName?: string): cloudwatch.Alarm[] {
+    const v = variantName ?? this.props.variants[0]?.variantName;
+    const order = ['HostMemory', 'GpuMemory', 'ErrorRate5xx', 'ModelErrorRate', 'LatencyP99'];
+    return this.alarms
+      .filter(a => a.variantName === v && order.includes(a.key))
+      .sort((a, b) => order.indexOf(a.key) - order.indexOf(b.key))
+      .map(a => a.alarm)
+      .slice(0, 10);
+  }
+
+  /** Adds a row of widgets to the dashboard (e.g. the circuit breaker's state). */
+  public addDashboardRow(...widgets: cloudwatch.IWidget[]): void {
+    this.dashboard?.addWidgets(...widgets);
+  }
+
+  private infrastructureTier(v: MonitoredVariant, m: EndpointMetricFactory): void {
+    const p = this.props;
+    const spec = v.instanceType.spec;
+    // Utilization metrics report every minute while instances run: missing data means no instance
+    // is reporting (creating, or down), which must not read as healthy -> MISSING (INSUFFICIENT_DATA).
+    const missing = cloudwatch.TreatMissingData.MISSING;
+    const mem = p.memoryThresholdPercent ?? 85;
+    this.add(v, AlarmTier.INFRASTRUCTURE, 'HostMemory', m.memoryUtilization(), mem, 2, 3, missing,
+      `Host memory >= ${mem} % on the hottest instance (Maximum over instances, 1-minute data, 2 of 3 minutes).`);
+    if (spec.gpuCount > 0) {
+      const g = p.gpuMemoryThresholdPercent ?? 85;
+      this.add(v, AlarmTier.INFRASTRUCTURE, 'GpuMemory', m.gpuMemoryUtilization(), g * spec.gpuCount, 2, 3, missing,
+        `GPU memory >= ${g} % of the instance's ${spec.gpuCount} GPU(s) (raw metric summed over GPUs, 0-${100 * spec.gpuCount}: threshold ${g * spec.gpuCount}).`);
+    }
+    if (spec.vCpus > 0) {
+      const c = p.cpuThresholdPercent ?? 90;
+      this.add(v, AlarmTier.INFRASTRUCTURE, 'Cpu', m.cpuUtilization({ statistic: 'Average' }), c * spec.vCpus, 5, 5, missing,
+        `CPU >= ${c} % of ${spec.vCpus} vCPUs for 5 minutes (raw metric summed over vCPUs, 0-${100 * spec.vCpus}: threshold ${c * spec.vCpus}).`);
+    }
+    const d = p.diskThresholdPercent ?? 75;
+    this.add(v, AlarmTier.INFRASTRUCTURE, 'Disk', m.diskUtilization(), d, 3, 3, missing,
+      `Disk >= ${d} %: data capture stops at high disk use.`);
+  }
+
+  private applicationTier(v: MonitoredVariant): void {
+    const p = this.props;
+    const t = p.stageMemoryThresholdPercent ?? 85;
+    for (const stage of p.stages ?? ['preprocess', 'inference', 'postprocess']) {
+      const metric = new cloudwatch.Metric({
+        namespace: this.applicationNamespace,
+        metricName: 'MemoryUtilization',
+        dimensionsMap: { EndpointName: p.endpointName, VariantName: v.variantName, Stage: stage },
+        statistic: 'Maximum',
+        period: Duration.minutes(1),
+      });
+      // The container may not publish (yet): silence is not a memory problem -> NOT_BREACHING.
+      this.add(v, AlarmTier.APPLICATION, `Stage-${stage}-Memory`, metric, t, 2, 3, cloudwatch.TreatMissingData.NOT_BREACHING,
+        `Memory of stage '${stage}' >= ${t} % (published by the container in ${this.applicationNamespace}).`);
+    }
+  }
+
+  private businessTier(v: MonitoredVariant, m: EndpointMetricFactory): void {
+    const p = this.props;
+    // No traffic means no errors and no latency data: NOT_BREACHING for every business alarm.
+    const nb = cloudwatch.TreatMissingData.NOT_BREACHING;
+    const five = Duration.minutes(5);
+    const e = p.errorRateThresholdPercent ?? 1;
+    this.add(v, AlarmTier.BUSINESS, 'ErrorRate5xx', m.invocation5xxRate({ period: five }), e / 100, 1, 1, nb,
+      `5XX rate >= ${e} % over 5 minutes (Average of Invocation5XXErrors is the rate, 0-1: threshold ${e / 100}).`);
+    const me = p.modelErrorRateThresholdPercent ?? 1;
+    this.add(v, AlarmTier.BUSINESS, 'ModelErrorRate', m.invocationModelErrors({ period: five, statistic: 'Average' }), me / 100, 1, 1, nb,
+      `Model error rate >= ${me} % over 5 minutes (Average of InvocationModelErrors, 0-1).`);
+    const lat = p.latencyP99Threshold ?? Duration.millis(500);
+    const micros = lat.toMilliseconds() * 1000;
+    this.add(v, AlarmTier.BUSINESS, 'LatencyP99', m.modelLatency(), micros, 3, 3, nb,
+      `P99 ModelLatency >= ${lat.toMilliseconds()} ms for 3 minutes (metric in microseconds: threshold ${micros}).`);
+    const s = p.successRateThresholdPercent ?? 99;
+    const alarm = new cloudwatch.Alarm(this, `${v.variantName}SuccessRate`, {
+      alarmName: `${p.endpointName}-${v.variantName}-business-SuccessRate`,
+      alarmDescription: `Success rate < ${s} % over 5 minutes (100 × (1 − 5XX / invocations)).`,
+      metric: m.successRate({ period: five }),
+      threshold: s,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: nb,
+    });
+    this.alarms.push({ alarm, tier: AlarmTier.BUSINESS, variantName: v.variantName, key: 'SuccessRate', threshold: s });
+  }
+
+  private add(v: MonitoredVariant, tier: AlarmTier, key: string, metric: cloudwatch.IMetric, threshold: number,
+    datapoints: number, periods: number, missing: cloudwatch.TreatMissingData, description: string): void {
+    const alarm = new cloudwatch.Alarm(this, `${v.variantName}${key.replace(/[^A-Za-z0-9]/g, '')}`, {
+      // Endpoint, variant, tier and metric readable from the name alone.
+      alarmName: `${this.props.endpointName}-${v.variantName}-${tier}-${key}`,
+      alarmDescription: `${description} Endpoint ${this.props.endpointName}, variant ${v.variantName}.`,
+      metric,
+      threshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: periods,
+      datapointsToAlarm: datapoints,
+      treatMissingData: missing,
+    });
+    this.alarms.push({ alarm, tier, variantName: v.variantName, key, threshold });
+  }
+
+  private createTopic(): sns.ITopic {
+    const key = new kms.Key(this, 'TopicKey', {
+      enableKeyRotation: true,
+      description: `Encrypts the alarm topic of SageMaker endpoint ${this.props.endpointName}`,
+    });
+    // CloudWatch alarms and AWS Budgets publish to the encrypted topic: they need the key.
+    for (const service of ['cloudwatch.amazonaws.com', 'budgets.amazonaws.com']) {
+      key.addToResourcePolicy(new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal(service)],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'], // in a key policy, "*" means this key
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }));
+    }
+    const topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true });
+    return topic;
+  }
+
+  private createBudget(amount: number): void {
+    const topic = this.topic;
+    topic.addToResourcePolicy(new iam.PolicyStatement({
+      principals: [new iam.ServicePrincipal('budgets.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [topic.topicArn],
+      conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+    }));
+    new budgets.CfnBudget(this, 'MonthlyBudget', {
+      budget: {
+        budgetType: 'COST',
+        timeUnit: 'MONTHLY',
+        budgetLimit: { amount, unit: 'USD' },
+        costFilters: { TagKeyValue: [`user:resilient-endpoint$${this.props.endpointName}`] },
+      },
+      notificationsWithSubscribers: [{
+        notification: { notificationType: 'ACTUAL', comparisonOperator: 'GREATER_THAN', threshold: 80, thresholdType: 'PERCENTAGE' },
+        subscribers: [{ subscriptionType: 'SNS', address: topic.topicArn }],
+      }],
+    });
+  }
+
+  private createDashboard(): cloudwatch.Dashboard {
+    const p = this.props;
+    const dash = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
+    const graph = (title: string, key: string, tier: AlarmTier) => {
+      const list = this.alarms.filter(a => a.key === key && a.tier === tier);
+      if (!list.length) return undefined;
+      return new cloudwatch.GraphWidget({
+        title, width: 8,
+        left: list.map(a => a.alarm.metric),
+        leftAnnotations: [...new Set(list.map(a => a.threshold))].map(value => ({ value, label: 'alarm threshold', color: '#d62728' })),
+      });
+    };
+    const row = (title: string, ws: (cloudwatch.IWidget | undefined)[]) => {
+      const present = ws.filter((w): w is cloudwatch.IWidget => w !== undefined);
+      if (present.length) dash.addWidgets(new cloudwatch.TextWidget({ markdown: `## ${title}`, width: 24, height: 1 }), ...present);
+    };
+    row(`Infrastructure: ${p.endpointName}`, [
+      graph('Host memory % (hottest instance)', 'HostMemory', AlarmTier.INFRASTRUCTURE),
+      graph('GPU memory (sum over GPUs)', 'GpuMemory', AlarmTier.INFRASTRUCTURE),
+      graph('CPU (sum over vCPUs)', 'Cpu', AlarmTier.INFRASTRUCTURE),
+      graph('Disk %', 'Disk', AlarmTier.INFRASTRUCTURE),
+    ]);
+    row('Application: memory per stage', [...new Set(this.alarms.filter(a => a.tier === AlarmTier.APPLICATION).map(a => a.key))]
+      .map(k => graph(k, k, AlarmTier.APPLICATION)));
+    row('Business', [
+      graph('5XX rate (0-1)', 'ErrorRate5xx', AlarmTier.BUSINESS),
+      graph('P99 model latency (µs)', 'LatencyP99', AlarmTier.BUSINESS),
+      graph('Success rate %', 'SuccessRate', AlarmTier.BUSINESS),
+    ]);
+    dash.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [this.compositeAlarm, ...this.alarms.map(a => a.alarm)], width: 24 }));
+    return dash;
+  }
+}
+
+/** Pure validation of monitoring options. */
+export function validateMonitoring(p: MonitoringOptions): PropErrors {
+  const e = new PropErrors();
+  const pct = (name: keyof MonitoringOptions, v: number | undefined) =>
+    e.range(`monitoring.${name}`, v, 0, 100, 'give a percentage from 0 to 100 (e.g. 85)');
+  pct('memoryThresholdPercent', p.memoryThresholdPercent);
+  pct('gpuMemoryThresholdPercent', p.gpuMemoryThresholdPercent);
+  pct('cpuThresholdPercent', p.cpuThresholdPercent);
+  pct('diskThresholdPercent', p.diskThresholdPercent);
+  pct('stageMemoryThresholdPercent', p.stageMemoryThresholdPercent);
+  pct('errorRateThresholdPercent', p.errorRateThresholdPercent);
+  pct('modelErrorRateThresholdPercent', p.modelErrorRateThresholdPercent);
+  pct('successRateThresholdPercent', p.successRateThresholdPercent);
+  const ms = p.latencyP99Threshold?.toMilliseconds();
+  e.range('monitoring.latencyP99Threshold (ms)', ms, 1, 60000, 'use Duration.millis(1..60000); real-time containers must answer within 60 s');
+  e.range('monitoring.monthlyBudgetUsd', p.monthlyBudgetUsd, 1, 1e9, 'give the monthly budget in USD, e.g. 2000');
+  if (p.stages && p.stages.length === 0) e.add('monitoring.stages', '[]', 'at least one stage name', "list the stages, e.g. ['preprocess', 'inference']");
+  for (const s of p.stages ?? []) {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(s)) e.add('monitoring.stages', s, 'letters, digits, _ and -, 1–64 characters', "use e.g. 'inference'");
+  }
+  return e;
+}

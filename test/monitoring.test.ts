@@ -1,0 +1,145 @@
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AlarmTier, ContainerImage, EndpointMonitoring, ResilientEndpoint, SageMakerInstanceType } from '../lib';
+import { RecommenderStack } from '../lib/examples/recommender-stack';
+import { nagFindings, newStack, synthError } from './util';
+
+const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
+
+function alarmNamed(t: Template, suffix: string): any {
+  const all = Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[];
+  const found = all.filter(a => typeof a.Properties.AlarmName === 'string' && a.Properties.AlarmName.endsWith(suffix));
+  expect(found).toHaveLength(1);
+  return found[0].Properties;
+}
+
+describe('recommender example monitoring', () => {
+  let t: Template;
+  let stack: RecommenderStack;
+  beforeAll(() => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    stack = new RecommenderStack(app, 'Rec');
+    t = Template.fromStack(stack);
+  });
+
+  test('host memory at 85 % on the hottest instance', () => {
+    const a = alarmNamed(t, '-Primary-infra-HostMemory');
+    expect(a).toMatchObject({
+      Namespace: '/aws/sagemaker/Endpoints', MetricName: 'MemoryUtilization', Statistic: 'Maximum', Unit: 'Percent',
+      Threshold: 85, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Period: 60, EvaluationPeriods: 3, DatapointsToAlarm: 2, TreatMissingData: 'missing',
+    });
+    expect(a.Dimensions).toEqual(expect.arrayContaining([{ Name: 'EndpointName', Value: stack.endpoint.endpointName }, { Name: 'VariantName', Value: 'Primary' }]));
+  });
+
+  test('GPU memory at 85 % of one T4 on g4dn.xlarge', () => {
+    expect(alarmNamed(t, '-Primary-infra-GpuMemory')).toMatchObject({ MetricName: 'GPUMemoryUtilization', Statistic: 'Maximum', Threshold: 85 });
+  });
+
+  test('CPU normalised by 4 vCPUs, disk at 75 %', () => {
+    expect(alarmNamed(t, '-Primary-infra-Cpu')).toMatchObject({ MetricName: 'CPUUtilization', Threshold: 360, EvaluationPeriods: 5 });
+    expect(alarmNamed(t, '-Primary-infra-Disk')).toMatchObject({ MetricName: 'DiskUtilization', Threshold: 75 });
+  });
+
+  test('P99 latency at 500,000 µs, 5XX rate as Average, missing data not breaching', () => {
+    expect(alarmNamed(t, '-Primary-business-LatencyP99')).toMatchObject({
+      Namespace: 'AWS/SageMaker', MetricName: 'ModelLatency', ExtendedStatistic: 'p99', Unit: 'Microseconds', Threshold: 500000, TreatMissingData: 'notBreaching',
+    });
+    expect(alarmNamed(t, '-Primary-business-ErrorRate5xx')).toMatchObject({ MetricName: 'Invocation5XXErrors', Statistic: 'Average', Threshold: 0.01, Period: 300 });
+    const s = alarmNamed(t, '-Primary-business-SuccessRate');
+    expect(s).toMatchObject({ Threshold: 99, ComparisonOperator: 'LessThanThreshold' });
+    expect(JSON.stringify(s.Metrics)).toMatch(/IF\(inv_primary > 0, 100 \* \(1 - e5_primary \/ inv_primary\), 100\)/);
+  });
+
+  test('application tier: per-stage memory at 85 % in the namespace the container receives', () => {
+    const a = alarmNamed(t, '-Primary-app-Stage-inference-Memory');
+    expect(a).toMatchObject({ Namespace: 'ResilientEndpoint/Application', MetricName: 'MemoryUtilization', Threshold: 85 });
+    expect(a.Dimensions).toEqual(expect.arrayContaining([{ Name: 'Stage', Value: 'inference' }]));
+    t.hasResourceProperties('AWS::SageMaker::Model', {
+      PrimaryContainer: Match.objectLike({ Environment: Match.objectLike({ RESILIENT_ENDPOINT_METRICS_NAMESPACE: 'ResilientEndpoint/Application' }) }),
+    });
+    t.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'cloudwatch:PutMetricData', Condition: { StringEquals: { 'cloudwatch:namespace': 'ResilientEndpoint/Application' } } })]) },
+    });
+  });
+
+  test('composite alarm over every alarm notifies an encrypted topic on ALARM and OK', () => {
+    const composite = Object.values(t.findResources('AWS::CloudWatch::CompositeAlarm'))[0] as any;
+    const alarms = Object.keys(t.findResources('AWS::CloudWatch::Alarm'));
+    const rule = JSON.stringify(composite.Properties.AlarmRule);
+    for (const id of alarms) expect(rule).toContain(id);
+    expect(composite.Properties.AlarmActions).toHaveLength(1);
+    expect(composite.Properties.OKActions).toHaveLength(1);
+    t.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+  });
+
+  test('dashboard with three tiers', () => {
+    const body = JSON.stringify(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]);
+    for (const tier of ['## Infrastructure', '## Application', '## Business']) expect(body).toContain(tier);
+  });
+
+  test('cdk-nag clean', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
+describe('normalisation and options', () => {
+  test('g4dn.12xlarge alarms at 85 % of its four GPUs: threshold 340 on the 0–400 metric', () => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE });
+    const t = Template.fromStack(stack);
+    expect(alarmNamed(t, '-Primary-infra-GpuMemory')).toMatchObject({ Threshold: 340 });
+    expect(alarmNamed(t, '-Primary-infra-Cpu')).toMatchObject({ Threshold: 90 * 48 });
+  });
+
+  test('CPU instance has no GPU alarm; tiers can be switched off; thresholds tunable', () => {
+    const { stack } = newStack();
+    const e = new ResilientEndpoint(stack, 'E', {
+      model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: { applicationAlarms: false, businessAlarms: false, memoryThresholdPercent: 80, dashboard: false },
+    });
+    const t = Template.fromStack(stack);
+    const names = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties.AlarmName);
+    expect(names.some((n: string) => n.includes('GpuMemory'))).toBe(false);
+    expect(names.every((n: string) => n.includes('-infra-'))).toBe(true);
+    expect(alarmNamed(t, '-infra-HostMemory')).toMatchObject({ Threshold: 80 });
+    t.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(e.monitoring!.alarmsOf(AlarmTier.BUSINESS)).toHaveLength(0);
+  });
+
+  test('monitoring can be switched off entirely', () => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, monitoring: { enabled: false } });
+    Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 0);
+  });
+
+  test('budget at 80 % of a monthly amount notifies the topic', () => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, monitoring: { monthlyBudgetUsd: 2000 } });
+    Template.fromStack(stack).hasResourceProperties('AWS::Budgets::Budget', {
+      Budget: Match.objectLike({ BudgetLimit: { Amount: 2000, Unit: 'USD' }, TimeUnit: 'MONTHLY' }),
+      NotificationsWithSubscribers: [Match.objectLike({ Notification: Match.objectLike({ Threshold: 80, ThresholdType: 'PERCENTAGE' }) })],
+    });
+  });
+
+  test('usable alone for an endpoint defined elsewhere; rollback alarms are memory first, at most 10', () => {
+    const stack = new Stack();
+    const m = new EndpointMonitoring(stack, 'M', { endpointName: 'legacy', variants: [{ variantName: 'AllTraffic', instanceType: SageMakerInstanceType.ML_G5_XLARGE }] });
+    const rb = m.rollbackAlarms();
+    expect(rb.length).toBeLessThanOrEqual(10);
+    expect((rb[0].node.defaultChild as any).alarmName).toBe('legacy-AllTraffic-infra-HostMemory');
+    expect((rb[1].node.defaultChild as any).alarmName).toBe('legacy-AllTraffic-infra-GpuMemory');
+  });
+
+  test('thresholds outside 0–100 are errors, all at once', () => {
+    const { app, stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: { memoryThresholdPercent: 120, gpuMemoryThresholdPercent: -1, latencyP99Threshold: Duration.minutes(5), stages: [] },
+    });
+    const msg = synthError(app);
+    expect(msg).toMatch(/monitoring\.memoryThresholdPercent: got 120; allowed: a number from 0 to 100/);
+    expect(msg).toMatch(/monitoring\.gpuMemoryThresholdPercent: got -1/);
+    expect(msg).toMatch(/monitoring\.latencyP99Threshold \(ms\): got 300000/);
+    expect(msg).toMatch(/monitoring\.stages/);
+  });
+});
