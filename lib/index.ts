@@ -5,3 +5,4 @@ export * from './data-capture';
 export * from './resilient-endpoint';
 export * from './monitoring/metrics';
 export * from './monitoring/endpoint-monitoring';
+export * from './circuit-breaker';

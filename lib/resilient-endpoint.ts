@@ -4,6 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
+import { CircuitBreaker, CircuitBreakerOptions, DEGRADE_PARAMETER_ENV } from './circuit-breaker';
 import { DataCapture, DataCaptureOptions } from './data-capture';
 import { SageMakerInstanceType } from './instance-types';
 import { ContainerImage, ModelData } from './model-artifacts';
@@ -138,6 +139,11 @@ export interface ResilientEndpointProps {
    */
   readonly monitoring?: MonitoringOptions;
   /**
+   * The memory circuit breaker (shifts weights to the fallback, publishes the degrade level).
+   * @default - on: degrade at 80 % memory, open at 95 % or 5 % 5XX over 10 minutes, recover below 70 %
+   */
+  readonly circuitBreaker?: CircuitBreakerOptions;
+  /**
    * Execution role for the models.
    * @default - a role with exactly the grants the image, model data, data capture and breaker need
    */
@@ -227,6 +233,8 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
   public readonly dataCapture?: DataCapture;
   /** The monitoring (undefined when disabled). */
   public readonly monitoring?: EndpointMonitoring;
+  /** The circuit breaker (undefined when disabled). */
+  public readonly circuitBreaker?: CircuitBreaker;
   /** The L1 endpoint config. */
   public readonly cfnEndpointConfig: sagemaker.CfnEndpointConfig;
   /** The L1 endpoint. */
@@ -343,6 +351,21 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
           conditions: { StringEquals: { 'cloudwatch:namespace': ns } },
         }));
       }
+    }
+    // --- circuit breaker ---
+    if (props.circuitBreaker?.enabled !== false) {
+      this.circuitBreaker = new CircuitBreaker(this, 'CircuitBreaker', {
+        ...props.circuitBreaker,
+        endpointName: this.endpointName,
+        primaryVariantName: this.primaryVariant.variantName,
+        primaryInstanceType: this.primaryVariant.instanceType,
+        fallbackVariantName: this.fallbackVariant?.variantName,
+      });
+      // Only the function waits for the endpoint (the parameter is read by the models, which come first).
+      this.circuitBreaker.function.node.addDependency(this.cfnEndpoint);
+      this.addContainerEnvironment(DEGRADE_PARAMETER_ENV, this.circuitBreaker.parameter.parameterName);
+      this.circuitBreaker.grantReadLevel(this.role);
+      this.monitoring?.addDashboardRow(...this.circuitBreaker.dashboardWidgets());
     }
     Tags.of(this).add('resilient-endpoint', this.endpointName);
 

@@ -1,0 +1,233 @@
+/**
+ * The memory circuit breaker's decision logic: ONE pure function, used by the Lambda handler,
+ * the tests and the simulator. No I/O, no clock, no randomness: everything comes in as input.
+ *
+ *   CLOSED ──memory ≥ degradeAt──▶ DEGRADED ──memory ≥ critical or 5XX ≥ 5 %──▶ OPEN
+ *     ▲                               │  ▲                                        │
+ *     │                 cool for dwell│  │hot again                 cool for dwell│
+ *     └──── last step ◀── RECOVERING ◀┘  └────────── RECOVERING ◀─────────────────┘
+ *
+ * Escalation (towards OPEN) is immediate; every de-escalation waits for the minimum dwell
+ * time and for memory to stay below the recovery level (hysteresis: degrade at 80, recover
+ * below 70), so the breaker never flaps. Without data it holds its state.
+ */
+
+/** Breaker states. */
+export type BreakerStateName = 'CLOSED' | 'DEGRADED' | 'OPEN' | 'RECOVERING';
+
+/** Numeric code of each state, for the CloudWatch state metric. */
+export const STATE_CODE: Record<BreakerStateName, number> = { CLOSED: 0, DEGRADED: 1, OPEN: 2, RECOVERING: 3 };
+
+/** Degrade level the model container reads: 0 normal, 1 degraded (secondary features off), 2 critical. */
+export const LEVEL: Record<BreakerStateName, number> = { CLOSED: 0, DEGRADED: 1, OPEN: 2, RECOVERING: 1 };
+
+/** Thresholds and timings. */
+export interface BreakerConfig {
+  /** Enter DEGRADED when the hottest instance's memory (host or GPU, normalised) is ≥ this (%). */
+  readonly degradeAtPercent: number;
+  /** Enter OPEN when memory is ≥ this (%). */
+  readonly criticalAtPercent: number;
+  /** Memory must stay below this (%) for `recoveryDwellSeconds` before recovering. */
+  readonly recoverBelowPercent: number;
+  /** Enter OPEN when the 5XX rate over the error window is ≥ this fraction (0–1). */
+  readonly errorRateOpen: number;
+  /** Fewer invocations than this in the error window: the error rate is not judged. */
+  readonly minInvocations: number;
+  /** Minimum time in a state before any de-escalation (s). */
+  readonly minDwellSeconds: number;
+  /** How long memory must stay below `recoverBelowPercent` (s). */
+  readonly recoveryDwellSeconds: number;
+  /** Time between recovery steps (s). */
+  readonly recoveryStepSeconds: number;
+  /** Number of steps from the degraded share back to 0. */
+  readonly recoverySteps: number;
+  /** Share of traffic (0–1) sent to the fallback in DEGRADED. OPEN sends all of it. */
+  readonly degradedFallbackShare: number;
+  /** Memory data older than this (s) counts as missing. */
+  readonly staleAfterSeconds: number;
+  /** Whether a fallback variant exists (otherwise only the degrade level is published). */
+  readonly hasFallback: boolean;
+}
+
+/** Incident-proven defaults. */
+export const DEFAULT_CONFIG: BreakerConfig = {
+  degradeAtPercent: 80,
+  criticalAtPercent: 95,
+  recoverBelowPercent: 70,
+  errorRateOpen: 0.05,
+  minInvocations: 20,
+  minDwellSeconds: 300,
+  recoveryDwellSeconds: 300,
+  recoveryStepSeconds: 120,
+  recoverySteps: 3,
+  degradedFallbackShare: 0.5,
+  staleAfterSeconds: 300,
+  hasFallback: true,
+};
+
+/** What the breaker remembers between evaluations (stored in the SSM parameter). */
+export interface BreakerState {
+  readonly state: BreakerStateName;
+  /** When the state (or recovery step) last changed, epoch ms. */
+  readonly since: number;
+  /** Share of traffic on the fallback that this state wants (0–1). */
+  readonly share: number;
+  /** RECOVERING only: the share recovery started from, and the step reached. */
+  readonly entryShare: number;
+  readonly step: number;
+}
+
+/** One memory datapoint: epoch ms and the normalised max of host and GPU memory (%). */
+export interface MemoryPoint {
+  readonly t: number;
+  readonly v: number;
+}
+
+/** Fresh readings of the primary variant. */
+export interface Readings {
+  /** 1-minute memory points (hottest instance, max of host and normalised GPU), oldest first. */
+  readonly memory: MemoryPoint[];
+  /** 5XX errors in the error window (undefined = no data). */
+  readonly errors?: number;
+  /** Invocations in the error window (undefined = no data). */
+  readonly invocations?: number;
+}
+
+/** What DescribeEndpoint said (undefined when unknown). */
+export interface EndpointView {
+  readonly status: string;
+  /** Variant name → desired weight. */
+  readonly weights: Record<string, number>;
+}
+
+/** Variant names the weights apply to. */
+export interface Variants {
+  readonly primary: string;
+  readonly fallback?: string;
+}
+
+/** The decision of one evaluation. */
+export interface Decision {
+  readonly next: BreakerState;
+  /** Degrade level to publish. */
+  readonly level: number;
+  /** True when `next` differs from the previous state (publish it). */
+  readonly changed: boolean;
+  /** Weights to set now, or undefined (no write). */
+  readonly setWeights?: Record<string, number>;
+  /** Why. */
+  readonly reasons: string[];
+}
+
+/** The state before the breaker ever ran. */
+export function initialState(now: number): BreakerState {
+  return { state: 'CLOSED', since: now, share: 0, entryShare: 0, step: 0 };
+}
+
+const EPS = 1e-6;
+
+/** The pure decision function. */
+export function decide(prev: BreakerState, readings: Readings, endpoint: EndpointView | undefined,
+  variants: Variants, config: BreakerConfig, now: number): Decision {
+  const reasons: string[] = [];
+  const fresh = readings.memory.filter(p => now - p.t <= config.staleAfterSeconds * 1000 && Number.isFinite(p.v));
+  const latest = fresh.length ? fresh[fresh.length - 1].v : undefined;
+  const errRate = readings.invocations !== undefined && readings.errors !== undefined && readings.invocations >= config.minInvocations
+    ? readings.errors / readings.invocations : undefined;
+  const elapsed = (now - prev.since) / 1000;
+
+  let next: BreakerState = prev;
+  if (latest === undefined) {
+    reasons.push('no fresh memory data: holding state (never degrade or restore on silence)');
+  } else {
+    const critical = latest >= config.criticalAtPercent;
+    const erroring = errRate !== undefined && errRate >= config.errorRateOpen;
+    const hot = latest >= config.degradeAtPercent;
+    const needed = Math.max(1, Math.ceil(config.recoveryDwellSeconds / 60));
+    const window = fresh.filter(p => now - p.t <= config.recoveryDwellSeconds * 1000 + 30_000);
+    const cool = window.length >= needed && window.every(p => p.v < config.recoverBelowPercent);
+    const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0 });
+    const degraded = (): BreakerState => ({ state: 'DEGRADED', since: now, share: config.degradedFallbackShare, entryShare: config.degradedFallbackShare, step: 0 });
+    const recoveringFrom = (entry: number, step: number): BreakerState => {
+      if (step >= config.recoverySteps) return { state: 'CLOSED', since: now, share: 0, entryShare: 0, step: 0 };
+      return { state: 'RECOVERING', since: now, share: entry * (1 - step / config.recoverySteps), entryShare: entry, step };
+    };
+    const fmt = (x: number) => `${+x.toFixed(1)} %`;
+
+    if ((critical || erroring) && prev.state !== 'OPEN') {
+      next = open();
+      reasons.push(critical ? `memory ${fmt(latest)} ≥ critical ${config.criticalAtPercent} %: OPEN` : `5XX rate ${fmt(100 * errRate!)} ≥ ${100 * config.errorRateOpen} %: OPEN`);
+    } else if (hot && (prev.state === 'CLOSED' || prev.state === 'RECOVERING')) {
+      next = degraded();
+      reasons.push(`memory ${fmt(latest)} ≥ ${config.degradeAtPercent} %: DEGRADED`);
+    } else if (prev.state === 'DEGRADED' || prev.state === 'OPEN') {
+      if (prev.state === 'OPEN' && (critical || erroring)) {
+        reasons.push('still critical: OPEN');
+      } else if (elapsed < config.minDwellSeconds) {
+        reasons.push(`${prev.state} for ${Math.round(elapsed)} s < minimum dwell ${config.minDwellSeconds} s: holding`);
+      } else if (!cool) {
+        reasons.push(`memory ${fmt(latest)} not below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: holding ${prev.state}`);
+      } else {
+        next = recoveringFrom(prev.share, 1);
+        reasons.push(`memory below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: recovery step 1/${config.recoverySteps}`);
+      }
+    } else if (prev.state === 'RECOVERING') {
+      if (elapsed < config.recoveryStepSeconds) {
+        reasons.push(`recovery step ${prev.step}/${config.recoverySteps} for ${Math.round(elapsed)} s < ${config.recoveryStepSeconds} s: holding`);
+      } else if (latest >= config.recoverBelowPercent) {
+        reasons.push(`memory ${fmt(latest)} ≥ ${config.recoverBelowPercent} %: pausing recovery at step ${prev.step}`);
+      } else {
+        next = recoveringFrom(prev.entryShare, prev.step + 1);
+        reasons.push(next.state === 'CLOSED' ? 'last recovery step: CLOSED' : `recovery step ${next.step}/${config.recoverySteps}`);
+      }
+    } else {
+      reasons.push(`memory ${fmt(latest)} < ${config.degradeAtPercent} %: CLOSED`);
+    }
+  }
+
+  // Weights follow the state; reconcile with what the endpoint has (idempotent, self-healing).
+  let setWeights: Record<string, number> | undefined;
+  if (config.hasFallback && variants.fallback) {
+    const want = { [variants.primary]: round(1 - next.share), [variants.fallback]: round(next.share) };
+    if (!endpoint) {
+      reasons.push('endpoint state unknown: weights not changed');
+    } else {
+      const differs = Object.entries(want).some(([k, w]) => Math.abs((endpoint.weights[k] ?? NaN) - w) > EPS || endpoint.weights[k] === undefined);
+      if (differs) {
+        if (endpoint.status === 'InService') {
+          setWeights = want;
+          reasons.push(`weights → ${variants.primary} ${want[variants.primary]}, ${variants.fallback} ${want[variants.fallback]}`);
+        } else {
+          reasons.push(`endpoint is ${endpoint.status}, not InService: weights deferred to the next evaluation`);
+        }
+      }
+    }
+  }
+
+  const changed = next.state !== prev.state || next.step !== prev.step || Math.abs(next.share - prev.share) > EPS;
+  return { next, level: LEVEL[next.state], changed, setWeights, reasons };
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e4) / 1e4;
+}
+
+/** Parses a stored state, falling back to CLOSED on anything malformed. */
+export function parseState(raw: string | undefined, now: number): BreakerState {
+  if (!raw) return initialState(now);
+  try {
+    const o = JSON.parse(raw);
+    if (o && ['CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'].includes(o.state) && Number.isFinite(o.since)
+      && Number.isFinite(o.share) && o.share >= 0 && o.share <= 1) {
+      return { state: o.state, since: o.since, share: o.share, entryShare: Number.isFinite(o.entryShare) ? o.entryShare : o.share, step: Number.isFinite(o.step) ? o.step : 0 };
+    }
+  } catch {
+    // fall through
+  }
+  return initialState(now);
+}
+
+/** The JSON stored in the parameter: the container reads `level`. */
+export function serializeState(s: BreakerState, reasons: string[]): string {
+  return JSON.stringify({ level: LEVEL[s.state], state: s.state, since: s.since, share: s.share, entryShare: s.entryShare, step: s.step, reasons: reasons.slice(0, 3) });
+}

@@ -1,0 +1,315 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as ssm from 'aws-cdk-lib/aws-ssm';
+import { Construct } from 'constructs';
+import { SageMakerInstanceType } from './instance-types';
+import { EndpointMetricFactory } from './monitoring/metrics';
+import { acknowledgeWildcard } from './nag';
+import { PropErrors } from './validation';
+
+/** Namespace of the breaker's own metrics. */
+export const BREAKER_NAMESPACE = 'ResilientEndpoint/CircuitBreaker';
+/** Environment variable that tells the container where its degrade level is. */
+export const DEGRADE_PARAMETER_ENV = 'RESILIENT_ENDPOINT_DEGRADE_PARAMETER';
+
+/** Circuit-breaker settings. Every field has the incident-proven default. */
+export interface CircuitBreakerOptions {
+  /**
+   * Create the breaker.
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /**
+   * Degrade when the hottest instance's memory (host, or GPU normalised by GPU count) reaches this %.
+   * @default 80 (incident B)
+   */
+  readonly degradeAtPercent?: number;
+  /**
+   * Open (all traffic to the fallback, level 2) at this memory %.
+   * @default 95
+   */
+  readonly criticalAtPercent?: number;
+  /**
+   * Recover only after memory stays below this % for `recoveryDwell` (hysteresis).
+   * @default 70
+   */
+  readonly recoverBelowPercent?: number;
+  /**
+   * Open when the 5XX rate over the 10-minute window reaches this %.
+   * @default 5 (incident B)
+   */
+  readonly errorRateThresholdPercent?: number;
+  /**
+   * Fewer invocations than this in the window: the error rate is not judged.
+   * @default 20
+   */
+  readonly minInvocations?: number;
+  /**
+   * Minimum time in a state before any de-escalation.
+   * @default Duration.minutes(5)
+   */
+  readonly minDwell?: Duration;
+  /**
+   * How long memory must stay below `recoverBelowPercent` before recovering (≤ 15 minutes).
+   * @default Duration.minutes(5)
+   */
+  readonly recoveryDwell?: Duration;
+  /**
+   * Time between recovery steps.
+   * @default Duration.minutes(2)
+   */
+  readonly recoveryStepInterval?: Duration;
+  /**
+   * Steps from the degraded share back to all traffic on the primary.
+   * @default 3
+   */
+  readonly recoverySteps?: number;
+  /**
+   * Share of traffic (%) the fallback gets in DEGRADED. OPEN gives it 100 %.
+   * @default 50
+   */
+  readonly degradedFallbackSharePercent?: number;
+  /**
+   * Decide and log, but change nothing.
+   * @default false
+   */
+  readonly dryRun?: boolean;
+  /**
+   * Retention of the breaker's logs.
+   * @default logs.RetentionDays.THREE_MONTHS
+   */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+/** Props of {@link CircuitBreaker}. */
+export interface CircuitBreakerProps extends CircuitBreakerOptions {
+  /** Endpoint name (literal). */
+  readonly endpointName: string;
+  /** The variant whose memory is watched and whose traffic is shifted. */
+  readonly primaryVariantName: string;
+  /** Its instance type (GPU count for normalisation). */
+  readonly primaryInstanceType: SageMakerInstanceType;
+  /**
+   * The variant that receives shifted traffic.
+   * @default - none: only the degrade level is published
+   */
+  readonly fallbackVariantName?: string;
+}
+
+/** Where the pre-built Lambda bundle lives, for the source tree and the packed library alike. */
+export function lambdaBundleDir(name: string): string {
+  const candidates = [
+    path.join(__dirname, '..', 'lambda-bundles', name), // dist/lib → dist/lambda-bundles
+    path.join(__dirname, '..', 'dist', 'lambda-bundles', name), // lib → dist/lambda-bundles (source tree)
+  ];
+  const found = candidates.find(p => fs.existsSync(path.join(p, 'index.js')));
+  if (!found) {
+    throw new Error(`The pre-built Lambda bundle '${name}' is missing (looked in ${candidates.join(', ')}). Run 'npm run build' in the library.`);
+  }
+  return found;
+}
+
+/**
+ * The memory circuit breaker of one endpoint: alarms at 80 % memory and on the 10-minute 5XX
+ * rate, EventBridge rules for their state changes plus a 1-minute schedule, a Lambda (reserved
+ * concurrency 1, dead-letter queue) that runs the pure policy and shifts **weights** (never
+ * instance counts) to the fallback variant, and an SSM parameter with the degrade level that the
+ * model container reads. Usable alone for any endpoint.
+ */
+export class CircuitBreaker extends Construct {
+  /** The function. */
+  public readonly function: lambda.Function;
+  /** The parameter holding the breaker state; the container reads its `level`. */
+  public readonly parameter: ssm.StringParameter;
+  /** The alarms that trigger a fast evaluation. */
+  public readonly alarms: cloudwatch.Alarm[] = [];
+  /** Failed invocations. */
+  public readonly deadLetterQueue: sqs.Queue;
+  private readonly props: CircuitBreakerProps;
+
+  constructor(scope: Construct, id: string, props: CircuitBreakerProps) {
+    super(scope, id);
+    this.props = props;
+    const errors = validateBreaker(props);
+    this.node.addValidation({ validate: () => errors.all });
+    const stack = Stack.of(this);
+    const spec = props.primaryInstanceType.spec;
+    const degradeAt = props.degradeAtPercent ?? 80;
+    const errorRate = (props.errorRateThresholdPercent ?? 5) / 100;
+
+    this.parameter = new ssm.StringParameter(this, 'State', {
+      description: `Circuit-breaker state of SageMaker endpoint ${props.endpointName}; the container reads "level" (0 normal, 1 degraded, 2 critical)`,
+      stringValue: JSON.stringify({ level: 0, state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0, reasons: ['initial'] }),
+    });
+
+    const logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself the dead-letter queue of the breaker function.' });
+
+    const role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Circuit breaker of SageMaker endpoint ${props.endpointName}`,
+    });
+    const endpointArn = stack.formatArn({ service: 'sagemaker', resource: 'endpoint', resourceName: props.endpointName.toLowerCase() });
+    role.addToPrincipalPolicy(new iam.PolicyStatement({
+      actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'],
+      resources: [endpointArn],
+    }));
+    this.parameter.grantRead(role);
+    this.parameter.grantWrite(role);
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
+    acknowledgeWildcard(role, 'Resource', '*', 'cloudwatch:GetMetricData has no resource-level permissions; AWS requires "*". It only reads metrics.');
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+    acknowledgeWildcard(role, 'Resource', logGroup.logGroupArn, 'The ARN of the function\'s own log group ends in ":*" (all its streams).');
+
+    this.function = new lambda.Function(this, 'Function', {
+      description: `Memory circuit breaker of SageMaker endpoint ${props.endpointName}`,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      handler: 'index.handler',
+      code: lambda.Code.fromAsset(lambdaBundleDir('circuit-breaker')),
+      role,
+      memorySize: 256,
+      timeout: Duration.seconds(30),
+      reservedConcurrentExecutions: 1, // one decision at a time
+      logGroup,
+      deadLetterQueue: this.deadLetterQueue,
+      retryAttempts: 2,
+      environment: {
+        ENDPOINT_NAME: props.endpointName,
+        PRIMARY_VARIANT: props.primaryVariantName,
+        FALLBACK_VARIANT: props.fallbackVariantName ?? '',
+        PARAMETER_NAME: this.parameter.parameterName,
+        GPU_COUNT: String(spec.gpuCount),
+        ERROR_WINDOW_SECONDS: '600',
+        DRY_RUN: String(props.dryRun ?? false),
+        METRIC_NAMESPACE: BREAKER_NAMESPACE,
+        BREAKER_CONFIG: JSON.stringify({
+          degradeAtPercent: degradeAt,
+          criticalAtPercent: props.criticalAtPercent ?? 95,
+          recoverBelowPercent: props.recoverBelowPercent ?? 70,
+          errorRateOpen: errorRate,
+          minInvocations: props.minInvocations ?? 20,
+          minDwellSeconds: (props.minDwell ?? Duration.minutes(5)).toSeconds(),
+          recoveryDwellSeconds: (props.recoveryDwell ?? Duration.minutes(5)).toSeconds(),
+          recoveryStepSeconds: (props.recoveryStepInterval ?? Duration.minutes(2)).toSeconds(),
+          recoverySteps: props.recoverySteps ?? 3,
+          degradedFallbackShare: (props.degradedFallbackSharePercent ?? 50) / 100,
+        }),
+      },
+    });
+    this.deadLetterQueue.grantSendMessages(role);
+
+    // Fast path: alarms on the breaker thresholds → EventBridge → function.
+    const m = new EndpointMetricFactory(props.endpointName, props.primaryVariantName);
+    const alarm = (aid: string, metric: cloudwatch.IMetric, threshold: number, description: string) => {
+      const a = new cloudwatch.Alarm(this, aid, {
+        alarmName: `${props.endpointName}-${props.primaryVariantName}-breaker-${aid}`,
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        // Only a trigger: the function itself holds state on missing data.
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      this.alarms.push(a);
+    };
+    alarm('HostMemory', m.memoryUtilization(), degradeAt, `Breaker trigger: host memory >= ${degradeAt} % on the hottest instance of ${props.primaryVariantName}.`);
+    if (spec.gpuCount > 0) {
+      alarm('GpuMemory', m.gpuMemoryUtilization(), degradeAt * spec.gpuCount,
+        `Breaker trigger: GPU memory >= ${degradeAt} % of ${spec.gpuCount} GPU(s) (threshold ${degradeAt * spec.gpuCount} on the summed metric).`);
+    }
+    const window = Duration.minutes(10);
+    alarm('ErrorRate', new cloudwatch.MathExpression({
+      expression: 'IF(inv >= 20, err / inv, 0)',
+      usingMetrics: { err: m.invocation5xxErrors({ period: window }), inv: m.invocations({ period: window }) },
+      period: window,
+      label: '5XX rate over 10 minutes',
+    }), errorRate, `Breaker trigger: 5XX rate >= ${errorRate * 100} % over 10 minutes.`);
+
+    new events.Rule(this, 'AlarmRule', {
+      description: `Evaluate the circuit breaker of ${props.endpointName} when its alarms change state`,
+      eventPattern: {
+        source: ['aws.cloudwatch'],
+        detailType: ['CloudWatch Alarm State Change'],
+        resources: this.alarms.map(a => a.alarmArn),
+      },
+      targets: [new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 })],
+    });
+    new events.Rule(this, 'Schedule', {
+      description: `Evaluate the circuit breaker of ${props.endpointName} every minute (recovery steps)`,
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 })],
+    });
+  }
+
+  /** The breaker state as a metric: 0 CLOSED, 1 DEGRADED, 2 OPEN, 3 RECOVERING (`Maximum`). */
+  public metricState(options: { period?: Duration } = {}): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: BREAKER_NAMESPACE, metricName: 'BreakerState', dimensionsMap: { EndpointName: this.props.endpointName },
+      statistic: 'Maximum', period: options.period ?? Duration.minutes(1),
+    });
+  }
+
+  /** Share of traffic on the fallback (%). */
+  public metricFallbackShare(options: { period?: Duration } = {}): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: BREAKER_NAMESPACE, metricName: 'FallbackSharePercent', dimensionsMap: { EndpointName: this.props.endpointName },
+      statistic: 'Maximum', period: options.period ?? Duration.minutes(1),
+    });
+  }
+
+  /** Lets a role (the model's) read the degrade level. */
+  public grantReadLevel(grantee: iam.IGrantable): iam.Grant {
+    return this.parameter.grantRead(grantee);
+  }
+
+  /** Dashboard widgets of the breaker. */
+  public dashboardWidgets(): cloudwatch.IWidget[] {
+    return [
+      new cloudwatch.TextWidget({ markdown: '## Circuit breaker (0 CLOSED, 1 DEGRADED, 2 OPEN, 3 RECOVERING)', width: 24, height: 1 }),
+      new cloudwatch.GraphWidget({ title: 'Breaker state', left: [this.metricState()], width: 12, leftYAxis: { min: 0, max: 3 } }),
+      new cloudwatch.GraphWidget({ title: 'Traffic on fallback (%)', left: [this.metricFallbackShare()], width: 12, leftYAxis: { min: 0, max: 100 } }),
+    ];
+  }
+}
+
+/** Pure validation of breaker options. */
+export function validateBreaker(p: CircuitBreakerOptions): PropErrors {
+  const e = new PropErrors();
+  const pct = (n: keyof CircuitBreakerOptions, v?: number) => e.range(`circuitBreaker.${n}`, v, 1, 100, 'give a percentage from 1 to 100');
+  pct('degradeAtPercent', p.degradeAtPercent);
+  pct('criticalAtPercent', p.criticalAtPercent);
+  pct('recoverBelowPercent', p.recoverBelowPercent);
+  pct('errorRateThresholdPercent', p.errorRateThresholdPercent);
+  e.range('circuitBreaker.degradedFallbackSharePercent', p.degradedFallbackSharePercent, 1, 100, 'give a share from 1 to 100 %');
+  const degrade = p.degradeAtPercent ?? 80;
+  const critical = p.criticalAtPercent ?? 95;
+  const recover = p.recoverBelowPercent ?? 70;
+  if (!(recover < degrade && degrade < critical)) {
+    e.add('circuitBreaker thresholds', `recover ${recover} / degrade ${degrade} / critical ${critical}`,
+      'recoverBelowPercent < degradeAtPercent < criticalAtPercent (hysteresis)', 'e.g. 70 / 80 / 95');
+  }
+  e.range('circuitBreaker.recoverySteps', p.recoverySteps, 1, 20, 'give a whole number of steps, e.g. 3', true);
+  e.range('circuitBreaker.minInvocations', p.minInvocations, 1, 1e9, 'give a whole number, e.g. 20', true);
+  e.range('circuitBreaker.minDwell (s)', p.minDwell?.toSeconds(), 60, 3600, 'use Duration.minutes(1..60)');
+  e.range('circuitBreaker.recoveryDwell (s)', p.recoveryDwell?.toSeconds(), 60, 900, 'use Duration.minutes(1..15): the breaker reads 15 minutes of history');
+  e.range('circuitBreaker.recoveryStepInterval (s)', p.recoveryStepInterval?.toSeconds(), 60, 3600, 'use Duration.minutes(1..60)');
+  return e;
+}
