@@ -13,7 +13,7 @@ import { Construct } from 'constructs';
 import { SageMakerInstanceType } from './instance-types';
 import { EndpointMetricFactory } from './monitoring/metrics';
 import { acknowledgeWildcard } from './nag';
-import { PropErrors } from './validation';
+import { Described, PropErrors } from './validation';
 
 /** Namespace of the breaker's own metrics. */
 export const BREAKER_NAMESPACE = 'ResilientEndpoint/CircuitBreaker';
@@ -303,7 +303,7 @@ export function validateBreaker(p: CircuitBreakerOptions): PropErrors {
   const critical = p.criticalAtPercent ?? 95;
   const recover = p.recoverBelowPercent ?? 70;
   if (!(recover < degrade && degrade < critical)) {
-    e.add('circuitBreaker thresholds', `recover ${recover} / degrade ${degrade} / critical ${critical}`,
+    e.add('circuitBreaker thresholds', new Described(`recover ${recover} / degrade ${degrade} / critical ${critical}`),
       'recoverBelowPercent < degradeAtPercent < criticalAtPercent (hysteresis)', 'e.g. 70 / 80 / 95');
   }
   e.range('circuitBreaker.recoverySteps', p.recoverySteps, 1, 20, 'give a whole number of steps, e.g. 3', true);

@@ -1,0 +1,91 @@
+import { App, Duration } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { CircuitBreaker, ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
+import { RecommenderStack } from '../lib/examples/recommender-stack';
+import { nagFindings, newStack, synthError } from './util';
+
+describe('recommender example breaker', () => {
+  let t: Template;
+  let stack: RecommenderStack;
+  beforeAll(() => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    stack = new RecommenderStack(app, 'Rec');
+    t = Template.fromStack(stack);
+  });
+
+  test('function: Node.js 24 on arm64, reserved concurrency 1, DLQ, log retention', () => {
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs24.x', Architectures: ['arm64'], ReservedConcurrentExecutions: 1, Handler: 'index.handler',
+      DeadLetterConfig: { TargetArn: Match.anyValue() },
+      Environment: { Variables: Match.objectLike({ PRIMARY_VARIANT: 'Primary', FALLBACK_VARIANT: 'Fallback', GPU_COUNT: '1', DRY_RUN: 'false' }) },
+    });
+    t.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+  });
+
+  test('alarms at 80 % host and GPU memory and 5 % 5XX over 10 minutes', () => {
+    const alarms = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties).filter(p => p.AlarmName.includes('-breaker-'));
+    const host = alarms.find(a => a.AlarmName.endsWith('HostMemory'));
+    expect(host).toMatchObject({ MetricName: 'MemoryUtilization', Statistic: 'Maximum', Threshold: 80 });
+    expect(alarms.find(a => a.AlarmName.endsWith('GpuMemory'))).toMatchObject({ MetricName: 'GPUMemoryUtilization', Threshold: 80 });
+    const err = alarms.find(a => a.AlarmName.endsWith('ErrorRate'));
+    expect(err.Threshold).toBe(0.05);
+    expect(JSON.stringify(err.Metrics)).toMatch(/"Period":600/);
+  });
+
+  test('EventBridge rule on those alarms and a 1-minute schedule, both to the function', () => {
+    t.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.cloudwatch'], 'detail-type': ['CloudWatch Alarm State Change'], resources: Match.arrayWith([{ 'Fn::GetAtt': [Match.stringLikeRegexp('CircuitBreakerHostMemory'), 'Arn'] }]) },
+    });
+    t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
+  });
+
+  test('role: SageMaker actions on this endpoint ARN only, SSM on its parameter only', () => {
+    const policies = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).filter(p => JSON.stringify(p).includes('UpdateEndpointWeightsAndCapacities'));
+    expect(policies).toHaveLength(1);
+    const statements = policies[0].Properties.PolicyDocument.Statement as any[];
+    const sm = statements.find(s => JSON.stringify(s.Action).includes('sagemaker:'));
+    expect(sm.Action).toEqual(['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities']);
+    expect(JSON.stringify(sm.Resource)).toContain(`:endpoint/${stack.endpoint.endpointName}"`);
+    expect(JSON.stringify(sm.Resource)).not.toContain('*');
+    for (const s of statements.filter(x => JSON.stringify(x.Action).includes('ssm:'))) {
+      expect(JSON.stringify(s.Resource)).toMatch(/parameter/);
+      expect(JSON.stringify(s.Resource)).not.toContain('*');
+    }
+    const wild = statements.filter(s => s.Resource === '*');
+    expect(wild.map(s => s.Action)).toEqual(['cloudwatch:GetMetricData']);
+  });
+
+  test('the container learns where its degrade level is and may read it', () => {
+    t.hasResourceProperties('AWS::SageMaker::Model', {
+      PrimaryContainer: Match.objectLike({ Environment: Match.objectLike({ RESILIENT_ENDPOINT_DEGRADE_PARAMETER: { Ref: Match.stringLikeRegexp('CircuitBreakerState') } }) }),
+    });
+    t.hasResourceProperties('AWS::SSM::Parameter', { Type: 'String', Value: Match.stringLikeRegexp('"level":0') });
+  });
+
+  test('dashboard shows the breaker state; cdk-nag clean', () => {
+    expect(JSON.stringify(t.findResources('AWS::CloudWatch::Dashboard'))).toContain('BreakerState');
+    expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
+test('usable alone for any endpoint; dry run', () => {
+  const { stack } = newStack();
+  new CircuitBreaker(stack, 'B', { endpointName: 'legacy', primaryVariantName: 'AllTraffic', primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE, dryRun: true });
+  const t = Template.fromStack(stack);
+  t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ DRY_RUN: 'true', FALLBACK_VARIANT: '', GPU_COUNT: '0' }) } });
+  expect((Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties.AlarmName).sort())
+    .toEqual(['legacy-AllTraffic-breaker-ErrorRate', 'legacy-AllTraffic-breaker-HostMemory']);
+});
+
+test('invalid thresholds fail synthesis with every error', () => {
+  const { app, stack } = newStack();
+  new ResilientEndpoint(stack, 'E', {
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    circuitBreaker: { degradeAtPercent: 60, recoverBelowPercent: 75, recoverySteps: 0, recoveryDwell: Duration.hours(1) },
+  });
+  const msg = synthError(app);
+  expect(msg).toMatch(/circuitBreaker thresholds: got recover 75 \/ degrade 60 \/ critical 95; allowed: recoverBelowPercent < degradeAtPercent < criticalAtPercent/);
+  expect(msg).toMatch(/circuitBreaker\.recoverySteps: got 0/);
+  expect(msg).toMatch(/circuitBreaker\.recoveryDwell \(s\): got 3600/);
+});

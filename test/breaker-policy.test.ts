@@ -1,0 +1,178 @@
+import fc from 'fast-check';
+import { BreakerState, DEFAULT_CONFIG, decide, EndpointView, initialState, MemoryPoint, parseState, serializeState } from '../lambda/circuit-breaker/policy';
+
+const V = { primary: 'Primary', fallback: 'Fallback' };
+const MIN = 60_000;
+const inService = (p: number, f: number): EndpointView => ({ status: 'InService', weights: { Primary: p, Fallback: f } });
+
+/** Runs the policy minute by minute over a memory trace, applying weights as SageMaker would. */
+function run(trace: (number | undefined)[], opts: { errors?: (i: number) => number; config?: Partial<typeof DEFAULT_CONFIG> } = {}) {
+  const config = { ...DEFAULT_CONFIG, ...opts.config };
+  let state: BreakerState = initialState(0);
+  let weights = { Primary: 1, Fallback: 0 };
+  const history: { t: number; state: string; share: number; level: number; changed: boolean }[] = [];
+  const points: MemoryPoint[] = [];
+  for (let i = 0; i < trace.length; i++) {
+    const now = (i + 1) * MIN;
+    if (trace[i] !== undefined) points.push({ t: now - 30_000, v: trace[i]! });
+    const errs = opts.errors?.(i);
+    const d = decide(state, { memory: points.slice(-15), errors: errs, invocations: errs === undefined ? undefined : 1000 }, inService(weights.Primary, weights.Fallback), V, config, now);
+    if (d.setWeights) weights = d.setWeights as typeof weights;
+    state = d.next;
+    history.push({ t: now, state: state.state, share: state.share, level: d.level, changed: d.changed });
+  }
+  return { history, weights };
+}
+
+describe('breaker policy: incident traces', () => {
+  test('incident A ramp (GPU memory 25 % → 98 % over 20 min) degrades at 80 % and opens at 95 %', () => {
+    const ramp = Array.from({ length: 21 }, (_, i) => 25 + (98 - 25) * i / 20);
+    const { history } = run(ramp);
+    const firstDegraded = history.findIndex(h => h.state === 'DEGRADED');
+    const firstOpen = history.findIndex(h => h.state === 'OPEN');
+    expect(ramp[firstDegraded]).toBeGreaterThanOrEqual(80);
+    expect(ramp[firstDegraded - 1]).toBeLessThan(80);
+    expect(ramp[firstOpen]).toBeGreaterThanOrEqual(95);
+    expect(history[firstDegraded].share).toBe(0.5);
+    expect(history[firstOpen].share).toBe(1);
+    expect(history[firstOpen].level).toBe(2);
+  });
+
+  test('incident B error burst (8 % 5XX over 10 min at normal memory) opens the breaker', () => {
+    const { history } = run(Array(10).fill(50), { errors: i => (i >= 5 ? 80 : 0) });
+    expect(history[4].state).toBe('CLOSED');
+    expect(history[5].state).toBe('OPEN');
+  });
+
+  test('errors below the minimum invocation count are not judged', () => {
+    const d = decide(initialState(0), { memory: [{ t: 0, v: 50 }], errors: 5, invocations: 10 }, inService(1, 0), V, DEFAULT_CONFIG, 1000);
+    expect(d.next.state).toBe('CLOSED');
+  });
+
+  test('recovery: after the dwell, stepped back in 3 steps to CLOSED, weights follow', () => {
+    const trace = [...Array(3).fill(85), ...Array(30).fill(50)];
+    const { history, weights } = run(trace);
+    const states = history.map(h => h.state);
+    expect(states[0]).toBe('DEGRADED');
+    const rec = states.indexOf('RECOVERING');
+    expect(history[rec].t - history[0].t).toBeGreaterThanOrEqual(DEFAULT_CONFIG.minDwellSeconds * 1000);
+    const shares = history.filter(h => h.changed).map(h => +h.share.toFixed(3));
+    expect(shares).toEqual([0.5, 0.333, 0.167, 0]);
+    expect(states.at(-1)).toBe('CLOSED');
+    expect(weights).toEqual({ Primary: 1, Fallback: 0 });
+  });
+
+  test('hot again during recovery goes back to DEGRADED immediately', () => {
+    const trace = [85, ...Array(7).fill(50), 90];
+    const { history } = run(trace);
+    expect(history.at(-2)!.state).toBe('RECOVERING');
+    expect(history.at(-1)!.state).toBe('DEGRADED');
+  });
+
+  test('missing data holds the state: never degrades or restores on silence', () => {
+    const { history } = run([85, ...Array(20).fill(undefined)]);
+    expect(history.every(h => h.state === 'DEGRADED')).toBe(true);
+    const stale = decide({ ...initialState(0) }, { memory: [{ t: 0, v: 99 }] }, inService(1, 0), V, DEFAULT_CONFIG, 20 * MIN);
+    expect(stale.next.state).toBe('CLOSED');
+    expect(stale.reasons[0]).toMatch(/no fresh memory data/);
+  });
+
+  test('endpoint not InService: state moves, weights deferred, then applied when InService', () => {
+    const updating: EndpointView = { status: 'Updating', weights: { Primary: 1, Fallback: 0 } };
+    const d = decide(initialState(0), { memory: [{ t: 0, v: 85 }] }, updating, V, DEFAULT_CONFIG, 1000);
+    expect(d.next.state).toBe('DEGRADED');
+    expect(d.level).toBe(1);
+    expect(d.setWeights).toBeUndefined();
+    expect(d.reasons.join()).toMatch(/Updating, not InService/);
+    const again = decide(d.next, { memory: [{ t: 60_000, v: 85 }] }, inService(1, 0), V, DEFAULT_CONFIG, 61_000);
+    expect(again.setWeights).toEqual({ Primary: 0.5, Fallback: 0.5 });
+    expect(again.changed).toBe(false);
+  });
+
+  test('idempotent: the same input twice changes nothing the second time', () => {
+    const d1 = decide(initialState(0), { memory: [{ t: 0, v: 85 }] }, inService(1, 0), V, DEFAULT_CONFIG, 1000);
+    const d2 = decide(d1.next, { memory: [{ t: 0, v: 85 }] }, inService(0.5, 0.5), V, DEFAULT_CONFIG, 1000);
+    expect(d2.changed).toBe(false);
+    expect(d2.setWeights).toBeUndefined();
+  });
+
+  test('without a fallback only the level changes', () => {
+    const d = decide(initialState(0), { memory: [{ t: 0, v: 97 }] }, inService(1, 0), { primary: 'Primary' }, { ...DEFAULT_CONFIG, hasFallback: false }, 1000);
+    expect(d.level).toBe(2);
+    expect(d.setWeights).toBeUndefined();
+  });
+
+  test('stored state round-trips; garbage parses as CLOSED', () => {
+    const s: BreakerState = { state: 'RECOVERING', since: 5, share: 0.25, entryShare: 0.5, step: 1 };
+    expect(parseState(serializeState(s, ['x']), 0)).toEqual(s);
+    expect(JSON.parse(serializeState(s, [])).level).toBe(1);
+    expect(parseState('{nope', 7).state).toBe('CLOSED');
+    expect(parseState(JSON.stringify({ state: 'OPEN', since: 1, share: 3 }), 7).state).toBe('CLOSED');
+  });
+});
+
+describe('breaker policy: properties over random metric sequences', () => {
+  const memArb = fc.array(fc.option(fc.double({ min: 0, max: 110, noNaN: true }), { nil: undefined }), { minLength: 1, maxLength: 120 });
+  const errArb = fc.array(fc.option(fc.integer({ min: 0, max: 200 }), { nil: undefined }), { minLength: 120, maxLength: 120 });
+
+  test('weights always valid and never all zero', () => {
+    fc.assert(fc.property(memArb, errArb, (mem, errs) => {
+      let state = initialState(0);
+      let weights: Record<string, number> = { Primary: 1, Fallback: 0 };
+      const points: MemoryPoint[] = [];
+      mem.forEach((v, i) => {
+        const now = (i + 1) * MIN;
+        if (v !== undefined) points.push({ t: now, v });
+        const e = errs[i];
+        const d = decide(state, { memory: points.slice(-15), errors: e, invocations: e === undefined ? undefined : 1000 }, inService(weights.Primary, weights.Fallback), V, DEFAULT_CONFIG, now);
+        if (d.setWeights) {
+          const w = Object.values(d.setWeights);
+          expect(w.every(x => x >= 0 && x <= 1)).toBe(true);
+          expect(w.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+          weights = d.setWeights;
+        }
+        state = d.next;
+      });
+    }), { numRuns: 300 });
+  });
+
+  test('no de-escalation sooner than the dwell / step time after the previous change', () => {
+    const rank = { CLOSED: 0, RECOVERING: 1, DEGRADED: 2, OPEN: 3 } as const;
+    fc.assert(fc.property(memArb, (mem) => {
+      const { history } = run(mem);
+      let lastChange = 0;
+      let prev = 'CLOSED';
+      for (const h of history) {
+        if (h.changed) {
+          const down = rank[h.state as keyof typeof rank] < rank[prev as keyof typeof rank] || (h.state === 'RECOVERING' && prev === 'RECOVERING');
+          if (down) expect(h.t - lastChange).toBeGreaterThanOrEqual(Math.min(DEFAULT_CONFIG.minDwellSeconds, DEFAULT_CONFIG.recoveryStepSeconds) * 1000);
+          lastChange = h.t;
+          prev = h.state;
+        }
+      }
+    }), { numRuns: 300 });
+  });
+
+  test('restoration (entering RECOVERING) only after sustained recovery below 70 %', () => {
+    fc.assert(fc.property(memArb, (mem) => {
+      const { history } = run(mem);
+      history.forEach((h, i) => {
+        if (h.changed && h.state === 'RECOVERING' && (i === 0 || history[i - 1].state !== 'RECOVERING')) {
+          const lastFive = mem.slice(Math.max(0, i - 4), i + 1);
+          expect(lastFive.filter(v => v !== undefined).length).toBeGreaterThanOrEqual(5);
+          expect(lastFive.every(v => v === undefined || v < 70)).toBe(true);
+        }
+      });
+    }), { numRuns: 300 });
+  });
+
+  test('never acts on missing data', () => {
+    fc.assert(fc.property(memArb, (mem) => {
+      const { history } = run(mem);
+      history.forEach((h, i) => {
+        const fresh = mem.slice(Math.max(0, i - 4), i + 1).some(v => v !== undefined);
+        if (!fresh) expect(h.changed).toBe(false);
+      });
+    }), { numRuns: 300 });
+  });
+});
