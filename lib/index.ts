@@ -6,3 +6,5 @@ export * from './resilient-endpoint';
 export * from './monitoring/metrics';
 export * from './monitoring/endpoint-monitoring';
 export * from './circuit-breaker';
+export * from './auto-scaling';
+export * from './deployment';

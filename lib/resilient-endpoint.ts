@@ -4,8 +4,10 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
+import { AutoScalingOptions, VariantAutoScaling } from './auto-scaling';
 import { CircuitBreaker, CircuitBreakerOptions, DEGRADE_PARAMETER_ENV } from './circuit-breaker';
 import { DataCapture, DataCaptureOptions } from './data-capture';
+import { deploymentConfig, DeploymentOptions } from './deployment';
 import { SageMakerInstanceType } from './instance-types';
 import { ContainerImage, ModelData } from './model-artifacts';
 import { MemoryFootprint, ModelServerOptions, ModelServerTuning, tuneModelServer } from './model-server';
@@ -83,6 +85,37 @@ export interface FallbackVariantProps {
    * @default - the primary's
    */
   readonly modelServer?: ModelServerOptions;
+  /**
+   * Autoscaling of the fallback, so it can absorb what the breaker shifts to it.
+   * @default - on: min = its instance count, max = the primary's max, 150 QPS per instance
+   */
+  readonly autoScaling?: AutoScalingOptions;
+}
+
+/** A shadow variant that receives a copy of production traffic (responses are discarded). */
+export interface ShadowVariantProps {
+  /** What the shadow runs (the candidate model). */
+  readonly model: ModelProps;
+  /**
+   * Instance type.
+   * @default - the primary's
+   */
+  readonly instanceType?: SageMakerInstanceType;
+  /**
+   * Instances.
+   * @default 1
+   */
+  readonly instanceCount?: number;
+  /**
+   * Percentage of production requests copied to the shadow (1–100).
+   * @default 5 (incident B)
+   */
+  readonly samplingPercent?: number;
+  /**
+   * Variant name.
+   * @default 'Shadow'
+   */
+  readonly variantName?: string;
 }
 
 /** Props of {@link ResilientEndpoint}. */
@@ -134,6 +167,22 @@ export interface ResilientEndpointProps {
    */
   readonly volumeSize?: Size;
   /**
+   * Autoscaling of the primary variant on per-instance QPS.
+   * @default - on: min = instanceCount, max = 2 × instanceCount, 150 QPS per instance (target 9000/min), scale-out cooldown 90 s
+   */
+  readonly autoScaling?: AutoScalingOptions;
+  /**
+   * Deployment guardrails for model updates (blue/green canary by default, auto-rollback on the memory and business alarms).
+   * @default - canary 5 % of capacity, 5-minute bake, then all at once
+   */
+  readonly deployment?: DeploymentOptions;
+  /**
+   * A shadow variant for testing a new model on a copy of traffic. Cannot be combined with a
+   * fallback variant (AWS allows one production plus one shadow variant).
+   * @default - none
+   */
+  readonly shadow?: ShadowVariantProps;
+  /**
    * Three-tier CloudWatch monitoring (alarms, composite alarm, topic, dashboard).
    * @default - all tiers on: memory and GPU memory at 85 %, P99 latency 500 ms, 5XX rate 1 %
    */
@@ -156,6 +205,8 @@ export enum VariantRole {
   PRIMARY = 'PRIMARY',
   /** Takes traffic when the circuit breaker shifts it. */
   FALLBACK = 'FALLBACK',
+  /** Receives a copy of traffic; its responses are discarded. */
+  SHADOW = 'SHADOW',
 }
 
 /** A production variant as synthesized. */
@@ -233,6 +284,10 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
   public readonly dataCapture?: DataCapture;
   /** The monitoring (undefined when disabled). */
   public readonly monitoring?: EndpointMonitoring;
+  /** Autoscaling per variant name. */
+  public readonly autoScaling: { [variantName: string]: VariantAutoScaling } = {};
+  /** The shadow variant, if any. */
+  public readonly shadowVariant?: VariantInfo;
   /** The circuit breaker (undefined when disabled). */
   public readonly circuitBreaker?: CircuitBreaker;
   /** The L1 endpoint config. */
@@ -285,7 +340,22 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       };
       this.variants.push(this.fallbackVariant);
     }
-    for (const v of this.variants) this.validateVariantName(v.variantName);
+    if (props.shadow) {
+      const sh = props.shadow;
+      if (props.fallback) {
+        this.errors.add('shadow', new Described('a shadow variant together with a fallback variant'), 'one production variant plus one shadow variant (an AWS limit)',
+          'drop the fallback while shadow testing, or test the new model on the primary with a canary deployment');
+      }
+      const sampling = sh.samplingPercent ?? 5;
+      this.errors.range('shadow.samplingPercent', sampling, 1, 100, 'give the share of traffic to copy, e.g. 5');
+      const type = sh.instanceType ?? props.instanceType;
+      this.shadowVariant = {
+        variantName: sh.variantName ?? 'Shadow', instanceType: type, instanceCount: sh.instanceCount ?? 1,
+        // The shadow's weight relative to the production variant's is the share of requests copied to it.
+        initialWeight: sampling / 100, role: VariantRole.SHADOW, tuning: this.tune('shadow.', type, sh.model, props.modelServer),
+      };
+    }
+    for (const v of [...this.variants, ...(this.shadowVariant ? [this.shadowVariant] : [])]) this.validateVariantName(v.variantName);
 
     // --- storage rules (local NVMe types reject KMS and volume size) ---
     const nvmeTypes = this.variants.filter(v => v.instanceType.hasLocalNvme).map(v => v.instanceType.name);
@@ -306,6 +376,19 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
     if (this.fallbackVariant) {
       models.set(this.fallbackVariant, this.createModel('FallbackModel', props.fallback?.model ?? props.model, this.fallbackVariant));
     }
+    if (this.shadowVariant && props.shadow) {
+      models.set(this.shadowVariant, this.createModel('ShadowModel', props.shadow.model, this.shadowVariant));
+    }
+    const variantSpec = (v: VariantInfo) => ({
+      variantName: v.variantName,
+      modelName: models.get(v)!.attrModelName,
+      instanceType: v.instanceType.name,
+      initialInstanceCount: v.instanceCount,
+      initialVariantWeight: v.initialWeight,
+      modelDataDownloadTimeoutInSeconds: v.tuning.modelDataDownloadTimeoutSeconds,
+      containerStartupHealthCheckTimeoutInSeconds: v.tuning.containerStartupHealthCheckTimeoutSeconds,
+      volumeSizeInGb: !v.instanceType.hasLocalNvme && volumeGiB ? volumeGiB : undefined,
+    });
 
     // --- data capture ---
     const capture = new DataCapture(this, 'DataCapture', { ...props.dataCapture, role: this.role });
@@ -313,16 +396,8 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
 
     // --- endpoint config and endpoint ---
     this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
-      productionVariants: this.variants.map(v => ({
-        variantName: v.variantName,
-        modelName: models.get(v)!.attrModelName,
-        instanceType: v.instanceType.name,
-        initialInstanceCount: v.instanceCount,
-        initialVariantWeight: v.initialWeight,
-        modelDataDownloadTimeoutInSeconds: v.tuning.modelDataDownloadTimeoutSeconds,
-        containerStartupHealthCheckTimeoutInSeconds: v.tuning.containerStartupHealthCheckTimeoutSeconds,
-        volumeSizeInGb: !v.instanceType.hasLocalNvme && volumeGiB ? volumeGiB : undefined,
-      })),
+      productionVariants: this.variants.map(variantSpec),
+      shadowProductionVariants: this.shadowVariant ? [variantSpec(this.shadowVariant)] : undefined,
       kmsKeyId: nvmeTypes.length === 0 ? props.volumeKmsKey?.keyArn : undefined,
       dataCaptureConfig: capture.config,
     });
@@ -352,6 +427,23 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
         }));
       }
     }
+    // --- autoscaling (Application Auto Scaling owns instance counts; the breaker only moves weights) ---
+    if (props.autoScaling?.enabled !== false) this.autoScaleVariant(this.primaryVariant.variantName, props.autoScaling);
+    if (this.fallbackVariant && props.fallback?.autoScaling?.enabled !== false) {
+      const primaryMax = this.autoScaling[this.primaryVariant.variantName]?.capacity.max ?? this.primaryVariant.instanceCount;
+      this.autoScaleVariant(this.fallbackVariant.variantName, {
+        capacity: { min: this.fallbackVariant.instanceCount, max: Math.max(this.fallbackVariant.instanceCount, primaryMax) },
+        ...props.fallback?.autoScaling,
+      });
+    }
+
+    // --- deployment guardrails ---
+    if (props.deployment?.enabled !== false) {
+      this.cfnEndpoint.deploymentConfig = deploymentConfig(props.deployment ?? {},
+        props.deployment?.autoRollbackAlarms ?? this.monitoring?.rollbackAlarms() ?? [],
+        this.variants.length + (this.shadowVariant ? 1 : 0), this.errors);
+    }
+
     // --- circuit breaker ---
     if (props.circuitBreaker?.enabled !== false) {
       this.circuitBreaker = new CircuitBreaker(this, 'CircuitBreaker', {
@@ -383,6 +475,28 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
   /** Grants `sagemaker:InvokeEndpoint` on this endpoint. */
   public grantInvoke(grantee: iam.IGrantable): iam.Grant {
     return iam.Grant.addToPrincipal({ grantee, actions: ['sagemaker:InvokeEndpoint'], resourceArns: [this.endpointArn] });
+  }
+
+  /**
+   * Autoscales a production variant on per-instance QPS. Each variant can be scaled once.
+   * @returns the scaling construct (its scalable target and policies)
+   */
+  public autoScaleVariant(variantName: string, options: AutoScalingOptions = {}): VariantAutoScaling | undefined {
+    const v = this.variants.find(x => x.variantName === variantName);
+    if (!v) {
+      this.errors.add('autoScaleVariant', variantName, `a production variant of this endpoint (${this.variants.map(x => x.variantName).join(', ')})`, 'pass an existing variant name');
+      return undefined;
+    }
+    if (this.autoScaling[variantName]) {
+      this.errors.add('autoScaleVariant', variantName, 'each variant autoscaled once', `variant '${variantName}' already has autoscaling: change its options instead of adding a second one`);
+      return this.autoScaling[variantName];
+    }
+    const scaling = new VariantAutoScaling(this, `AutoScaling${variantName.replace(/[^A-Za-z0-9]/g, '')}`, {
+      ...options, endpointName: this.endpointName, variantName, instanceType: v.instanceType, initialInstanceCount: v.instanceCount,
+    });
+    scaling.node.addDependency(this.cfnEndpoint);
+    this.autoScaling[variantName] = scaling;
+    return scaling;
   }
 
   /** The metric factory of a variant (default: the primary). */

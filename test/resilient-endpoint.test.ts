@@ -202,7 +202,7 @@ describe('props', () => {
   test('bare unknown type warns that tuning is off; burstable warns', () => {
     const { stack } = newStack();
     new ResilientEndpoint(stack, 'U', { model: { image }, instanceType: SageMakerInstanceType.of('ml.m7i.large') });
-    new ResilientEndpoint(stack, 'T', { model: { image }, instanceType: SageMakerInstanceType.ML_T2_MEDIUM });
+    new ResilientEndpoint(stack, 'T', { model: { image }, instanceType: SageMakerInstanceType.ML_T2_MEDIUM, autoScaling: { enabled: false } });
     const w = warnings(stack).join('\n');
     expect(w).toMatch(/ml\.m7i\.large is not in the instance catalog/);
     expect(w).toMatch(/ml\.t2\.medium, a burstable demo-grade type/);

@@ -45,6 +45,8 @@ export class RecommenderStack extends Stack {
       },
       instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
       instanceCount: 2,
+      // 2 instances off-peak, up to 4 at peak (incident A's post-mortem); 150 QPS per instance (incident B).
+      autoScaling: { capacity: { min: 2, max: 4 }, qpsPerInstance: 150 },
       modelServer: { server: ModelServer.TORCHSERVE },
       fallback: {
         // Same model, degraded mode: shorter sequences, secondary heads off.

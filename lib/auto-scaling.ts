@@ -1,0 +1,183 @@
+import { Duration, Stack, TimeZone } from 'aws-cdk-lib';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { SageMakerInstanceType } from './instance-types';
+import { PropErrors } from './validation';
+
+/** Instance-count bounds of a variant. */
+export interface CapacityProps {
+  /** Fewest instances (≥ 1: plain variants cannot scale to zero). */
+  readonly min: number;
+  /** Most instances (≥ min). */
+  readonly max: number;
+}
+
+/** A known peak: capacity bounds that apply from a cron time on. */
+export interface ScheduledCapacity {
+  /** When the bounds apply, e.g. `appscaling.Schedule.cron({ hour: '19', minute: '0' })`. */
+  readonly schedule: appscaling.Schedule;
+  /**
+   * Minimum from then on.
+   * @default - unchanged
+   */
+  readonly minCapacity?: number;
+  /**
+   * Maximum from then on.
+   * @default - unchanged
+   */
+  readonly maxCapacity?: number;
+  /**
+   * Time zone of the cron expression.
+   * @default - UTC
+   */
+  readonly timeZone?: TimeZone;
+}
+
+/** Autoscaling settings of a variant. */
+export interface AutoScalingOptions {
+  /**
+   * Autoscale at all.
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /**
+   * Instance-count bounds.
+   * @default - min = the initial instance count, max = twice that
+   */
+  readonly capacity?: CapacityProps;
+  /**
+   * Requests per second one instance should carry: the target-tracking target is this × 60,
+   * because `SageMakerVariantInvocationsPerInstance` counts invocations per instance **per minute**.
+   * @default 150 (incident B) → target 9000
+   */
+  readonly qpsPerInstance?: number;
+  /**
+   * Wait after a scale-out before the next one.
+   * @default Duration.seconds(90) (incident B)
+   */
+  readonly scaleOutCooldown?: Duration;
+  /**
+   * Wait after a scale-in before the next one.
+   * @default Duration.seconds(300)
+   */
+  readonly scaleInCooldown?: Duration;
+  /**
+   * Also scale out fast on the 10-second `ConcurrentRequestsPerModel` metric: in-flight requests per
+   * model copy to hold (target tracking, high resolution). Good for spiky traffic.
+   * @default - off
+   */
+  readonly concurrentRequestsPerModelTarget?: number;
+  /**
+   * Known peaks.
+   * @default - none
+   */
+  readonly schedules?: ScheduledCapacity[];
+}
+
+/** Props of {@link VariantAutoScaling}. */
+export interface VariantAutoScalingProps extends AutoScalingOptions {
+  /** Endpoint name (literal). */
+  readonly endpointName: string;
+  /** Variant name. */
+  readonly variantName: string;
+  /** Variant instance type (burstable types cannot be autoscaled). */
+  readonly instanceType: SageMakerInstanceType;
+  /** Initial instance count of the variant. */
+  readonly initialInstanceCount: number;
+}
+
+/** QPS per instance → the per-minute `SageMakerVariantInvocationsPerInstance` target. */
+export function invocationsPerInstanceTarget(qpsPerInstance: number): number {
+  return qpsPerInstance * 60;
+}
+
+/**
+ * Target tracking on per-instance QPS for one production variant, with optional fast scale-out on
+ * high-resolution concurrency and scheduled peaks. Ids derive from the variant, so several variants
+ * of one endpoint can be scaled.
+ */
+export class VariantAutoScaling extends Construct {
+  /** The scalable target (`endpoint/<name>/variant/<variant>`). */
+  public readonly scalableTarget: appscaling.ScalableTarget;
+  /** The QPS target-tracking policy. */
+  public readonly invocationsPolicy: appscaling.TargetTrackingScalingPolicy;
+  /** The fast scale-out policy, if any. */
+  public readonly concurrencyPolicy?: appscaling.TargetTrackingScalingPolicy;
+  /** Bounds in force. */
+  public readonly capacity: CapacityProps;
+
+  constructor(scope: Construct, id: string, props: VariantAutoScalingProps) {
+    super(scope, id);
+    const errors = validateAutoScaling(props);
+    this.node.addValidation({ validate: () => errors.all });
+    this.capacity = props.capacity ?? { min: props.initialInstanceCount, max: props.initialInstanceCount * 2 };
+    const stack = Stack.of(this);
+    this.scalableTarget = new appscaling.ScalableTarget(this, 'Target', {
+      serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
+      resourceId: `endpoint/${props.endpointName}/variant/${props.variantName}`,
+      scalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+      minCapacity: Math.max(1, this.capacity.min),
+      maxCapacity: Math.max(1, this.capacity.max, this.capacity.min),
+      // The service-linked role Application Auto Scaling creates for SageMaker endpoints.
+      role: iam.Role.fromRoleArn(this, 'ServiceLinkedRole', stack.formatArn({
+        service: 'iam', region: '', resource: 'role',
+        resourceName: 'aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint',
+      })),
+    });
+    this.invocationsPolicy = this.scalableTarget.scaleToTrackMetric('QpsPerInstance', {
+      predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
+      targetValue: invocationsPerInstanceTarget(props.qpsPerInstance ?? 150),
+      scaleOutCooldown: props.scaleOutCooldown ?? Duration.seconds(90),
+      scaleInCooldown: props.scaleInCooldown ?? Duration.seconds(300),
+    });
+    if (props.concurrentRequestsPerModelTarget !== undefined) {
+      this.concurrencyPolicy = this.scalableTarget.scaleToTrackMetric('ConcurrencyHighResolution', {
+        predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
+        targetValue: props.concurrentRequestsPerModelTarget,
+        scaleOutCooldown: props.scaleOutCooldown ?? Duration.seconds(90),
+        scaleInCooldown: props.scaleInCooldown ?? Duration.seconds(300),
+      });
+    }
+    (props.schedules ?? []).forEach((s, i) => {
+      if (s.minCapacity === undefined && s.maxCapacity === undefined) return; // reported by validation
+      this.scalableTarget.scaleOnSchedule(`Schedule${i}`, {
+        schedule: s.schedule, minCapacity: s.minCapacity, maxCapacity: s.maxCapacity, timeZone: s.timeZone,
+      });
+    });
+  }
+}
+
+/** Pure validation of autoscaling settings. */
+export function validateAutoScaling(p: VariantAutoScalingProps): PropErrors {
+  const e = new PropErrors();
+  const pre = `autoScaling[${p.variantName}]`;
+  if (p.instanceType.isBurstable) {
+    e.add(`${pre}.instanceType`, p.instanceType.name, 'a non-burstable instance type',
+      'burstable T2/T3 instances cannot be registered with Application Auto Scaling; use e.g. ml.m5.xlarge, or set autoScaling.enabled: false');
+  }
+  const cap = p.capacity ?? { min: p.initialInstanceCount, max: p.initialInstanceCount * 2 };
+  e.range(`${pre}.capacity.min`, cap.min, 1, 10000, 'use at least 1: plain variants cannot scale to zero', true);
+  e.range(`${pre}.capacity.max`, cap.max, 1, 10000, 'use a whole number of instances ≥ 1', true);
+  if (cap.min > cap.max) e.add(`${pre}.capacity`, `min ${cap.min} > max ${cap.max}`, 'min ≤ max', 'raise max or lower min');
+  if (p.initialInstanceCount < cap.min || p.initialInstanceCount > cap.max) {
+    e.add(`${pre}.instanceCount`, p.initialInstanceCount, `within capacity [${cap.min}, ${cap.max}]`, 'set the initial instance count inside the capacity bounds');
+  }
+  if (p.qpsPerInstance !== undefined && !(p.qpsPerInstance > 0)) {
+    e.add(`${pre}.qpsPerInstance`, p.qpsPerInstance, 'a number > 0', 'give the requests per second one instance should carry, e.g. 150');
+  }
+  if (p.concurrentRequestsPerModelTarget !== undefined && !(p.concurrentRequestsPerModelTarget > 0)) {
+    e.add(`${pre}.concurrentRequestsPerModelTarget`, p.concurrentRequestsPerModelTarget, 'a number > 0', 'e.g. 4 in-flight requests per model copy');
+  }
+  (p.schedules ?? []).forEach((s, i) => {
+    const min = s.minCapacity;
+    const max = s.maxCapacity;
+    if (min === undefined && max === undefined) e.add(`${pre}.schedules[${i}]`, 'no bounds', 'minCapacity and/or maxCapacity', 'e.g. { minCapacity: 4 }');
+    e.range(`${pre}.schedules[${i}].minCapacity`, min, 1, 10000, 'use at least 1', true);
+    e.range(`${pre}.schedules[${i}].maxCapacity`, max, 1, 10000, 'use at least 1', true);
+    if (min !== undefined && max !== undefined && min > max) e.add(`${pre}.schedules[${i}]`, `min ${min} > max ${max}`, 'min ≤ max', 'fix the scheduled bounds');
+    const expr = s.schedule.expressionString;
+    if (!/^(cron|at|rate)\(/.test(expr)) e.add(`${pre}.schedules[${i}].schedule`, expr, 'a cron(...), at(...) or rate(...) expression', 'use appscaling.Schedule.cron({ hour: "19", minute: "0" })');
+  });
+  return e;
+}

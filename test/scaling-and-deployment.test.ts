@@ -1,0 +1,134 @@
+import { App, Duration, TimeZone } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
+import { ContainerImage, invocationsPerInstanceTarget, ResilientEndpoint, SageMakerInstanceType, TrafficShift } from '../lib';
+import { RecommenderStack } from '../lib/examples/recommender-stack';
+import { newStack, synthError } from './util';
+
+const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
+
+describe('recommender example', () => {
+  let t: Template;
+  let stack: RecommenderStack;
+  beforeAll(() => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    stack = new RecommenderStack(app, 'Rec');
+    t = Template.fromStack(stack);
+  });
+
+  test('scalable target min 2 max 4 on endpoint/<name>/variant/Primary', () => {
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      MinCapacity: 2, MaxCapacity: 4, ServiceNamespace: 'sagemaker', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+      ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Primary`,
+      RoleARN: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.stringLikeRegexp('AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint')])]) }),
+    });
+  });
+
+  test('target tracking at 9000 invocations per instance per minute (150 QPS), scale-out cooldown 90 s', () => {
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      PolicyType: 'TargetTrackingScaling',
+      TargetTrackingScalingPolicyConfiguration: {
+        PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantInvocationsPerInstance' },
+        TargetValue: 9000, ScaleOutCooldown: 90, ScaleInCooldown: 300,
+      },
+    });
+  });
+
+  test('the fallback autoscales too, up to the primary max', () => {
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      MinCapacity: 1, MaxCapacity: 4, ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Fallback`,
+    });
+  });
+
+  test('blue/green canary 5 % with auto-rollback on memory and business alarms (≤ 10)', () => {
+    const ep = Object.values(t.findResources('AWS::SageMaker::Endpoint'))[0] as any;
+    const dc = ep.Properties.DeploymentConfig;
+    expect(dc.BlueGreenUpdatePolicy.TrafficRoutingConfiguration).toEqual({ Type: 'CANARY', CanarySize: { Type: 'CAPACITY_PERCENT', Value: 5 }, WaitIntervalInSeconds: 300 });
+    expect(dc.AutoRollbackConfiguration.Alarms.length).toBeGreaterThan(0);
+    expect(dc.AutoRollbackConfiguration.Alarms.length).toBeLessThanOrEqual(10);
+    expect(JSON.stringify(dc.AutoRollbackConfiguration.Alarms[0])).toMatch(/PrimaryHostMemory/);
+  });
+});
+
+test('QPS → per-minute target arithmetic', () => {
+  expect(invocationsPerInstanceTarget(150)).toBe(9000);
+  expect(invocationsPerInstanceTarget(2.5)).toBe(150);
+});
+
+test('two variants scaled on one endpoint synthesize; asking twice is a clear error', () => {
+  const { app, stack } = newStack();
+  const e = new ResilientEndpoint(stack, 'E', {
+    model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, fallback: {},
+    autoScaling: { concurrentRequestsPerModelTarget: 4, schedules: [{ schedule: appscaling.Schedule.cron({ hour: '19', minute: '0' }), minCapacity: 4, timeZone: TimeZone.EUROPE_BERLIN }] },
+  });
+  const t = Template.fromStack(stack);
+  t.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 2);
+  t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+    TargetTrackingScalingPolicyConfiguration: Match.objectLike({ PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantConcurrentRequestsPerModelHighResolution' }, TargetValue: 4 }),
+  });
+  t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+    ScheduledActions: [Match.objectLike({ Schedule: 'cron(0 19 * * ? *)', ScalableTargetAction: { MinCapacity: 4 }, Timezone: 'Europe/Berlin' })],
+  });
+  expect(e.autoScaling.Fallback).toBeDefined();
+  expect(synthError(app)).toBe('');
+  const twice = newStack();
+  const e2 = new ResilientEndpoint(twice.stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+  e2.autoScaleVariant('Primary');
+  expect(synthError(twice.app)).toMatch(/autoScaleVariant: got 'Primary'; allowed: each variant autoscaled once/);
+});
+
+test('a ml.t2.medium variant with scaling fails synth with a clear message', () => {
+  const { app, stack } = newStack();
+  new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_T2_MEDIUM });
+  expect(synthError(app)).toMatch(/autoScaling\[Primary\]\.instanceType: got 'ml\.t2\.medium'; allowed: a non-burstable instance type\. Fix: burstable T2\/T3 instances cannot be registered with Application Auto Scaling/);
+});
+
+test.each([
+  ['min 0', { capacity: { min: 0, max: 2 } }, /capacity\.min: got 0/],
+  ['min > max', { capacity: { min: 3, max: 2 } }, /capacity: got 'min 3 > max 2'/],
+  ['initial count outside bounds', { capacity: { min: 3, max: 5 } }, /instanceCount: got 2; allowed: within capacity \[3, 5\]/],
+  ['QPS 0', { qpsPerInstance: 0 }, /qpsPerInstance: got 0; allowed: a number > 0/],
+  ['schedule without bounds', { schedules: [{ schedule: appscaling.Schedule.cron({ hour: '1' }) }] }, /schedules\[0\]: got 'no bounds'/],
+])('autoscaling validation: %s', (_n, autoScaling, pattern) => {
+  const { app, stack } = newStack();
+  new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, autoScaling: autoScaling as any });
+  expect(synthError(app)).toMatch(pattern);
+});
+
+test('linear, all-at-once and rolling deployment options', () => {
+  const { stack } = newStack();
+  new ResilientEndpoint(stack, 'L', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, deployment: { trafficShift: TrafficShift.LINEAR, linearStepPercent: 25 } });
+  new ResilientEndpoint(stack, 'R', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, deployment: { trafficShift: TrafficShift.ROLLING } });
+  const t = Template.fromStack(stack);
+  t.hasResourceProperties('AWS::SageMaker::Endpoint', { DeploymentConfig: Match.objectLike({ BlueGreenUpdatePolicy: Match.objectLike({ TrafficRoutingConfiguration: { Type: 'LINEAR', LinearStepSize: { Type: 'CAPACITY_PERCENT', Value: 25 }, WaitIntervalInSeconds: 300 } }) }) });
+  t.hasResourceProperties('AWS::SageMaker::Endpoint', { DeploymentConfig: Match.objectLike({ RollingUpdatePolicy: { MaximumBatchSize: { Type: 'CAPACITY_PERCENT', Value: 25 }, WaitIntervalInSeconds: 300, MaximumExecutionTimeoutInSeconds: 3600 } }) });
+});
+
+test.each([
+  ['canary 60 %', { canaryPercent: 60 }, /deployment\.canaryPercent: got 60; allowed: an integer from 1 to 50/],
+  ['wait 2 h', { waitInterval: Duration.hours(2) }, /deployment\.waitInterval \(s\): got 7200/],
+  ['timeout shorter than waits', { waitInterval: Duration.minutes(10), maximumExecutionTimeout: Duration.minutes(15) }, /maximumExecutionTimeout \(s\): got 900; allowed: more than the waits it contains \(1200 s\)/],
+  ['rolling with a fallback', { trafficShift: TrafficShift.ROLLING }, /deployment\.trafficShift: got 'ROLLING'/],
+])('deployment validation: %s', (_n, deployment, pattern) => {
+  const { app, stack } = newStack();
+  new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, fallback: {}, deployment: deployment as any });
+  expect(synthError(app)).toMatch(pattern);
+});
+
+test('shadow variant copies 5 % of traffic; with a fallback it is a clear error', () => {
+  const { stack } = newStack();
+  new ResilientEndpoint(stack, 'S', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, shadow: { model: { image } } });
+  Template.fromStack(stack).hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+    ShadowProductionVariants: [Match.objectLike({ VariantName: 'Shadow', InitialVariantWeight: 0.05, InitialInstanceCount: 1 })],
+  });
+  const bad = newStack();
+  new ResilientEndpoint(bad.stack, 'S', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, fallback: {}, shadow: { model: { image } } });
+  expect(synthError(bad.app)).toMatch(/shadow: got a shadow variant together with a fallback variant; allowed: one production variant plus one shadow variant/);
+});
+
+test('scaling metric helper', () => {
+  const { stack } = newStack();
+  const e = new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+  expect(e.metricInvocationsPerInstance()).toMatchObject({ metricName: 'InvocationsPerInstance', statistic: 'Sum', namespace: 'AWS/SageMaker' });
+  expect(e.autoScaling.Primary.invocationsPolicy).toBeDefined();
+});
