@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { ProductionReadinessChecks } from '../lib/checks';
 import { ClusteringStack } from '../lib/examples/clustering-stack';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 
@@ -21,4 +22,5 @@ new ClusteringStack(app, 'ClusteringEndpoint', {
   description: 'Incident B fixed: K-Means clustering on ml.m5.xlarge with OOM protection',
 });
 
-Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+// cdk-nag's AwsSolutions pack and this library's production-readiness rules fail `cdk synth` on errors.
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ProductionReadinessChecks());

@@ -8,3 +8,5 @@ export * from './monitoring/endpoint-monitoring';
 export * from './circuit-breaker';
 export * from './auto-scaling';
 export * from './deployment';
+export * from './checks';
+export * from './capacity-plan';

@@ -606,6 +606,9 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
           ...variant.tuning.environment,
           ...this.extraEnvironment,
           RESILIENT_ENDPOINT_VARIANT: variant.variantName,
+          // The stated footprint travels with the model so synth-time checks can verify workers × footprint.
+          ...(model.memoryFootprint?.host ? { RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(model.memoryFootprint.host.toBytes()) } : {}),
+          ...(model.memoryFootprint?.gpu ? { RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: String(model.memoryFootprint.gpu.toBytes()) } : {}),
           ...(model.environment ?? {}),
         }) }),
       },

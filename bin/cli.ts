@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+/* eslint-disable no-console */
+import { Size } from 'aws-cdk-lib';
+import { CapacityPlan } from '../lib/capacity-plan';
+
+const USAGE = `usage: sagemaker-resilient-endpoint plan --latency <p50 ms> --qps <peak QPS> [--safety 1.3] [--model-gib <host GiB per copy>] [--gpu-gib <GPU GiB per copy>] [--gpu] [--min-instances 2]`;
+
+function main(argv: string[]): number {
+  const [cmd, ...rest] = argv;
+  if (cmd !== 'plan') {
+    console.error(USAGE);
+    return 2;
+  }
+  const opts: Record<string, string | boolean> = {};
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    if (!a.startsWith('--')) continue;
+    const next = rest[i + 1];
+    if (next === undefined || next.startsWith('--')) opts[a.slice(2)] = true;
+    else { opts[a.slice(2)] = next; i++; }
+  }
+  const num = (k: string) => (opts[k] === undefined ? undefined : Number(opts[k]));
+  if (num('latency') === undefined || num('qps') === undefined) {
+    console.error(USAGE);
+    return 2;
+  }
+  try {
+    const plan = CapacityPlan.compute({
+      p50LatencyMs: num('latency')!, peakQps: num('qps')!, safetyFactor: num('safety'),
+      modelMemory: num('model-gib') !== undefined ? Size.mebibytes(Math.round(num('model-gib')! * 1024)) : undefined,
+      gpuMemory: num('gpu-gib') !== undefined ? Size.mebibytes(Math.round(num('gpu-gib')! * 1024)) : undefined,
+      requiresGpu: opts.gpu === true ? true : undefined,
+      minInstances: num('min-instances'),
+    });
+    console.log(plan.toTable());
+    return 0;
+  } catch (e) {
+    console.error((e as Error).message);
+    return 1;
+  }
+}
+
+process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,86 @@
+import * as fs from 'fs';
+import { CfnResource, IPolicyValidationContext, IPolicyValidationPlugin, PolicyValidationPluginReport, PolicyViolation, Stack, Validations } from 'aws-cdk-lib';
+import { IConstruct } from 'constructs';
+import { collectEndpoints, EndpointFacts } from './facts';
+import { ReadinessRule, RuleLevel } from './rule';
+import { AutoScaling } from './rules/auto-scaling';
+import { BreakerLogRetention } from './rules/breaker-log-retention';
+import { CircuitBreakerWired } from './rules/circuit-breaker';
+import { DataCaptureOn } from './rules/data-capture';
+import { DeploymentGuardrails } from './rules/deployment-guardrails';
+import { MemoryAlarm } from './rules/memory-alarm';
+import { MultiInstance } from './rules/multi-instance';
+import { NetworkControls } from './rules/network';
+import { NoBurstable } from './rules/no-burstable';
+import { NvmeStorage } from './rules/nvme-storage';
+import { RequestSize } from './rules/request-size';
+import { WorkerMemory } from './rules/worker-memory';
+
+export { collectEndpoints, RuleLevel };
+export type { EndpointFacts, ReadinessRule };
+
+/** Every rule of the pack. */
+export const READINESS_RULES: ReadinessRule[] = [
+  MultiInstance, AutoScaling, NoBurstable, MemoryAlarm, CircuitBreakerWired, DataCaptureOn, RequestSize,
+  WorkerMemory, DeploymentGuardrails, NetworkControls, BreakerLogRetention, NvmeStorage,
+];
+
+/** One finding. */
+export interface ReadinessFinding {
+  readonly ruleId: string;
+  readonly level: RuleLevel;
+  readonly stack: string;
+  readonly resource: string;
+  readonly message: string;
+}
+
+/** Pure: runs the rules over one template. */
+export function checkTemplate(template: any, stack: string = 'template', rules: ReadinessRule[] = READINESS_RULES): ReadinessFinding[] {
+  return collectEndpoints(template).flatMap(e => rules.flatMap(r => r.check(e).map(message => ({
+    ruleId: r.id, level: r.level, stack, resource: e.endpointLogicalId ?? e.configLogicalId,
+    message: `${message}. Why: ${r.why} Fix: ${r.fix}`,
+  }))));
+}
+
+/**
+ * Production-readiness checks for `cdk synth` in CI, registered like cdk-nag v3:
+ * `Validations.of(app).addPlugins(new ProductionReadinessChecks())`. Errors make synth exit
+ * non-zero; warnings are reported. A finding is acknowledged on the endpoint's construct (or any
+ * parent) with `Validations.of(scope).acknowledge({ id: 'RE-MultiInstance', reason: '…' })`.
+ */
+export class ProductionReadinessChecks implements IPolicyValidationPlugin {
+  public readonly name = 'ProductionReadiness';
+  public readonly version = '0.1.0';
+  public readonly ruleIds = READINESS_RULES.map(r => r.id);
+
+  public validate(context: IPolicyValidationContext): PolicyValidationPluginReport {
+    const findings: { f: ReadinessFinding; templatePath: string; path?: string }[] = [];
+    for (const st of context.stackTemplates) {
+      const template = JSON.parse(fs.readFileSync(st.templatePath, 'utf8'));
+      const stack = context.appConstruct?.node.findAll().find(c => c.node.path === st.stackConstructPath);
+      for (const f of checkTemplate(template, st.stackConstructPath)) {
+        const resource = stack ? findByLogicalId(stack, f.resource) : undefined;
+        if (resource && isAcknowledged(resource, f.ruleId)) continue;
+        findings.push({ f, templatePath: st.templatePath, path: resource?.node.path });
+      }
+    }
+    const violations: PolicyViolation[] = findings.map(({ f, templatePath, path }) => ({
+      ruleName: f.ruleId,
+      description: f.message,
+      severity: f.level,
+      fix: READINESS_RULES.find(r => r.id === f.ruleId)?.fix,
+      violatingResources: [{ resourceLogicalId: f.resource, templatePath, locations: ['Properties'], constructPath: path }],
+    }));
+    return { success: !findings.some(x => x.f.level === RuleLevel.ERROR), violations };
+  }
+}
+
+function findByLogicalId(scope: IConstruct, logicalId: string): IConstruct | undefined {
+  return scope.node.findAll().find(c => CfnResource.isCfnResource(c) && Stack.of(c).resolve((c as CfnResource).logicalId) === logicalId);
+}
+
+/** True when the rule was acknowledged on the resource's construct or a parent. */
+function isAcknowledged(resource: IConstruct, ruleId: string): boolean {
+  return resource.node.scopes.some(c => c.node.metadata.some(m => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY
+    && Object.keys(m.data ?? {}).some(k => k.replace(/^(annotation|ProductionReadiness)::/i, '') === ruleId)));
+}
