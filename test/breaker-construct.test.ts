@@ -1,16 +1,14 @@
-import { App, Duration } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { CircuitBreaker, ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
-import { nagFindings, newStack, synthError } from './util';
+import { nagFindings, newStack, synthError, exampleStacks } from './util';
 
 describe('recommender example breaker', () => {
   let t: Template;
   let stack: RecommenderStack;
   beforeAll(() => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    stack = new RecommenderStack(app, 'Rec');
-    t = Template.fromStack(stack);
+    ({ recommender: stack, rec: t } = exampleStacks());
   });
 
   test('function: Node.js 24 on arm64, reserved concurrency 1, DLQ, log retention', () => {

@@ -1,8 +1,8 @@
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AlarmTier, ContainerImage, EndpointMonitoring, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
-import { nagFindings, newStack, synthError } from './util';
+import { nagFindings, newStack, synthError, exampleStacks } from './util';
 
 const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
 
@@ -17,9 +17,7 @@ describe('recommender example monitoring', () => {
   let t: Template;
   let stack: RecommenderStack;
   beforeAll(() => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    stack = new RecommenderStack(app, 'Rec');
-    t = Template.fromStack(stack);
+    ({ recommender: stack, rec: t } = exampleStacks());
   });
 
   test('host memory at 85 % on the hottest instance', () => {

@@ -1,9 +1,9 @@
-import { App, Duration, TimeZone } from 'aws-cdk-lib';
+import { Duration, TimeZone } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import { ContainerImage, invocationsPerInstanceTarget, ResilientEndpoint, SageMakerInstanceType, TrafficShift } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
-import { newStack, synthError } from './util';
+import { newStack, synthError, exampleStacks } from './util';
 
 const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
 
@@ -11,9 +11,7 @@ describe('recommender example', () => {
   let t: Template;
   let stack: RecommenderStack;
   beforeAll(() => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    stack = new RecommenderStack(app, 'Rec');
-    t = Template.fromStack(stack);
+    ({ recommender: stack, rec: t } = exampleStacks());
   });
 
   test('scalable target min 2 max 4 on endpoint/<name>/variant/Primary', () => {

@@ -1,6 +1,8 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { ClusteringStack } from '../lib/examples/clustering-stack';
+import { RecommenderStack } from '../lib/examples/recommender-stack';
 
 /** A fresh app + stack with asset bundling skipped and a fixed environment. */
 export function newStack(id = 'Test'): { app: App; stack: Stack } {
@@ -33,4 +35,12 @@ export function synthError(app: App): string {
   } catch (e) {
     return (e as Error).message;
   }
+}
+
+/** The two example stacks in one app, synthesized once per test file. */
+export function exampleStacks(): { recommender: RecommenderStack; clustering: ClusteringStack; rec: Template; clu: Template } {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const recommender = new RecommenderStack(app, 'Rec');
+  const clustering = new ClusteringStack(app, 'Clu');
+  return { recommender, clustering, rec: Template.fromStack(recommender), clu: Template.fromStack(clustering) };
 }

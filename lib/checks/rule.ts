@@ -1,3 +1,4 @@
+import { SageMakerInstanceType } from '../instance-types';
 import { EndpointFacts } from './facts';
 
 /** Finding level: errors fail `cdk synth`, warnings are reported. */
@@ -22,10 +23,7 @@ export interface ReadinessRule {
 
 /** Variants that take traffic (weight > 0). */
 export const weighted = (e: EndpointFacts) => e.variants.filter(v => v.weight > 0);
-/** Burstable name test. */
-export const isBurstable = (type: string) => /^ml\.t\d\./.test(type);
-/** Local-NVMe name test (g4dn, g5, g6, p4d, trn1, inf2 and any *d family). */
-export const hasNvme = (type: string) => {
-  const fam = type.split('.')[1] ?? '';
-  return /^(g4dn|g5|g6|g6e|p4d|p4de|p5|trn1|inf2)$/.test(fam) || /^[a-z]+\d+[a-z]*d$/.test(fam);
-};
+/** Burstable type (catalog or name), as the instance catalog decides it. */
+export const isBurstable = (type: string) => SageMakerInstanceType.of(type).isBurstable;
+/** Local-NVMe type (catalog or name), as the instance catalog decides it. */
+export const hasNvme = (type: string) => SageMakerInstanceType.of(type).hasLocalNvme;
