@@ -10,6 +10,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
+import { BreakerConfig, DEFAULT_CONFIG } from '../lambda/circuit-breaker/policy';
 import { SageMakerInstanceType } from './instance-types';
 import { EndpointMetricFactory } from './monitoring/metrics';
 import { acknowledgeWildcard } from './nag';
@@ -142,8 +143,9 @@ export class CircuitBreaker extends Construct {
     this.node.addValidation({ validate: () => errors.all });
     const stack = Stack.of(this);
     const spec = props.primaryInstanceType.spec;
-    const degradeAt = props.degradeAtPercent ?? 80;
-    const errorRate = (props.errorRateThresholdPercent ?? 5) / 100;
+    const config = breakerConfig(props, props.fallbackVariantName !== undefined);
+    const degradeAt = config.degradeAtPercent;
+    const errorRate = config.errorRateOpen;
 
     this.parameter = new ssm.StringParameter(this, 'State', {
       description: `Circuit-breaker state of SageMaker endpoint ${props.endpointName}; the container reads "level" (0 normal, 1 degraded, 2 critical)`,
@@ -199,18 +201,7 @@ export class CircuitBreaker extends Construct {
         ERROR_WINDOW_SECONDS: '600',
         DRY_RUN: String(props.dryRun ?? false),
         METRIC_NAMESPACE: BREAKER_NAMESPACE,
-        BREAKER_CONFIG: JSON.stringify({
-          degradeAtPercent: degradeAt,
-          criticalAtPercent: props.criticalAtPercent ?? 95,
-          recoverBelowPercent: props.recoverBelowPercent ?? 70,
-          errorRateOpen: errorRate,
-          minInvocations: props.minInvocations ?? 20,
-          minDwellSeconds: (props.minDwell ?? Duration.minutes(5)).toSeconds(),
-          recoveryDwellSeconds: (props.recoveryDwell ?? Duration.minutes(5)).toSeconds(),
-          recoveryStepSeconds: (props.recoveryStepInterval ?? Duration.minutes(2)).toSeconds(),
-          recoverySteps: props.recoverySteps ?? 3,
-          degradedFallbackShare: (props.degradedFallbackSharePercent ?? 50) / 100,
-        }),
+        BREAKER_CONFIG: JSON.stringify(config),
       },
     });
     this.deadLetterQueue.grantSendMessages(role);
@@ -290,6 +281,28 @@ export class CircuitBreaker extends Construct {
   }
 }
 
+/**
+ * Pure: the policy's configuration from the construct options. Defaults come from the policy's own
+ * `DEFAULT_CONFIG`, so the Lambda, the construct and the simulator cannot disagree.
+ */
+export function breakerConfig(p: CircuitBreakerOptions, hasFallback: boolean): BreakerConfig {
+  const d = DEFAULT_CONFIG;
+  return {
+    ...d,
+    degradeAtPercent: p.degradeAtPercent ?? d.degradeAtPercent,
+    criticalAtPercent: p.criticalAtPercent ?? d.criticalAtPercent,
+    recoverBelowPercent: p.recoverBelowPercent ?? d.recoverBelowPercent,
+    errorRateOpen: p.errorRateThresholdPercent !== undefined ? p.errorRateThresholdPercent / 100 : d.errorRateOpen,
+    minInvocations: p.minInvocations ?? d.minInvocations,
+    minDwellSeconds: p.minDwell?.toSeconds() ?? d.minDwellSeconds,
+    recoveryDwellSeconds: p.recoveryDwell?.toSeconds() ?? d.recoveryDwellSeconds,
+    recoveryStepSeconds: p.recoveryStepInterval?.toSeconds() ?? d.recoveryStepSeconds,
+    recoverySteps: p.recoverySteps ?? d.recoverySteps,
+    degradedFallbackShare: p.degradedFallbackSharePercent !== undefined ? p.degradedFallbackSharePercent / 100 : d.degradedFallbackShare,
+    hasFallback,
+  };
+}
+
 /** Pure validation of breaker options. */
 export function validateBreaker(p: CircuitBreakerOptions): PropErrors {
   const e = new PropErrors();
@@ -299,9 +312,7 @@ export function validateBreaker(p: CircuitBreakerOptions): PropErrors {
   pct('recoverBelowPercent', p.recoverBelowPercent);
   pct('errorRateThresholdPercent', p.errorRateThresholdPercent);
   e.range('circuitBreaker.degradedFallbackSharePercent', p.degradedFallbackSharePercent, 1, 100, 'give a share from 1 to 100 %');
-  const degrade = p.degradeAtPercent ?? 80;
-  const critical = p.criticalAtPercent ?? 95;
-  const recover = p.recoverBelowPercent ?? 70;
+  const { degradeAtPercent: degrade, criticalAtPercent: critical, recoverBelowPercent: recover } = breakerConfig(p, true);
   if (!(recover < degrade && degrade < critical)) {
     e.add('circuitBreaker thresholds', new Described(`recover ${recover} / degrade ${degrade} / critical ${critical}`),
       'recoverBelowPercent < degradeAtPercent < criticalAtPercent (hysteresis)', 'e.g. 70 / 80 / 95');
