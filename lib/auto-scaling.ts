@@ -106,12 +106,21 @@ export class VariantAutoScaling extends Construct {
   public readonly concurrencyPolicy?: appscaling.TargetTrackingScalingPolicy;
   /** Bounds in force. */
   public readonly capacity: CapacityProps;
+  /** QPS per instance the target tracks. */
+  public readonly qpsPerInstance: number;
+  /** Scale-out cooldown in force. */
+  public readonly scaleOutCooldown: Duration;
+  /** Scale-in cooldown in force. */
+  public readonly scaleInCooldown: Duration;
 
   constructor(scope: Construct, id: string, props: VariantAutoScalingProps) {
     super(scope, id);
     const errors = validateAutoScaling(props);
     this.node.addValidation({ validate: () => errors.all });
     this.capacity = props.capacity ?? { min: props.initialInstanceCount, max: props.initialInstanceCount * 2 };
+    this.qpsPerInstance = props.qpsPerInstance ?? 150;
+    this.scaleOutCooldown = props.scaleOutCooldown ?? Duration.seconds(90);
+    this.scaleInCooldown = props.scaleInCooldown ?? Duration.seconds(300);
     const stack = Stack.of(this);
     this.scalableTarget = new appscaling.ScalableTarget(this, 'Target', {
       serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
@@ -127,16 +136,16 @@ export class VariantAutoScaling extends Construct {
     });
     this.invocationsPolicy = this.scalableTarget.scaleToTrackMetric('QpsPerInstance', {
       predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
-      targetValue: invocationsPerInstanceTarget(props.qpsPerInstance ?? 150),
-      scaleOutCooldown: props.scaleOutCooldown ?? Duration.seconds(90),
-      scaleInCooldown: props.scaleInCooldown ?? Duration.seconds(300),
+      targetValue: invocationsPerInstanceTarget(this.qpsPerInstance),
+      scaleOutCooldown: this.scaleOutCooldown,
+      scaleInCooldown: this.scaleInCooldown,
     });
     if (props.concurrentRequestsPerModelTarget !== undefined) {
       this.concurrencyPolicy = this.scalableTarget.scaleToTrackMetric('ConcurrencyHighResolution', {
         predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
         targetValue: props.concurrentRequestsPerModelTarget,
-        scaleOutCooldown: props.scaleOutCooldown ?? Duration.seconds(90),
-        scaleInCooldown: props.scaleInCooldown ?? Duration.seconds(300),
+        scaleOutCooldown: this.scaleOutCooldown,
+        scaleInCooldown: this.scaleInCooldown,
       });
     }
     (props.schedules ?? []).forEach((s, i) => {

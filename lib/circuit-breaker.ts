@@ -134,6 +134,8 @@ export class CircuitBreaker extends Construct {
   public readonly alarms: cloudwatch.Alarm[] = [];
   /** Failed invocations. */
   public readonly deadLetterQueue: sqs.Queue;
+  /** The policy configuration the function runs with (also what the simulator uses). */
+  public readonly config: BreakerConfig;
   private readonly props: CircuitBreakerProps;
 
   constructor(scope: Construct, id: string, props: CircuitBreakerProps) {
@@ -144,6 +146,7 @@ export class CircuitBreaker extends Construct {
     const stack = Stack.of(this);
     const spec = props.primaryInstanceType.spec;
     const config = breakerConfig(props, props.fallbackVariantName !== undefined);
+    this.config = config;
     const degradeAt = config.degradeAtPercent;
     const errorRate = config.errorRateOpen;
 

@@ -10,3 +10,4 @@ export * from './auto-scaling';
 export * from './deployment';
 export * from './checks';
 export * from './capacity-plan';
+export * as simulation from './simulation';

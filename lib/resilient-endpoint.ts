@@ -223,6 +223,8 @@ export interface VariantInfo {
   readonly role: VariantRole;
   /** The model-server tuning written into its container. */
   readonly tuning: ModelServerTuning;
+  /** What the variant runs (footprint and environment, e.g. for the simulator). */
+  readonly model: ModelProps;
 }
 
 /** Attributes to import an existing endpoint. */
@@ -320,7 +322,7 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
     const primaryTuning = this.tune('', props.instanceType, props.model, props.modelServer);
     this.primaryVariant = {
       variantName: primaryName, instanceType: props.instanceType, instanceCount: primaryCount,
-      initialWeight: 1, role: VariantRole.PRIMARY, tuning: primaryTuning,
+      initialWeight: 1, role: VariantRole.PRIMARY, tuning: primaryTuning, model: props.model,
     };
     this.variants = [this.primaryVariant];
     if (props.fallback) {
@@ -337,6 +339,7 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       this.fallbackVariant = {
         variantName: name, instanceType: type, instanceCount: count, initialWeight: 0,
         role: VariantRole.FALLBACK, tuning: this.tune('fallback.', type, f.model ?? props.model, f.modelServer ?? props.modelServer),
+        model: f.model ?? props.model,
       };
       this.variants.push(this.fallbackVariant);
     }
@@ -352,7 +355,7 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       this.shadowVariant = {
         variantName: sh.variantName ?? 'Shadow', instanceType: type, instanceCount: sh.instanceCount ?? 1,
         // The shadow's weight relative to the production variant's is the share of requests copied to it.
-        initialWeight: sampling / 100, role: VariantRole.SHADOW, tuning: this.tune('shadow.', type, sh.model, props.modelServer),
+        initialWeight: sampling / 100, role: VariantRole.SHADOW, tuning: this.tune('shadow.', type, sh.model, props.modelServer), model: sh.model,
       };
     }
     for (const v of [...this.variants, ...(this.shadowVariant ? [this.shadowVariant] : [])]) this.validateVariantName(v.variantName);

@@ -176,3 +176,12 @@ describe('breaker policy: properties over random metric sequences', () => {
     }), { numRuns: 300 });
   });
 });
+
+test('recovers with CloudWatch-delayed data (newest point 2.5 minutes old)', () => {
+  // Degraded 20 minutes ago; the last 5 datapoints (minute starts, newest 150 s old) are all cool.
+  const now = 30 * MIN;
+  const memory = [0, 1, 2, 3, 4].map(k => ({ t: now - 150_000 - (4 - k) * MIN, v: 40 }));
+  const prev: BreakerState = { state: 'DEGRADED', since: now - 20 * MIN, share: 0.5, entryShare: 0.5, step: 0 };
+  const d = decide(prev, { memory }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
+  expect(d.next.state).toBe('RECOVERING');
+});

@@ -45,7 +45,7 @@ describe('example stacks', () => {
 
   test('g4dn.xlarge recommender: TorchServe names, 3 workers from the 4 GiB GPU footprint, user env wins', () => {
     const env = containerEnv(rec, 'Primary');
-    expect(env).toMatchObject({ TS_MAX_REQUEST_SIZE: '8388608', SAGEMAKER_MODEL_SERVER_WORKERS: '3', MAX_SEQ_LEN: '512' });
+    expect(env).toMatchObject({ TS_MAX_REQUEST_SIZE: '8388608', SAGEMAKER_MODEL_SERVER_WORKERS: '3', MAX_SEQ_LEN: '3000', DEGRADED_MAX_SEQ_LEN: '512' });
   });
 
   test('data capture at 1 %, input and output, into the created bucket', () => {

@@ -130,7 +130,11 @@ const EPS = 1e-6;
 export function decide(prev: BreakerState, readings: Readings, endpoint: EndpointView | undefined,
   variants: Variants, config: BreakerConfig, now: number): Decision {
   const reasons: string[] = [];
-  const fresh = readings.memory.filter(p => now - p.t <= config.staleAfterSeconds * 1000 && Number.isFinite(p.v));
+  // Staleness judges the newest point only: CloudWatch delivers 1-minute data 1–2 minutes late, so the
+  // older points of a recovery window are always older than the staleness limit.
+  const valid = readings.memory.filter(p => Number.isFinite(p.v));
+  const newest = valid[valid.length - 1];
+  const fresh = newest && now - newest.t <= config.staleAfterSeconds * 1000 ? valid : [];
   const latest = fresh.length ? fresh[fresh.length - 1].v : undefined;
   const errRate = readings.invocations !== undefined && readings.errors !== undefined && readings.invocations >= config.minInvocations
     ? readings.errors / readings.invocations : undefined;
@@ -143,9 +147,12 @@ export function decide(prev: BreakerState, readings: Readings, endpoint: Endpoin
     const critical = latest >= config.criticalAtPercent;
     const erroring = errRate !== undefined && errRate >= config.errorRateOpen;
     const hot = latest >= config.degradeAtPercent;
+    // "Cool for the dwell": the newest `needed` 1-minute points are consecutive and all below the
+    // recovery level. Anchored at the newest point, not at `now`: CloudWatch data arrives 1–2 minutes late.
     const needed = Math.max(1, Math.ceil(config.recoveryDwellSeconds / 60));
-    const window = fresh.filter(p => now - p.t <= config.recoveryDwellSeconds * 1000 + 30_000);
-    const cool = window.length >= needed && window.every(p => p.v < config.recoverBelowPercent);
+    const window = fresh.slice(-needed);
+    const consecutive = window.length === needed && window[needed - 1].t - window[0].t <= (needed - 1) * 60_000 + 30_000;
+    const cool = consecutive && window.every(p => p.v < config.recoverBelowPercent);
     const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0 });
     const degraded = (): BreakerState => ({ state: 'DEGRADED', since: now, share: config.degradedFallbackShare, entryShare: config.degradedFallbackShare, step: 0 });
     const recoveringFrom = (entry: number, step: number): BreakerState => {

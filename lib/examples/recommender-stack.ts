@@ -39,9 +39,11 @@ export class RecommenderStack extends Stack {
       model: {
         image,
         modelData,
-        // Measured at MAX_SEQ_LEN 512, batch 64: 4 GiB of GPU memory, 3 GiB of host memory per copy.
+        // Measured at 512 tokens, full batch: 4 GiB of GPU memory, 3 GiB of host memory per copy.
         memoryFootprint: { gpu: Size.gibibytes(4), host: Size.gibibytes(3) },
-        environment: { MAX_SEQ_LEN: '512' },
+        // Full sequences (up to 3000 events) normally; the container caps them at 512 when the
+        // breaker's degrade level is ≥ 1 and rejects longer ones at level 2 (incident A's tiers).
+        environment: { MAX_SEQ_LEN: '3000', DEGRADED_MAX_SEQ_LEN: '512' },
       },
       instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
       instanceCount: 2,
