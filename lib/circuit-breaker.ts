@@ -231,7 +231,7 @@ export class CircuitBreaker extends Construct {
     }
     const window = Duration.minutes(10);
     alarm('ErrorRate', new cloudwatch.MathExpression({
-      expression: 'IF(inv >= 20, err / inv, 0)',
+      expression: `IF(inv >= ${config.minInvocations}, err / inv, 0)`,
       usingMetrics: { err: m.invocation5xxErrors({ period: window }), inv: m.invocations({ period: window }) },
       period: window,
       label: '5XX rate over 10 minutes',
