@@ -52,6 +52,14 @@ describe('simulator', () => {
     expect(scalingOnly.servedByFallback).toBe(0);
   });
 
+  test.each([0, 30, 60])('the breaker still cuts OOM events when weight changes take %i s to land (unverified timing, swept)', (weightApplyS) => {
+    const trace = pulseTrace(40, 17, { before: 600, hold: 900, after: 900 });
+    const base = { primary, seed: 5, assumptions: { weightApplyS } };
+    const scalingOnly = runSimulation(trace, { ...base, autoscaling: true });
+    const withBreaker = runSimulation(trace, { ...base, fallback, autoscaling: true, breaker: recommender.circuitBreaker!.config });
+    expect(withBreaker.oomEvents).toBeLessThan(scalingOnly.oomEvents);
+  });
+
   test('a steady load well under capacity with the cap in force has no OOM and no failure', () => {
     const safe = { ...primary, maxSeqLen: 512 };
     const r = runSimulation(steadyTrace(100, 1200), { primary: safe, autoscaling: true, seed: 1 });

@@ -6,9 +6,10 @@ import { App } from 'aws-cdk-lib';
 import { ClusteringStack } from '../examples/clustering-stack';
 import { RecommenderStack } from '../examples/recommender-stack';
 import { ResilientEndpoint } from '../resilient-endpoint';
-import { abusiveClientTrace, compareScenarios, comparisonTable, csvTrace, poissonTrace, pulseTrace, renderChart, steadyTrace, Trace } from './index';
+import { abusiveClientTrace, compareScenarios, comparisonTable, csvTrace, poissonTrace, pulseTrace, renderChart, SimAssumptions, steadyTrace, Trace } from './index';
 
-const USAGE = `usage: npm run simulate -- --example recommender|clustering --trace pulse|steady|poisson|abusive|csv [--csv FILE] [--qps OFF_PEAK_QPS] [--seed N] [--out DIR]`;
+const USAGE = `usage: npm run simulate -- --example recommender|clustering --trace pulse|steady|poisson|abusive|csv [--csv FILE] [--qps OFF_PEAK_QPS] [--seed N] [--out DIR]
+  timing assumptions (seconds): [--provisioning S] [--metric-delay S] [--weight-delay S] [--restart S]`;
 
 function parse(argv: string[]): Record<string, string> {
   const o: Record<string, string> = {};
@@ -48,8 +49,16 @@ function main(): number {
     const trace = traceFrom(o);
     const out = o.out ?? 'sim-out';
     const started = Date.now();
+    const num = (k: string) => (o[k] === undefined ? undefined : Number(o[k]));
+    const assumptions: Partial<SimAssumptions> = Object.fromEntries(Object.entries({
+      provisioningS: num('provisioning'), metricDelayS: num('metric-delay'), weightApplyS: num('weight-delay'), restartS: num('restart'),
+    }).filter(([, v]) => v !== undefined));
+    for (const [k, v] of Object.entries(assumptions)) {
+      if (!(Number.isFinite(v) && (v as number) >= 0)) throw new Error(`${k}: got ${v}; allowed: seconds >= 0`);
+    }
     const rows = compareScenarios(trace, endpoint, {
       seed: Number(o.seed ?? 42),
+      assumptions,
       onProgress: (s, f) => process.stderr.write(`\r${s.padEnd(22)} ${Math.round(100 * f).toString().padStart(3)} %`),
     });
     process.stderr.write('\n');
