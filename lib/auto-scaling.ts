@@ -1,9 +1,9 @@
-import { Duration, Stack, TimeZone } from 'aws-cdk-lib';
+import { Duration, Stack, TimeZone, Token } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from './instance-types';
-import { PropErrors } from './validation';
+import { Described, PropErrors } from './validation';
 
 /** Instance-count bounds of a variant. */
 export interface CapacityProps {
@@ -63,9 +63,12 @@ export interface AutoScalingOptions {
    */
   readonly scaleInCooldown?: Duration;
   /**
-   * Also scale out fast on the 10-second `ConcurrentRequestsPerModel` metric: in-flight requests per
-   * model copy to hold (target tracking, high resolution). Good for spiky traffic.
+   * Also scale out fast on the 10-second `ConcurrentRequestsPerModel` metric (target tracking, high
+   * resolution): the in-flight requests to hold **per instance** — SageMaker counts the requests in
+   * flight at each instance's model container, queued ones included, not per model-server worker.
+   * Good for spiky traffic.
    * @default - off
+   * @see https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-add-code-define.html
    */
   readonly concurrentRequestsPerModelTarget?: number;
   /**
@@ -179,14 +182,61 @@ export function validateAutoScaling(p: VariantAutoScalingProps): PropErrors {
     e.add(`${pre}.concurrentRequestsPerModelTarget`, p.concurrentRequestsPerModelTarget, 'a number > 0', 'e.g. 4 in-flight requests per model copy');
   }
   (p.schedules ?? []).forEach((s, i) => {
+    if (Token.isUnresolved(cap.min) || Token.isUnresolved(cap.max)) return;
     const min = s.minCapacity;
     const max = s.maxCapacity;
     if (min === undefined && max === undefined) e.add(`${pre}.schedules[${i}]`, 'no bounds', 'minCapacity and/or maxCapacity', 'e.g. { minCapacity: 4 }');
     e.range(`${pre}.schedules[${i}].minCapacity`, min, 1, 10000, 'use at least 1', true);
     e.range(`${pre}.schedules[${i}].maxCapacity`, max, 1, 10000, 'use at least 1', true);
-    if (min !== undefined && max !== undefined && min > max) e.add(`${pre}.schedules[${i}]`, `min ${min} > max ${max}`, 'min ≤ max', 'fix the scheduled bounds');
-    const expr = s.schedule.expressionString;
-    if (!/^(cron|at|rate)\(/.test(expr)) e.add(`${pre}.schedules[${i}].schedule`, expr, 'a cron(...), at(...) or rate(...) expression', 'use appscaling.Schedule.cron({ hour: "19", minute: "0" })');
+    // The bounds in force once the action runs (an unset one keeps the target's): AAS needs min ≤ max.
+    const effMin = min ?? cap.min;
+    const effMax = max ?? cap.max;
+    if (effMin > effMax) {
+      e.add(`${pre}.schedules[${i}]`, new Described(`min ${effMin} > max ${effMax}`), `scheduled bounds with min ≤ max (unset ones keep capacity [${cap.min}, ${cap.max}])`,
+        'set both minCapacity and maxCapacity on the scheduled action, or keep the scheduled min within the capacity max');
+    }
+    const expr = s.schedule?.expressionString;
+    if (typeof expr !== 'string' || !/^(cron|at|rate)\(/.test(expr)) {
+      e.add(`${pre}.schedules[${i}].schedule`, String(expr), 'a cron(...), at(...) or rate(...) expression', 'use appscaling.Schedule.cron({ hour: "19", minute: "0" })');
+    } else {
+      for (const problem of cronProblems(expr)) e.add(`${pre}.schedules[${i}].schedule`, expr, problem, 'fix the cron field, e.g. appscaling.Schedule.cron({ hour: "19", minute: "0" })');
+    }
   });
   return e;
+}
+
+/** Ranges of the six fields of an Application Auto Scaling cron expression (minutes hours day month weekday year). */
+const CRON_FIELDS: { name: string; min: number; max: number; names?: string[] }[] = [
+  { name: 'minute', min: 0, max: 59 },
+  { name: 'hour', min: 0, max: 23 },
+  { name: 'day of month', min: 1, max: 31 },
+  { name: 'month', min: 1, max: 12, names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] },
+  { name: 'day of week', min: 1, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] },
+  { name: 'year', min: 1970, max: 2199 },
+];
+
+/**
+ * Pure: the out-of-range fields of a `cron(...)` expression (empty for `at(...)`, `rate(...)` and
+ * valid crons). Checks the numbers in each field (lists, ranges, steps; `*`, `?`, `L`, `W`, `#` pass).
+ */
+export function cronProblems(expression: string): string[] {
+  const m = /^cron\((.*)\)$/.exec(expression.trim());
+  if (!m) return [];
+  const fields = m[1].trim().split(/\s+/);
+  if (fields.length !== 6) return [`6 cron fields (minute hour day month weekday year), got ${fields.length}`];
+  const out: string[] = [];
+  fields.forEach((field, i) => {
+    const f = CRON_FIELDS[i];
+    for (const part of field.split(',')) {
+      const [range, step] = part.split('/');
+      if (step !== undefined && !/^\d+$/.test(step)) out.push(`${f.name} step '${step}' is not a number`);
+      for (const token of range.split('-')) {
+        const t = token.replace(/[LW]$/, '').replace(/#\d+$/, '').toUpperCase();
+        if (t === '' || t === '*' || t === '?' || t === 'L') continue;
+        const n = f.names?.includes(t) ? f.names.indexOf(t) + f.min : Number(t);
+        if (!Number.isInteger(n) || n < f.min || n > f.max) out.push(`${f.name} ${f.min}–${f.max} (got '${token}')`);
+      }
+    }
+  });
+  return out;
 }

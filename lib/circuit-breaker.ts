@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -18,6 +18,11 @@ import { Described, PropErrors } from './validation';
 
 /** Namespace of the breaker's own metrics. */
 export const BREAKER_NAMESPACE = 'ResilientEndpoint/CircuitBreaker';
+/**
+ * The 5XX window: the breaker's error-rate alarm and the function judge the same 10 minutes
+ * (incident B: "sliding window of 10 minutes, open at 5 %").
+ */
+export const ERROR_WINDOW = Duration.minutes(10);
 /** Environment variable that tells the container where its degrade level is. */
 export const DEGRADE_PARAMETER_ENV = 'RESILIENT_ENDPOINT_DEGRADE_PARAMETER';
 
@@ -88,12 +93,28 @@ export interface CircuitBreakerOptions {
    * @default logs.RetentionDays.THREE_MONTHS
    */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Reserve this many concurrent executions for the breaker function. Reserving fails the deploy
+   * in accounts whose unreserved concurrency is at its minimum (new accounts with a low quota:
+   * "decreases account's UnreservedConcurrentExecution below its minimum value"), so it is off by
+   * default. Without it, concurrent evaluations (an alarm event and the schedule at once) are
+   * harmless: each writes absolute weights and an absolute state computed from what it read, and
+   * writes only when the state changes, so a second evaluation repeats the first or is superseded
+   * by the next one a minute later.
+   * @default - no reserved concurrency
+   */
+  readonly reservedConcurrency?: number;
 }
 
 /** Props of {@link CircuitBreaker}. */
 export interface CircuitBreakerProps extends CircuitBreakerOptions {
-  /** Endpoint name (literal). */
+  /** Endpoint name (a literal, or a token such as a parameter or `CfnEndpoint.attrEndpointName`). */
   readonly endpointName: string;
+  /**
+   * The endpoint's ARN, for the function's IAM policy.
+   * @default - built from `endpointName` (lower-cased when literal, as SageMaker writes ARNs)
+   */
+  readonly endpointArn?: string;
   /** The variant whose memory is watched and whose traffic is shifted. */
   readonly primaryVariantName: string;
   /** Its instance type (GPU count for normalisation). */
@@ -170,7 +191,12 @@ export class CircuitBreaker extends Construct {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: `Circuit breaker of SageMaker endpoint ${props.endpointName}`,
     });
-    const endpointArn = stack.formatArn({ service: 'sagemaker', resource: 'endpoint', resourceName: props.endpointName.toLowerCase() });
+    // Never lower-case a token's string form: that corrupts the token. Literal names are lower-cased
+    // because SageMaker writes endpoint ARNs in lower case.
+    const endpointArn = props.endpointArn ?? stack.formatArn({
+      service: 'sagemaker', resource: 'endpoint',
+      resourceName: Token.isUnresolved(props.endpointName) ? props.endpointName : props.endpointName.toLowerCase(),
+    });
     role.addToPrincipalPolicy(new iam.PolicyStatement({
       actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'],
       resources: [endpointArn],
@@ -191,7 +217,7 @@ export class CircuitBreaker extends Construct {
       role,
       memorySize: 256,
       timeout: Duration.seconds(30),
-      reservedConcurrentExecutions: 1, // one decision at a time
+      reservedConcurrentExecutions: props.reservedConcurrency,
       logGroup,
       deadLetterQueue: this.deadLetterQueue,
       retryAttempts: 2,
@@ -201,7 +227,7 @@ export class CircuitBreaker extends Construct {
         FALLBACK_VARIANT: props.fallbackVariantName ?? '',
         PARAMETER_NAME: this.parameter.parameterName,
         GPU_COUNT: String(spec.gpuCount),
-        ERROR_WINDOW_SECONDS: '600',
+        ERROR_WINDOW_SECONDS: String(ERROR_WINDOW.toSeconds()),
         DRY_RUN: String(props.dryRun ?? false),
         METRIC_NAMESPACE: BREAKER_NAMESPACE,
         BREAKER_CONFIG: JSON.stringify(config),
@@ -229,7 +255,7 @@ export class CircuitBreaker extends Construct {
       alarm('GpuMemory', m.gpuMemoryUtilization(), degradeAt * spec.gpuCount,
         `Breaker trigger: GPU memory >= ${degradeAt} % of ${spec.gpuCount} GPU(s) (threshold ${degradeAt * spec.gpuCount} on the summed metric).`);
     }
-    const window = Duration.minutes(10);
+    const window = ERROR_WINDOW;
     alarm('ErrorRate', new cloudwatch.MathExpression({
       expression: `IF(inv >= ${config.minInvocations}, err / inv, 0)`,
       usingMetrics: { err: m.invocation5xxErrors({ period: window }), inv: m.invocations({ period: window }) },
@@ -325,5 +351,6 @@ export function validateBreaker(p: CircuitBreakerOptions): PropErrors {
   e.range('circuitBreaker.minDwell (s)', p.minDwell?.toSeconds(), 60, 3600, 'use Duration.minutes(1..60)');
   e.range('circuitBreaker.recoveryDwell (s)', p.recoveryDwell?.toSeconds(), 60, 900, 'use Duration.minutes(1..15): the breaker reads 15 minutes of history');
   e.range('circuitBreaker.recoveryStepInterval (s)', p.recoveryStepInterval?.toSeconds(), 60, 3600, 'use Duration.minutes(1..60)');
+  e.range('circuitBreaker.reservedConcurrency', p.reservedConcurrency, 1, 1000, 'give a whole number of executions, e.g. 1, or leave it unset', true);
   return e;
 }

@@ -3,6 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
+import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { acknowledgeWildcard } from './nag';
 import { Described, PropErrors } from './validation';
@@ -88,6 +89,10 @@ export class DataCapture extends Construct {
 
   constructor(scope: Construct, id: string, props: DataCaptureProps) {
     super(scope, id);
+    // Server access logs are granted through a bucket policy, never the legacy `AccessControl`
+    // (LogDeliveryWrite ACL), whatever the consumer's app sets: aws-cdk-lib reads this feature flag
+    // from the construct tree, so setting it here, before the buckets exist, scopes it to them.
+    this.node.setContext(cxapi.S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     const errors = validateDataCapture(props);
     this.node.addValidation({ validate: () => errors.all });
 
@@ -105,7 +110,7 @@ export class DataCapture extends Construct {
         encryption: s3.BucketEncryption.S3_MANAGED, // log delivery cannot write to KMS-encrypted buckets
         enforceSSL: true,
         blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-        objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+        objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED, // log delivery is granted by bucket policy: no ACLs needed
         lifecycleRules: [{ expiration: Duration.days(90) }],
         removalPolicy: RemovalPolicy.RETAIN,
       });
@@ -121,7 +126,7 @@ export class DataCapture extends Construct {
         blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
         serverAccessLogsBucket: logs,
         serverAccessLogsPrefix: 'capture-bucket/',
-        lifecycleRules: [{ expiration: props.retention ?? Duration.days(30) }],
+        lifecycleRules: [{ expiration: Duration.days(retentionDays(props.retention)) }],
         removalPolicy: RemovalPolicy.RETAIN,
       });
     }
@@ -148,6 +153,12 @@ export class DataCapture extends Construct {
   }
 }
 
+/** Lifecycle days from the retention: whole and ≥ 1 (bad values are reported by validation). */
+function retentionDays(retention: Duration | undefined): number {
+  const days = retention?.toDays({ integral: false }) ?? 30;
+  return Math.max(1, Math.round(days));
+}
+
 function captureModes(mode: CaptureMode): sagemaker.CfnEndpointConfig.CaptureOptionProperty[] {
   if (mode === CaptureMode.INPUT_AND_OUTPUT) return [{ captureMode: 'Input' }, { captureMode: 'Output' }];
   return [{ captureMode: mode }];
@@ -171,7 +182,9 @@ export function validateDataCapture(props: DataCaptureOptions): PropErrors {
     errors.add('dataCapture.prefix', props.prefix, 'a non-empty key prefix of at most 400 characters', "use e.g. 'data-capture'");
   }
   const days = props.retention?.toDays({ integral: false });
-  if (days !== undefined && days < 1) errors.add('dataCapture.retention', new Described(`${days} days`), 'at least 1 day', 'use e.g. Duration.days(30)');
+  if (days !== undefined && !(Number.isInteger(days) && days >= 1)) {
+    errors.add('dataCapture.retention', new Described(`${props.retention!.toHumanString()} (${+days.toFixed(3)} days)`), 'whole days, at least 1 (S3 lifecycle expiration counts days)', 'use e.g. Duration.days(30)');
+  }
   if (props.bucket && props.retention) {
     errors.add('dataCapture.retention', new Described(`${props.retention.toDays({ integral: false })} days`), 'only with a bucket the construct creates', 'set the lifecycle on your own bucket, or drop `retention`');
   }

@@ -167,7 +167,8 @@ export function instanceFamily(name: string): string {
 
 function nameImpliesNvme(name: string): boolean {
   const family = instanceFamily(name);
-  if (/^(g4dn|g5|g6|g6e|p4d|p4de|p5|trn1|inf2)$/.test(family)) return true;
+  // (inf2 has EBS storage only: no local NVMe.)
+  if (/^(g4dn|g5|g6|g6e|p4d|p4de|p5|trn1)$/.test(family)) return true;
   // m5d, c5d, r5d, c6id, m6id … : a 'd' after the generation digit
   return /^[a-z]+\d+[a-z]*d$/.test(family);
 }

@@ -40,8 +40,9 @@ export interface ModelServerOptions {
    */
   readonly workers?: number;
   /**
-   * Largest request body the model server accepts.
-   * @default Size.mebibytes(8) — 8,388,608 bytes (incident B). Real-time InvokeEndpoint itself accepts at most 6 MB.
+   * Largest request body the model server accepts. Real-time InvokeEndpoint itself accepts at most
+   * 6 MiB (6,291,456 bytes), so a larger limit only matters for asynchronous inference (warned).
+   * @default Size.mebibytes(6) — the real-time payload limit
    */
   readonly maxRequestSize?: Size;
   /**
@@ -71,10 +72,19 @@ export interface ModelServerOptions {
   readonly containerStartupHealthCheckTimeout?: Duration;
 }
 
-/** Default request/response limit: 8 MiB. */
-export const DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024;
-/** Real-time InvokeEndpoint payload limit (6 MB). */
-export const INVOKE_PAYLOAD_LIMIT_BYTES = 6 * 1000 * 1000;
+/**
+ * Real-time InvokeEndpoint payload limit: the sagemaker-runtime service model gives `Body` a
+ * maximum of 6,291,456 bytes (6 MiB) (botocore `sagemaker-runtime` service-2.json, `InvokeEndpointInput.Body`).
+ */
+export const INVOKE_PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024;
+/** Default request/response limit: the real-time payload limit. */
+export const DEFAULT_MAX_REQUEST_BYTES = INVOKE_PAYLOAD_LIMIT_BYTES;
+/**
+ * Largest size limit the model servers can read: MMS and TorchServe parse `max_request_size` /
+ * `max_response_size` as a Java `int` (awslabs/multi-model-server and pytorch/serve `ConfigManager.java`),
+ * so a larger value stops the server at start-up.
+ */
+export const MAX_SERVER_SIZE_BYTES = 2147483647;
 /** Share of the instance's memory that all model copies together may use. */
 export const MEMORY_BUDGET_SHARE = 0.8;
 
@@ -130,6 +140,10 @@ export function tuneModelServer(
     errors.add('model.memoryFootprint.host', new Described(fmtBytes(hostBytes)), `at most the ${instanceType.name} memory (${spec.memoryGiB} GiB)`,
       'choose an instance type with more memory (see CapacityPlan) or shrink the model');
   }
+  if (!instanceType.isGpu && !instanceType.specUnknown && gpuBytes) {
+    errors.add('model.memoryFootprint.gpu', new Described(fmtBytes(gpuBytes)), `only on GPU instance types (${instanceType.name} has no GPU)`,
+      'remove memoryFootprint.gpu, or choose a GPU type such as ml.g4dn.xlarge');
+  }
   if (instanceType.isGpu && gpuBytes && gpuBytes > gpuMemPerGpuBytes) {
     errors.add('model.memoryFootprint.gpu', new Described(fmtBytes(gpuBytes)), `at most one GPU's memory on ${instanceType.name} (${spec.gpuMemoryGiB} GiB)`,
       'choose a GPU with more memory, or cap the input length so one copy fits');
@@ -175,10 +189,11 @@ export function tuneModelServer(
   // --- sizes and timeouts ---
   const maxRequestBytes = options.maxRequestSize?.toBytes() ?? DEFAULT_MAX_REQUEST_BYTES;
   const maxResponseBytes = options.maxResponseSize?.toBytes() ?? maxRequestBytes;
-  errors.range('modelServer.maxRequestSize (bytes)', maxRequestBytes, 1024, 1024 * GIB, 'use a size between 1 KiB and 1 GiB, e.g. Size.mebibytes(8)', true);
-  errors.range('modelServer.maxResponseSize (bytes)', maxResponseBytes, 1024, 1024 * GIB, 'use a size between 1 KiB and 1 GiB', true);
+  const sizeFix = `use a size from 1 KiB to ${MAX_SERVER_SIZE_BYTES} bytes (the servers read it as a 32-bit integer), e.g. Size.mebibytes(6), the real-time limit`;
+  errors.range('modelServer.maxRequestSize (bytes)', maxRequestBytes, 1024, MAX_SERVER_SIZE_BYTES, sizeFix, true);
+  errors.range('modelServer.maxResponseSize (bytes)', maxResponseBytes, 1024, MAX_SERVER_SIZE_BYTES, sizeFix, true);
   if (maxRequestBytes > INVOKE_PAYLOAD_LIMIT_BYTES) {
-    warnings.push(`modelServer.maxRequestSize is ${maxRequestBytes} bytes, above the 6 MB that real-time InvokeEndpoint accepts: SageMaker rejects larger requests before they reach the container, so the server limit only protects against payload growth inside the container.`);
+    warnings.push(`modelServer.maxRequestSize is ${maxRequestBytes} bytes, above the ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes (6 MiB) that real-time InvokeEndpoint accepts: SageMaker rejects larger requests before they reach the container, so the larger limit only matters for asynchronous inference.`);
   }
   const responseTimeout = options.responseTimeout?.toSeconds() ?? 60;
   errors.range('modelServer.responseTimeout (s)', responseTimeout, 1, 3600, 'use Duration.seconds(1..3600)', true);

@@ -1,4 +1,4 @@
-import { Arn, ArnFormat, Lazy, Names, Resource, Size, SizeRoundingBehavior, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, Arn, ArnFormat, Lazy, Names, Resource, Size, SizeRoundingBehavior, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -15,6 +15,13 @@ import { APPLICATION_NAMESPACE_ENV, EndpointMonitoring, MonitoringOptions } from
 import { EndpointMetricFactory, EndpointMetricOptions } from './monitoring/metrics';
 import { acknowledgeWildcard } from './nag';
 import { Described, PropErrors } from './validation';
+
+/** Environment variable with the endpoint's name, in every model container. */
+export const ENDPOINT_NAME_ENV = 'RESILIENT_ENDPOINT_NAME';
+/** Environment variable with the production variant's name, in every model container. */
+export const VARIANT_NAME_ENV = 'RESILIENT_ENDPOINT_VARIANT';
+
+const NAME_PATTERN = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 
 /** What runs in a production variant. */
 export interface ModelProps {
@@ -300,13 +307,13 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
   protected readonly errors = new PropErrors();
   private readonly metricFactories = new Map<string, EndpointMetricFactory>();
 
-  constructor(scope: Construct, id: string, props: ResilientEndpointProps) {
+  constructor(scope: Construct, id: string, propsIn: ResilientEndpointProps) {
     super(scope, id);
     this.node.addValidation({ validate: () => this.errors.all });
+    // Plain-JavaScript (and jsii) callers can omit required props: report them, keep synthesizing.
+    const props = this.requireProps(propsIn);
 
-    this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
-    this.validateEndpointName(this.endpointName);
-    this.endpointArn = endpointArnFor(this, this.endpointName);
+    this.endpointName = this.validateEndpointName(props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase());
 
     this.role = props.role ?? new iam.Role(this, 'ExecutionRole', {
       assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
@@ -315,7 +322,7 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
     this.grantBaseRuntime();
 
     // --- variants ---
-    const primaryName = props.variantName ?? 'Primary';
+    const primaryName = this.validateVariantName('variantName', props.variantName ?? 'Primary');
     const primaryCount = props.instanceCount ?? 2;
     this.errors.range('instanceCount', primaryCount, 1, 1000, 'use at least 1 instance; 2 or more spread the variant over Availability Zones', true);
     this.validateInstanceType('instanceType', props.instanceType);
@@ -331,7 +338,7 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       const count = f.instanceCount ?? 1;
       this.errors.range('fallback.instanceCount', count, 1, 1000, 'use at least 1 instance', true);
       if (f.instanceType) this.validateInstanceType('fallback.instanceType', type);
-      let name = f.variantName ?? 'Fallback';
+      let name = this.validateVariantName('fallback.variantName', f.variantName ?? 'Fallback');
       if (name === primaryName) {
         this.errors.add('fallback.variantName', name, 'a name different from the primary variant', "use e.g. 'Fallback'");
         name = `${name}-2`; // keep synthesizing so every error is reported at once
@@ -353,20 +360,23 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       this.errors.range('shadow.samplingPercent', sampling, 1, 100, 'give the share of traffic to copy, e.g. 5');
       const type = sh.instanceType ?? props.instanceType;
       this.shadowVariant = {
-        variantName: sh.variantName ?? 'Shadow', instanceType: type, instanceCount: sh.instanceCount ?? 1,
+        variantName: this.validateVariantName('shadow.variantName', sh.variantName ?? 'Shadow'), instanceType: type, instanceCount: sh.instanceCount ?? 1,
         // The shadow's weight relative to the production variant's is the share of requests copied to it.
         initialWeight: sampling / 100, role: VariantRole.SHADOW, tuning: this.tune('shadow.', type, sh.model, props.modelServer), model: sh.model,
       };
     }
-    for (const v of [...this.variants, ...(this.shadowVariant ? [this.shadowVariant] : [])]) this.validateVariantName(v.variantName);
 
-    // --- storage rules (local NVMe types reject KMS and volume size) ---
-    const nvmeTypes = this.variants.filter(v => v.instanceType.hasLocalNvme).map(v => v.instanceType.name);
+    // --- storage rules (local NVMe types reject a volume size; a KMS key does not reach their NVMe) ---
+    const allVariants = [...this.variants, ...(this.shadowVariant ? [this.shadowVariant] : [])];
+    const nvmeTypes = allVariants.filter(v => v.instanceType.hasLocalNvme).map(v => v.instanceType.name);
     if (props.volumeKmsKey && nvmeTypes.length) {
-      this.errors.add('volumeKmsKey', new Described('a KMS key'), `no key on instance types with local NVMe storage (${[...new Set(nvmeTypes)].join(', ')})`,
-        'remove volumeKmsKey: SageMaker rejects KmsKeyId there (CreateEndpointConfig fails) and the NVMe instance store is already hardware-encrypted');
+      // The SageMaker API model (CreateEndpointConfig KmsKeyId, 2026) says the key "does not encrypt
+      // instance local storage" on Nitro types with local NVMe (older texts said the call fails).
+      Validations.of(this).addWarning('VolumeKmsKeyOnNvme', `volumeKmsKey does not encrypt the local NVMe storage of ${[...new Set(nvmeTypes)].join(', ')}: `
+        + 'that storage is encrypted by a hardware module on the instance. The key is still set on the endpoint config.');
     }
     const volumeGiB = props.volumeSize?.toGibibytes({ rounding: SizeRoundingBehavior.NONE });
+    const ebsOnly = allVariants.every(v => !v.instanceType.hasLocalNvme);
     if (props.volumeSize && nvmeTypes.length) {
       this.errors.add('volumeSize', new Described(`${volumeGiB} GiB`), `no volume size on instance types with local NVMe storage (${[...new Set(nvmeTypes)].join(', ')})`,
         'remove volumeSize: those types use their local NVMe disk and SageMaker rejects VolumeSizeInGB');
@@ -390,7 +400,7 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       initialVariantWeight: v.initialWeight,
       modelDataDownloadTimeoutInSeconds: v.tuning.modelDataDownloadTimeoutSeconds,
       containerStartupHealthCheckTimeoutInSeconds: v.tuning.containerStartupHealthCheckTimeoutSeconds,
-      volumeSizeInGb: !v.instanceType.hasLocalNvme && volumeGiB ? volumeGiB : undefined,
+      volumeSizeInGb: !v.instanceType.hasLocalNvme && volumeGiB ? Math.round(volumeGiB) : undefined,
     });
 
     // --- data capture ---
@@ -401,11 +411,11 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
     this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
       productionVariants: this.variants.map(variantSpec),
       shadowProductionVariants: this.shadowVariant ? [variantSpec(this.shadowVariant)] : undefined,
-      kmsKeyId: nvmeTypes.length === 0 ? props.volumeKmsKey?.keyArn : undefined,
+      kmsKeyId: props.volumeKmsKey?.keyArn,
       dataCaptureConfig: capture.config,
     });
-    if (props.volumeKmsKey && nvmeTypes.length === 0) props.volumeKmsKey.grantEncryptDecrypt(this.role);
-    for (const m of models.values()) this.cfnEndpointConfig.addResourceDependency(m);
+    if (props.volumeKmsKey && ebsOnly) props.volumeKmsKey.grantEncryptDecrypt(this.role);
+    // (No DependsOn on the models: the config references each model's name, which already orders them.)
 
     this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
       endpointName: this.endpointName,
@@ -413,6 +423,8 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       // A redeploy must not reset the breaker's weights or the scaler's instance counts.
       retainAllVariantProperties: true,
     });
+    // The ARN as SageMaker reports it (Ref of AWS::SageMaker::Endpoint), right for literal and token names alike.
+    this.endpointArn = this.cfnEndpoint.ref;
     // --- monitoring ---
     if (props.monitoring?.enabled !== false) {
       this.monitoring = new EndpointMonitoring(this, 'Monitoring', {
@@ -442,9 +454,18 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
 
     // --- deployment guardrails ---
     if (props.deployment?.enabled !== false) {
-      this.cfnEndpoint.deploymentConfig = deploymentConfig(props.deployment ?? {},
-        props.deployment?.autoRollbackAlarms ?? this.monitoring?.rollbackAlarms() ?? [],
-        this.variants.length + (this.shadowVariant ? 1 : 0), this.errors);
+      const alarms = props.deployment?.autoRollbackAlarms ?? this.monitoring?.rollbackAlarms() ?? [];
+      const plan = deploymentConfig(props.deployment ?? {}, {
+        alarms,
+        variantCount: allVariants.length,
+        minVariantInstances: Math.min(...this.variants.map(v => this.autoScaling[v.variantName]?.capacity.min ?? v.instanceCount)),
+      }, this.errors);
+      this.cfnEndpoint.deploymentConfig = plan.config;
+      if (plan.note) Annotations.of(this).addInfo(plan.note);
+      if (alarms.length) {
+        // SageMaker reads the rollback alarms with the execution role (developer guide, deployment-guardrails-configuration).
+        this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:DescribeAlarms'], resources: alarms.map(a => a.alarmArn) }));
+      }
     }
 
     // --- circuit breaker ---
@@ -452,6 +473,7 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       this.circuitBreaker = new CircuitBreaker(this, 'CircuitBreaker', {
         ...props.circuitBreaker,
         endpointName: this.endpointName,
+        endpointArn: this.endpointArn,
         primaryVariantName: this.primaryVariant.variantName,
         primaryInstanceType: this.primaryVariant.instanceType,
         fallbackVariantName: this.fallbackVariant?.variantName,
@@ -494,7 +516,8 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
       this.errors.add('autoScaleVariant', variantName, 'each variant autoscaled once', `variant '${variantName}' already has autoscaling: change its options instead of adding a second one`);
       return this.autoScaling[variantName];
     }
-    const scaling = new VariantAutoScaling(this, `AutoScaling${variantName.replace(/[^A-Za-z0-9]/g, '')}`, {
+    const idPart = Token.isUnresolved(variantName) ? `Variant${this.variants.indexOf(v)}` : variantName.replace(/[^A-Za-z0-9]/g, '');
+    const scaling = new VariantAutoScaling(this, `AutoScaling${idPart}`, {
       ...options, endpointName: this.endpointName, variantName, instanceType: v.instanceType, initialInstanceCount: v.instanceCount,
     });
     scaling.node.addDependency(this.cfnEndpoint);
@@ -608,7 +631,10 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
         environment: Lazy.any({ produce: () => ({
           ...variant.tuning.environment,
           ...this.extraEnvironment,
-          RESILIENT_ENDPOINT_VARIANT: variant.variantName,
+          // SageMaker gives the container no variable with its endpoint's name, and one model can serve
+          // several endpoints: the stage metrics' EndpointName/VariantName dimensions come from here.
+          [ENDPOINT_NAME_ENV]: this.endpointName,
+          [VARIANT_NAME_ENV]: variant.variantName,
           // The stated footprint travels with the model so synth-time checks can verify workers × footprint.
           ...(model.memoryFootprint?.host ? { RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(model.memoryFootprint.host.toBytes()) } : {}),
           ...(model.memoryFootprint?.gpu ? { RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: String(model.memoryFootprint.gpu.toBytes()) } : {}),
@@ -649,22 +675,49 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
     if (!/^ml\.[a-z0-9-]+\.[a-z0-9-]+$/.test(t.name)) {
       this.errors.add(prop, t.name, "an ml.* instance type such as 'ml.m5.xlarge'", 'use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)');
     }
+    if (!t.specUnknown) {
+      const spec = t.spec;
+      const field = (name: keyof typeof spec, min: number, fix: string) => this.errors.range(`${prop} (${t.name}) spec.${name}`, spec[name] as number, min, 1e6, fix, true);
+      field('vCpus', 1, 'give the whole number of vCPUs, e.g. 4');
+      field('gpuCount', 0, 'give the whole number of GPUs (0 for CPU types)');
+      field('localNvmeGB', 0, 'give the local NVMe size in whole GB (0 for EBS-only types)');
+      this.errors.range(`${prop} (${t.name}) spec.memoryGiB`, spec.memoryGiB, 0.5, 1e6, 'give the host memory in GiB, e.g. 16');
+      this.errors.range(`${prop} (${t.name}) spec.gpuMemoryGiB`, spec.gpuMemoryGiB, spec.gpuCount > 0 ? 1 : 0, 1e4, spec.gpuCount > 0 ? 'give the memory of one GPU in GiB, e.g. 16' : 'give 0 for CPU types');
+    }
     if (t.isBurstable) {
       Validations.of(this).addWarning('BurstableInstance',
         `${prop} is ${t.name}, a burstable demo-grade type (incident B: 4 GiB, 110 s cold start, CPU credits run out, cannot autoscale). Use e.g. ml.m5.xlarge for production.`);
     }
   }
 
-  private validateEndpointName(name: string): void {
-    if (Token.isUnresolved(name)) return;
-    if (!/^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/.test(name)) {
-      this.errors.add('endpointName', name, 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit', 'rename the endpoint');
-    }
+  /** Checks a literal endpoint name; returns a usable stand-in when it is bad, so synthesis goes on. */
+  private validateEndpointName(name: string): string {
+    if (Token.isUnresolved(name) || NAME_PATTERN.test(name)) return name;
+    this.errors.add('endpointName', name, 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit', "rename the endpoint, e.g. 'recommender-prod', or omit endpointName for a generated one");
+    return 'invalid-endpoint-name';
   }
 
-  private validateVariantName(name: string): void {
-    if (!/^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/.test(name)) {
-      this.errors.add('variantName', name, 'letters, digits and hyphens, 1–63 characters', "use e.g. 'Primary'");
+  /** Checks a literal variant name; returns a usable stand-in when it is bad. */
+  private validateVariantName(prop: string, name: string): string {
+    if (Token.isUnresolved(name) || NAME_PATTERN.test(name)) return name;
+    this.errors.add(prop, name, 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit', "use e.g. 'Primary'");
+    return `Invalid${prop.replace(/[^A-Za-z]/g, '')}`;
+  }
+
+  /** Required props a plain-JavaScript caller may have left out, reported as errors with stand-ins. */
+  private requireProps(props: ResilientEndpointProps | undefined): ResilientEndpointProps {
+    const p: Partial<ResilientEndpointProps> = props ?? {};
+    let model = p.model;
+    let instanceType = p.instanceType;
+    if (!model || !model.image) {
+      this.errors.add(model ? 'model.image' : 'model', new Described('nothing'), 'a model with a container image', "pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }");
+      model = { ...(model ?? {}), image: ContainerImage.fromImageUri('missing-image') };
     }
+    if (!(instanceType instanceof SageMakerInstanceType)) {
+      this.errors.add('instanceType', instanceType === undefined ? new Described('nothing') : String(instanceType),
+        'a SageMakerInstanceType', "pass e.g. SageMakerInstanceType.ML_M5_XLARGE, or SageMakerInstanceType.of('ml.m5.xlarge')");
+      instanceType = typeof instanceType === 'string' ? SageMakerInstanceType.of(instanceType) : SageMakerInstanceType.ML_M5_XLARGE;
+    }
+    return { ...p, model, instanceType };
   }
 }

@@ -73,14 +73,16 @@ describe('model-server tuning', () => {
     expect(errors.all.join()).toMatch(/memoryFootprint\.gpu: got 20 GiB; allowed: at most one GPU's memory on ml\.g4dn\.xlarge \(16 GiB\)/);
   });
 
-  test('environment names follow the server; 8 MiB default request size with a 6 MB warning', () => {
+  test('environment names follow the server; the 6 MiB real-time limit by default, warned only above it', () => {
     const mms = tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined);
     expect(mms.environment).toMatchObject({
-      SAGEMAKER_MODEL_SERVER_WORKERS: '6', MMS_MAX_REQUEST_SIZE: '8388608', MMS_MAX_RESPONSE_SIZE: '8388608', SAGEMAKER_MODEL_SERVER_TIMEOUT: '60',
+      SAGEMAKER_MODEL_SERVER_WORKERS: '6', MMS_MAX_REQUEST_SIZE: '6291456', MMS_MAX_RESPONSE_SIZE: '6291456', SAGEMAKER_MODEL_SERVER_TIMEOUT: '60',
     });
-    expect(mms.warnings.join()).toMatch(/6 MB/);
+    expect(mms.warnings).toEqual([]);
+    expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, { maxRequestSize: Size.mebibytes(8) }).warnings.join())
+      .toMatch(/8388608 bytes, above the 6291456 bytes \(6 MiB\) that real-time InvokeEndpoint accepts/);
     const ts = tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, { server: ModelServer.TORCHSERVE, jobQueueSize: 50 });
-    expect(ts.environment).toMatchObject({ TS_MAX_REQUEST_SIZE: '8388608', TS_JOB_QUEUE_SIZE: '50' });
+    expect(ts.environment).toMatchObject({ TS_MAX_REQUEST_SIZE: '6291456', TS_JOB_QUEUE_SIZE: '50' });
     expect(ts.environment.MMS_MAX_REQUEST_SIZE).toBeUndefined();
     expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, { server: ModelServer.NONE }).environment).toEqual({});
   });

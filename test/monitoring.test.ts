@@ -23,9 +23,10 @@ describe('recommender example monitoring', () => {
   test('host memory at 85 % on the hottest instance', () => {
     const a = alarmNamed(t, '-Primary-infra-HostMemory');
     expect(a).toMatchObject({
-      Namespace: '/aws/sagemaker/Endpoints', MetricName: 'MemoryUtilization', Statistic: 'Maximum', Unit: 'Percent',
+      Namespace: '/aws/sagemaker/Endpoints', MetricName: 'MemoryUtilization', Statistic: 'Maximum',
       Threshold: 85, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Period: 60, EvaluationPeriods: 3, DatapointsToAlarm: 2, TreatMissingData: 'missing',
     });
+    expect(a.Unit).toBeUndefined(); // Unit on an alarm is a filter
     expect(a.Dimensions).toEqual(expect.arrayContaining([{ Name: 'EndpointName', Value: stack.endpoint.endpointName }, { Name: 'VariantName', Value: 'Primary' }]));
   });
 
@@ -40,8 +41,9 @@ describe('recommender example monitoring', () => {
 
   test('P99 latency at 500,000 µs, 5XX rate as Average, missing data not breaching', () => {
     expect(alarmNamed(t, '-Primary-business-LatencyP99')).toMatchObject({
-      Namespace: 'AWS/SageMaker', MetricName: 'ModelLatency', ExtendedStatistic: 'p99', Unit: 'Microseconds', Threshold: 500000, TreatMissingData: 'notBreaching',
+      Namespace: 'AWS/SageMaker', MetricName: 'ModelLatency', ExtendedStatistic: 'p99', Threshold: 500000, TreatMissingData: 'notBreaching',
     });
+    expect(alarmNamed(t, '-Primary-business-LatencyP99').Unit).toBeUndefined();
     expect(alarmNamed(t, '-Primary-business-ErrorRate5xx')).toMatchObject({ MetricName: 'Invocation5XXErrors', Statistic: 'Average', Threshold: 0.01, Period: 300 });
     const s = alarmNamed(t, '-Primary-business-SuccessRate');
     expect(s).toMatchObject({ Threshold: 99, ComparisonOperator: 'LessThanThreshold' });
@@ -130,14 +132,14 @@ describe('normalisation and options', () => {
     expect((rb[1].node.defaultChild as any).alarmName).toBe('legacy-AllTraffic-infra-GpuMemory');
   });
 
-  test('thresholds outside 0–100 are errors, all at once', () => {
+  test('thresholds outside (0, 100] are errors, all at once', () => {
     const { app, stack } = newStack();
     new ResilientEndpoint(stack, 'E', {
       model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE,
       monitoring: { memoryThresholdPercent: 120, gpuMemoryThresholdPercent: -1, latencyP99Threshold: Duration.minutes(5), stages: [] },
     });
     const msg = synthError(app);
-    expect(msg).toMatch(/monitoring\.memoryThresholdPercent: got 120; allowed: a number from 0 to 100/);
+    expect(msg).toMatch(/monitoring\.memoryThresholdPercent: got 120; allowed: a percentage above 0 and at most 100/);
     expect(msg).toMatch(/monitoring\.gpuMemoryThresholdPercent: got -1/);
     expect(msg).toMatch(/monitoring\.latencyP99Threshold \(ms\): got 300000/);
     expect(msg).toMatch(/monitoring\.stages/);

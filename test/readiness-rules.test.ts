@@ -2,16 +2,16 @@ import { EndpointFacts, READINESS_RULES, RuleLevel } from '../lib';
 
 /** A production-ready endpoint's facts; each case below breaks exactly one rule. */
 const good: EndpointFacts = {
-  configLogicalId: 'Cfg', endpointLogicalId: 'Ep', endpointName: 'ep',
+  configLogicalId: 'Cfg', endpointLogicalId: 'Ep', endpointName: 'ep', nameKeys: ['ep', '{GetAtt:Ep.EndpointName}'],
   variants: [
     {
       variantName: 'Primary', instanceType: 'ml.m5.xlarge', initialInstanceCount: 2, weight: 1,
-      environment: { SAGEMAKER_MODEL_SERVER_WORKERS: '6', MMS_MAX_REQUEST_SIZE: '8388608', RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(2 * 1024 ** 3) },
-      networkIsolation: false, vpc: true,
+      environment: { SAGEMAKER_MODEL_SERVER_WORKERS: '6', MMS_MAX_REQUEST_SIZE: '6291456', RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(2 * 1024 ** 3) },
+      networkIsolation: false, vpc: true, shadow: false,
     },
     {
       variantName: 'Fallback', instanceType: 'ml.m5.xlarge', initialInstanceCount: 1, weight: 0,
-      environment: {}, networkIsolation: true, vpc: false,
+      environment: {}, networkIsolation: true, vpc: false, shadow: false,
     },
   ],
   kmsKeyId: false,

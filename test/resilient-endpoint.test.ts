@@ -37,15 +37,15 @@ describe('example stacks', () => {
     clu = Template.fromStack(cluStack);
   });
 
-  test('m5.xlarge container gets 6 workers and 8 MiB request size', () => {
+  test('m5.xlarge container gets 6 workers and the 6 MiB real-time request limit', () => {
     const env = containerEnv(clu, 'Primary');
     expect(env.SAGEMAKER_MODEL_SERVER_WORKERS).toBe('6');
-    expect(env.MMS_MAX_REQUEST_SIZE).toBe('8388608');
+    expect(env.MMS_MAX_REQUEST_SIZE).toBe('6291456');
   });
 
   test('g4dn.xlarge recommender: TorchServe names, 3 workers from the 4 GiB GPU footprint, user env wins', () => {
     const env = containerEnv(rec, 'Primary');
-    expect(env).toMatchObject({ TS_MAX_REQUEST_SIZE: '8388608', SAGEMAKER_MODEL_SERVER_WORKERS: '3', MAX_SEQ_LEN: '3000', DEGRADED_MAX_SEQ_LEN: '512' });
+    expect(env).toMatchObject({ TS_MAX_REQUEST_SIZE: '6291456', SAGEMAKER_MODEL_SERVER_WORKERS: '3', MAX_SEQ_LEN: '3000', DEGRADED_MAX_SEQ_LEN: '512' });
   });
 
   test('data capture at 1 %, input and output, into the created bucket', () => {
@@ -171,7 +171,7 @@ describe('props', () => {
     t.resourceCountIs('AWS::S3::Bucket', 1);
   });
 
-  test('grantInvoke names only this endpoint; imports build the lower-case ARN', () => {
+  test('grantInvoke names only this endpoint (its ARN as CloudFormation reports it); imports build the lower-case ARN', () => {
     const { stack } = newStack();
     const e = new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_LARGE, endpointName: 'My-Endpoint' });
     const role = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
@@ -183,17 +183,20 @@ describe('props', () => {
     const statements = policy.Properties.PolicyDocument.Statement;
     expect(statements).toHaveLength(2);
     for (const s of statements) expect(s.Action).toBe('sagemaker:InvokeEndpoint');
-    expect(JSON.stringify(statements[0].Resource)).toMatch(/:sagemaker:us-east-1:123456789012:endpoint\/my-endpoint"/);
+    // Ref of AWS::SageMaker::Endpoint is its ARN.
+    expect(statements[0].Resource).toEqual({ Ref: Object.keys(t.findResources('AWS::SageMaker::Endpoint'))[0] });
     expect(JSON.stringify(statements[1].Resource)).toMatch(/:endpoint\/other-endpoint"/);
     expect(e.endpointName).toBe('My-Endpoint');
   });
 
-  test('metric helpers use the right namespace, dimensions, statistic and unit', () => {
+  test('metric helpers use the right namespace, dimensions and statistic, and no unit filter', () => {
     const { stack } = newStack();
     const e = new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_LARGE, endpointName: 'ep' });
     const mem = e.metricMemoryUtilization();
-    expect(mem).toMatchObject({ namespace: '/aws/sagemaker/Endpoints', metricName: 'MemoryUtilization', statistic: 'Maximum', unit: 'Percent', dimensions: { EndpointName: 'ep', VariantName: 'Primary' } });
-    expect(e.metricModelLatency()).toMatchObject({ namespace: 'AWS/SageMaker', metricName: 'ModelLatency', statistic: 'p99', unit: 'Microseconds' });
+    expect(mem).toMatchObject({ namespace: '/aws/sagemaker/Endpoints', metricName: 'MemoryUtilization', statistic: 'Maximum', dimensions: { EndpointName: 'ep', VariantName: 'Primary' } });
+    expect(mem.unit).toBeUndefined();
+    expect(e.metricModelLatency()).toMatchObject({ namespace: 'AWS/SageMaker', metricName: 'ModelLatency', statistic: 'p99' });
+    expect(e.metricModelLatency().unit).toBeUndefined();
     expect(e.metricInvocation5xxRate()).toMatchObject({ metricName: 'Invocation5XXErrors', statistic: 'Average' });
     expect(e.metricInvocationsPerInstance().period.toSeconds()).toBe(60);
     expect(() => e.metrics('Nope')).toThrow(/no production variant named 'Nope'/);
@@ -210,20 +213,21 @@ describe('props', () => {
 });
 
 describe('validation: all errors at once', () => {
-  test('sampling 0.5, a 5 s timeout and a KMS key on g4dn fail with one message each', () => {
+  test('sampling 0.5 and a 5 s timeout fail with one message each; a KMS key on g4dn only warns (current API text)', () => {
     const { app, stack } = newStack();
     new ResilientEndpoint(stack, 'Bad', {
       model: { image, modelData },
       instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
       dataCapture: { samplingPercentage: 0.5 },
       modelServer: { modelDataDownloadTimeout: Duration.seconds(5) },
-      volumeKmsKey: new kms.Key(stack, 'K'),
     });
     const msg = synthError(app);
     expect(msg).toMatch(/\[Test\/Bad[^\]]*\] dataCapture\.samplingPercentage: got 0\.5; allowed: an integer from 1 to 100\. Fix: .*1 is the minimum/);
     expect(msg).toMatch(/\[Test\/Bad[^\]]*\] modelServer\.modelDataDownloadTimeout \(s\): got 5; allowed: an integer from 60 to 3600/);
-    expect(msg).toMatch(/\[Test\/Bad[^\]]*\] volumeKmsKey: got a KMS key; allowed: no key on instance types with local NVMe storage \(ml\.g4dn\.xlarge\)/);
-    expect(msg.match(/Fix:/g)).toHaveLength(3);
+    expect(msg.match(/Fix:/g)).toHaveLength(2);
+    const ok = newStack();
+    new ResilientEndpoint(ok.stack, 'Kms', { model: { image, modelData }, instanceType: SageMakerInstanceType.ML_G4DN_XLARGE, volumeKmsKey: new kms.Key(ok.stack, 'K') });
+    expect(warnings(ok.stack).join('\n')).toMatch(/volumeKmsKey does not encrypt the local NVMe storage of ml\.g4dn\.xlarge/);
   });
 
   test.each([

@@ -38,10 +38,11 @@ describe('recommender example', () => {
     });
   });
 
-  test('blue/green canary 5 % with auto-rollback on memory and business alarms (≤ 10)', () => {
+  test('with a 1-instance fallback: blue/green all at once with a bake and auto-rollback on memory and business alarms (≤ 10)', () => {
     const ep = Object.values(t.findResources('AWS::SageMaker::Endpoint'))[0] as any;
     const dc = ep.Properties.DeploymentConfig;
-    expect(dc.BlueGreenUpdatePolicy.TrafficRoutingConfiguration).toEqual({ Type: 'CANARY', CanarySize: { Type: 'CAPACITY_PERCENT', Value: 5 }, WaitIntervalInSeconds: 300 });
+    // A canary may be at most half of a variant's instances: the 1-instance fallback has no canary.
+    expect(dc.BlueGreenUpdatePolicy.TrafficRoutingConfiguration).toEqual({ Type: 'ALL_AT_ONCE', WaitIntervalInSeconds: 300 });
     expect(dc.AutoRollbackConfiguration.Alarms.length).toBeGreaterThan(0);
     expect(dc.AutoRollbackConfiguration.Alarms.length).toBeLessThanOrEqual(10);
     expect(JSON.stringify(dc.AutoRollbackConfiguration.Alarms[0])).toMatch(/PrimaryHostMemory/);
@@ -95,15 +96,15 @@ test.each([
 
 test('linear, all-at-once and rolling deployment options', () => {
   const { stack } = newStack();
-  new ResilientEndpoint(stack, 'L', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, deployment: { trafficShift: TrafficShift.LINEAR, linearStepPercent: 25 } });
+  new ResilientEndpoint(stack, 'L', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, instanceCount: 4, deployment: { trafficShift: TrafficShift.LINEAR, linearStepInstances: 2 } });
   new ResilientEndpoint(stack, 'R', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, deployment: { trafficShift: TrafficShift.ROLLING } });
   const t = Template.fromStack(stack);
-  t.hasResourceProperties('AWS::SageMaker::Endpoint', { DeploymentConfig: Match.objectLike({ BlueGreenUpdatePolicy: Match.objectLike({ TrafficRoutingConfiguration: { Type: 'LINEAR', LinearStepSize: { Type: 'CAPACITY_PERCENT', Value: 25 }, WaitIntervalInSeconds: 300 } }) }) });
+  t.hasResourceProperties('AWS::SageMaker::Endpoint', { DeploymentConfig: Match.objectLike({ BlueGreenUpdatePolicy: Match.objectLike({ TrafficRoutingConfiguration: { Type: 'LINEAR', LinearStepSize: { Type: 'INSTANCE_COUNT', Value: 2 }, WaitIntervalInSeconds: 300 } }) }) });
   t.hasResourceProperties('AWS::SageMaker::Endpoint', { DeploymentConfig: Match.objectLike({ RollingUpdatePolicy: { MaximumBatchSize: { Type: 'CAPACITY_PERCENT', Value: 25 }, WaitIntervalInSeconds: 300, MaximumExecutionTimeoutInSeconds: 3600 } }) });
 });
 
 test.each([
-  ['canary 60 %', { canaryPercent: 60 }, /deployment\.canaryPercent: got 60; allowed: an integer from 1 to 50/],
+  ['canary with a 1-instance fallback', { trafficShift: TrafficShift.CANARY }, /deployment\.trafficShift: got 'CANARY'; allowed: a variant of at least 2 instances \(the smallest has 1\)/],
   ['wait 2 h', { waitInterval: Duration.hours(2) }, /deployment\.waitInterval \(s\): got 7200/],
   ['timeout shorter than waits', { waitInterval: Duration.minutes(10), maximumExecutionTimeout: Duration.minutes(15) }, /maximumExecutionTimeout \(s\): got 900; allowed: more than the waits it contains \(1200 s\)/],
   ['rolling with a fallback', { trafficShift: TrafficShift.ROLLING }, /deployment\.trafficShift: got 'ROLLING'/],

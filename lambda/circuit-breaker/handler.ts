@@ -7,7 +7,7 @@
 import { CloudWatchClient, GetMetricDataCommand, MetricDataQuery } from '@aws-sdk/client-cloudwatch';
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { BreakerConfig, DEFAULT_CONFIG, decide, EndpointView, MemoryPoint, parseState, Readings, serializeState, STATE_CODE } from './policy';
+import { BreakerConfig, DEFAULT_CONFIG, decide, EndpointView, initialState, MemoryPoint, Readings, serializeState, STATE_CODE, tryParseState } from './policy';
 
 /** Settings from the environment (set by the CircuitBreaker construct). */
 export interface HandlerSettings {
@@ -92,7 +92,9 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
     } catch (e: any) {
       if (e?.name !== 'ParameterNotFound') throw e;
     }
-    const prev = parseState(raw, now);
+    // A missing or malformed stored state is replaced by a valid one in this evaluation.
+    const stored = tryParseState(raw);
+    const prev = stored ?? initialState(now);
 
     calls.push('cloudwatch:GetMetricData');
     const readings = await readMetrics(s, c, now);
@@ -125,7 +127,8 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
           }
         }
       }
-      if (decision.changed) {
+      if (decision.changed || !stored) {
+        if (!stored) reasons.push(raw === undefined ? 'no stored state: writing it' : 'stored state did not parse: rewritten');
         calls.push('ssm:PutParameter');
         await c.ssm.send(new PutParameterCommand({ Name: s.parameterName, Value: serializeState(decision.next, reasons), Overwrite: true, Type: 'String' }));
       }
@@ -150,14 +153,19 @@ async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise
   const dims = [{ Name: 'EndpointName', Value: s.endpointName }, { Name: 'VariantName', Value: s.primaryVariant }];
   const q = (Id: string, Namespace: string, MetricName: string, Stat: string, Period: number): MetricDataQuery =>
     ({ Id, MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims }, Period, Stat } });
+  // Everything at 1-minute resolution. The 5XX rate is the sum of the 1-minute buckets inside the
+  // error window [end − window, end): exactly the window the error-rate alarm judges. (One bucket of
+  // the window's length would not do: GetMetricData aligns buckets to StartTime, so the newest
+  // bucket of a longer range covers only part of the window.)
   const queries = [
     q('mem', '/aws/sagemaker/Endpoints', 'MemoryUtilization', 'Maximum', 60),
     ...(s.gpuCount > 0 ? [q('gpu', '/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', 'Maximum', 60)] : []),
-    q('err', 'AWS/SageMaker', 'Invocation5XXErrors', 'Sum', s.errorWindowSeconds),
-    q('inv', 'AWS/SageMaker', 'Invocations', 'Sum', s.errorWindowSeconds),
+    q('err', 'AWS/SageMaker', 'Invocation5XXErrors', 'Sum', 60),
+    q('inv', 'AWS/SageMaker', 'Invocations', 'Sum', 60),
   ];
   const end = new Date(Math.floor(now / 60000) * 60000);
   const start = new Date(end.getTime() - Math.max(15 * 60, s.errorWindowSeconds) * 1000);
+  const windowStart = end.getTime() - s.errorWindowSeconds * 1000;
   const out = await c.cloudwatch.send(new GetMetricDataCommand({ MetricDataQueries: queries, StartTime: start, EndTime: end, ScanBy: 'TimestampAscending' }));
   const series = (id: string): MemoryPoint[] => {
     const r = out.MetricDataResults?.find(x => x.Id === id);
@@ -168,8 +176,14 @@ async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise
   for (const p of series('mem')) byTime.set(p.t, p.v);
   for (const p of series('gpu')) byTime.set(p.t, Math.max(byTime.get(p.t) ?? 0, p.v / Math.max(1, s.gpuCount)));
   const memory = [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => ({ t, v }));
-  const last = (id: string) => series(id).at(-1)?.v;
-  return { memory, errors: last('err'), invocations: last('inv') };
+  const windowSum = (id: string): number | undefined => {
+    const pts = series(id).filter(p => p.t >= windowStart && p.t < end.getTime() && Number.isFinite(p.v));
+    return pts.length ? pts.reduce((a, p) => a + p.v, 0) : undefined;
+  };
+  const invocations = windowSum('inv');
+  // SageMaker emits Invocation5XXErrors (0 or 1) with every request, so no error data with requests means none.
+  const errors = windowSum('err') ?? (invocations !== undefined ? 0 : undefined);
+  return { memory, errors, invocations };
 }
 
 function emitMetric(s: HandlerSettings, state: keyof typeof STATE_CODE, share: number): void {

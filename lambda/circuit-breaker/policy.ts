@@ -219,9 +219,9 @@ function round(x: number): number {
   return Math.round(x * 1e4) / 1e4;
 }
 
-/** Parses a stored state, falling back to CLOSED on anything malformed. */
-export function parseState(raw: string | undefined, now: number): BreakerState {
-  if (!raw) return initialState(now);
+/** Parses a stored state; undefined when it is missing or malformed (the caller then rewrites it). */
+export function tryParseState(raw: string | undefined): BreakerState | undefined {
+  if (!raw) return undefined;
   try {
     const o = JSON.parse(raw);
     if (o && ['CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'].includes(o.state) && Number.isFinite(o.since)
@@ -231,7 +231,12 @@ export function parseState(raw: string | undefined, now: number): BreakerState {
   } catch {
     // fall through
   }
-  return initialState(now);
+  return undefined;
+}
+
+/** Parses a stored state, falling back to CLOSED on anything malformed. */
+export function parseState(raw: string | undefined, now: number): BreakerState {
+  return tryParseState(raw) ?? initialState(now);
 }
 
 /** The JSON stored in the parameter: the container reads `level`. */

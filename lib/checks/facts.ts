@@ -13,6 +13,8 @@ export interface VariantFacts {
   readonly environment: Record<string, string>;
   readonly networkIsolation: boolean;
   readonly vpc: boolean;
+  /** A shadow variant (receives a copy of traffic, answers nobody). */
+  readonly shadow: boolean;
 }
 
 export interface EndpointFacts {
@@ -21,6 +23,11 @@ export interface EndpointFacts {
   readonly endpointLogicalId?: string;
   /** Endpoint name when literal. */
   readonly endpointName?: string;
+  /**
+   * Every form a reference to this endpoint's name takes in the template (see `valueKey`): the
+   * literal name or its token (a parameter `Ref`, an import), and `Fn::GetAtt [<endpoint>, EndpointName]`.
+   */
+  readonly nameKeys: string[];
   readonly variants: VariantFacts[];
   readonly kmsKeyId: boolean;
   readonly dataCapture?: { enabled: boolean; sampling: unknown; destination: unknown };
@@ -37,6 +44,34 @@ type Resources = Record<string, { Type: string; Properties?: any }>;
 
 const refOf = (v: any): string | undefined => (v && typeof v === 'object' ? v.Ref ?? v['Fn::GetAtt']?.[0] : undefined);
 
+/**
+ * Pure: a comparable string for a CloudFormation value, literal or not. `{Ref: P}` → `{Ref:P}`,
+ * `{Fn::GetAtt: [R, A]}` → `{GetAtt:R.A}`, `Fn::Join` and `Fn::Sub` are spelled out with those keys,
+ * so `endpoint/${Ep.EndpointName}/variant/Primary` written by any of them compares equal.
+ */
+export function valueKey(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, any>;
+    if (o.Ref !== undefined) return `{Ref:${o.Ref}}`;
+    if (o['Fn::GetAtt'] !== undefined) {
+      const g = o['Fn::GetAtt'];
+      return `{GetAtt:${Array.isArray(g) ? g.join('.') : String(g)}}`;
+    }
+    if (o['Fn::Join'] !== undefined) {
+      const [d, parts] = o['Fn::Join'];
+      return (parts as unknown[]).map(valueKey).join(d);
+    }
+    if (o['Fn::Sub'] !== undefined) {
+      const str = Array.isArray(o['Fn::Sub']) ? o['Fn::Sub'][0] : o['Fn::Sub'];
+      return String(str).replace(/\$\{([^}]+)\}/g, (_m, x: string) => (x.includes('.') ? `{GetAtt:${x}}` : `{Ref:${x}}`));
+    }
+    if (o['Fn::ImportValue'] !== undefined) return `{Import:${valueKey(o['Fn::ImportValue'])}}`;
+  }
+  return JSON.stringify(v);
+}
+
 /** Pure: the endpoints of a template. */
 export function collectEndpoints(template: { Resources?: Resources }): EndpointFacts[] {
   const res = template.Resources ?? {};
@@ -47,36 +82,43 @@ export function collectEndpoints(template: { Resources?: Resources }): EndpointF
   for (const [cid, cfg] of of('AWS::SageMaker::EndpointConfig')) {
     const p = cfg.Properties ?? {};
     const ep = of('AWS::SageMaker::Endpoint').find(([, e]) => refOf(e.Properties?.EndpointConfigName) === cid);
-    const endpointName = typeof ep?.[1].Properties?.EndpointName === 'string' ? ep[1].Properties.EndpointName : undefined;
-    const variants: VariantFacts[] = (p.ProductionVariants ?? []).map((v: any) => {
+    const rawName = ep?.[1].Properties?.EndpointName;
+    const endpointName = typeof rawName === 'string' ? rawName : undefined;
+    const nameKeys = [...(rawName !== undefined ? [valueKey(rawName)] : []), ...(ep ? [`{GetAtt:${ep[0]}.EndpointName}`] : [])];
+    const isThisEndpoint = (v: unknown) => v !== undefined && nameKeys.includes(valueKey(v));
+    const variantOf = (v: any, shadow: boolean): VariantFacts => {
       const model = models.get(refOf(v.ModelName) ?? '')?.Properties ?? {};
       const env = model.PrimaryContainer?.Environment ?? model.Containers?.[0]?.Environment ?? {};
       return {
         variantName: v.VariantName, instanceType: String(v.InstanceType ?? ''), initialInstanceCount: Number(v.InitialInstanceCount ?? 1),
         weight: v.InitialVariantWeight === undefined ? 1 : Number(v.InitialVariantWeight), volumeSizeInGb: v.VolumeSizeInGB,
         environment: Object.fromEntries(Object.entries(env).filter(([, x]) => typeof x === 'string')) as Record<string, string>,
-        networkIsolation: model.EnableNetworkIsolation === true, vpc: !!model.VpcConfig,
+        networkIsolation: model.EnableNetworkIsolation === true, vpc: !!model.VpcConfig, shadow,
       };
-    });
+    };
+    const variants: VariantFacts[] = [
+      ...(p.ProductionVariants ?? []).map((v: any) => variantOf(v, false)),
+      ...(p.ShadowProductionVariants ?? []).map((v: any) => variantOf(v, true)),
+    ];
     const scaling: Record<string, [number, number]> = {};
     for (const [, t] of of('AWS::ApplicationAutoScaling::ScalableTarget')) {
-      const m = /^endpoint\/(.+)\/variant\/(.+)$/.exec(String(t.Properties?.ResourceId ?? ''));
-      if (m && endpointName && m[1] === endpointName) scaling[m[2]] = [t.Properties.MinCapacity, t.Properties.MaxCapacity];
+      const m = /^endpoint\/(.+)\/variant\/(.+)$/.exec(valueKey(t.Properties?.ResourceId ?? ''));
+      if (m && nameKeys.includes(m[1])) scaling[m[2]] = [t.Properties.MinCapacity, t.Properties.MaxCapacity];
     }
     const dims = (a: any) => (a.Properties?.Dimensions ?? []) as { Name: string; Value: unknown }[];
     const memoryAlarmThresholds = of('AWS::CloudWatch::Alarm')
       .filter(([, a]) => a.Properties?.MetricName === 'MemoryUtilization' && a.Properties?.Namespace === '/aws/sagemaker/Endpoints'
-        && dims(a).some(d => d.Name === 'EndpointName' && d.Value === endpointName) && !String(a.Properties?.AlarmName ?? '').includes('-breaker-'))
+        && dims(a).some(d => d.Name === 'EndpointName' && isThisEndpoint(d.Value)) && !valueKey(a.Properties?.AlarmName ?? '').includes('-breaker-'))
       .map(([, a]) => Number(a.Properties.Threshold));
     const breakers = of('AWS::Lambda::Function')
-      .filter(([, f]) => endpointName && f.Properties?.Environment?.Variables?.ENDPOINT_NAME === endpointName)
+      .filter(([, f]) => isThisEndpoint(f.Properties?.Environment?.Variables?.ENDPOINT_NAME))
       .map(([, f]) => {
         const lg = res[refOf(f.Properties?.LoggingConfig?.LogGroup) ?? ''];
         return { retentionDays: lg?.Properties?.RetentionInDays };
       });
     const dc = p.DataCaptureConfig;
     out.push({
-      configLogicalId: cid, endpointLogicalId: ep?.[0], endpointName, variants, kmsKeyId: p.KmsKeyId !== undefined,
+      configLogicalId: cid, endpointLogicalId: ep?.[0], endpointName, nameKeys, variants, kmsKeyId: p.KmsKeyId !== undefined,
       dataCapture: dc ? { enabled: dc.EnableCapture !== false, sampling: dc.InitialSamplingPercentage, destination: dc.DestinationS3Uri } : undefined,
       deploymentRollbackAlarms: ep?.[1].Properties?.DeploymentConfig?.AutoRollbackConfiguration?.Alarms?.length ?? 0,
       scaling, memoryAlarmThresholds, breakers,

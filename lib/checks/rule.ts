@@ -21,8 +21,8 @@ export interface ReadinessRule {
   check(endpoint: EndpointFacts): string[];
 }
 
-/** Variants that take traffic (weight > 0). */
-export const weighted = (e: EndpointFacts) => e.variants.filter(v => v.weight > 0);
+/** Production variants that take traffic (weight > 0; shadow variants answer nobody). */
+export const weighted = (e: EndpointFacts) => e.variants.filter(v => v.weight > 0 && !v.shadow);
 /** Burstable type (catalog or name), as the instance catalog decides it. */
 export const isBurstable = (type: string) => SageMakerInstanceType.of(type).isBurstable;
 /** Local-NVMe type (catalog or name), as the instance catalog decides it. */

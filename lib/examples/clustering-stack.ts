@@ -1,4 +1,4 @@
-import { Size, Stack, StackProps } from 'aws-cdk-lib';
+import { Size, Stack, StackProps, Validations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage, ModelData } from '../model-artifacts';
@@ -27,6 +27,13 @@ export class ClusteringStack extends Stack {
       },
       instanceType: SageMakerInstanceType.ML_M5_XLARGE,
       instanceCount: 2,
+    });
+    // The example's containers read the breaker's degrade level from SSM and publish stage metrics, so
+    // they need network access; a production account runs them in a VPC with SSM and CloudWatch
+    // interface endpoints (model.vpc), which this self-contained example does not create.
+    Validations.of(this.endpoint).acknowledge({
+      id: 'RE-Network',
+      reason: 'Example stack: the container needs SSM and CloudWatch; production runs it in a VPC with interface endpoints (model.vpc).',
     });
   }
 }

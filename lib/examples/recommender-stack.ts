@@ -1,4 +1,4 @@
-import { Size, Stack, StackProps } from 'aws-cdk-lib';
+import { Size, Stack, StackProps, Validations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage, ModelData } from '../model-artifacts';
@@ -55,6 +55,13 @@ export class RecommenderStack extends Stack {
         model: { image, modelData, memoryFootprint: { gpu: Size.gibibytes(2), host: Size.gibibytes(2) }, environment: { MAX_SEQ_LEN: '256', DEGRADED_MODE: 'true' } },
         instanceCount: 1,
       },
+    });
+    // The example's containers read the breaker's degrade level from SSM and publish stage metrics, so
+    // they need network access; a production account runs them in a VPC with SSM and CloudWatch
+    // interface endpoints (model.vpc), which this self-contained example does not create.
+    Validations.of(this.endpoint).acknowledge({
+      id: 'RE-Network',
+      reason: 'Example stack: the container needs SSM and CloudWatch; production runs it in a VPC with interface endpoints (model.vpc).',
     });
   }
 }

@@ -1,4 +1,4 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import * as budgets from 'aws-cdk-lib/aws-budgets';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -184,6 +184,7 @@ export class EndpointMonitoring extends Construct {
     this.applicationNamespace = props.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE;
 
     this.topic = props.alarmTopic ?? this.createTopic();
+    this.allowAlarmsToPublish();
 
     for (const v of props.variants) {
       const m = new EndpointMetricFactory(props.endpointName, v.variantName);
@@ -323,6 +324,28 @@ export class EndpointMonitoring extends Construct {
     this.alarms.push({ alarm, tier, variantName: v.variantName, key, threshold });
   }
 
+  /**
+   * A topic policy replaces SNS's default policy, which is what lets same-account CloudWatch alarms
+   * publish: with only the deny-non-TLS statement of `enforceSSL`, every alarm action fails with "not
+   * authorized to perform SNS:Publish" (AWS knowledge center, cloudwatch-receive-sns-for-alarm-trigger).
+   * So CloudWatch gets `sns:Publish`, scoped to this account and to this endpoint's alarms (every
+   * alarm name here starts with `<endpointName>-`).
+   */
+  private allowAlarmsToPublish(): void {
+    const stack = Stack.of(this);
+    const alarms = stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${this.props.endpointName}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const added = this.topic.addToResourcePolicy(new iam.PolicyStatement({
+      sid: 'AllowCloudWatchAlarmsOfThisEndpoint',
+      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [this.topic.topicArn],
+      conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': alarms } },
+    }));
+    if (!added.statementAdded) {
+      Annotations.of(this).addWarning(`monitoring.alarmTopic is an imported topic, so this construct cannot add to its policy: make sure it lets cloudwatch.amazonaws.com sns:Publish (aws:SourceArn ${this.props.endpointName}-* alarms), or alarm notifications are dropped.`);
+    }
+  }
+
   private createTopic(): sns.ITopic {
     const key = new kms.Key(this, 'TopicKey', {
       enableKeyRotation: true,
@@ -400,16 +423,20 @@ export class EndpointMonitoring extends Construct {
 /** Pure validation of monitoring options. */
 export function validateMonitoring(p: MonitoringOptions): PropErrors {
   const e = new PropErrors();
-  const pct = (name: keyof MonitoringOptions, v: number | undefined) =>
-    e.range(`monitoring.${name}`, v, 0, 100, 'give a percentage from 0 to 100 (e.g. 85)');
-  pct('memoryThresholdPercent', p.memoryThresholdPercent);
-  pct('gpuMemoryThresholdPercent', p.gpuMemoryThresholdPercent);
-  pct('cpuThresholdPercent', p.cpuThresholdPercent);
-  pct('diskThresholdPercent', p.diskThresholdPercent);
-  pct('stageMemoryThresholdPercent', p.stageMemoryThresholdPercent);
-  pct('errorRateThresholdPercent', p.errorRateThresholdPercent);
-  pct('modelErrorRateThresholdPercent', p.modelErrorRateThresholdPercent);
-  pct('successRateThresholdPercent', p.successRateThresholdPercent);
+  // A threshold of 0 makes a ">=" alarm fire on every datapoint (and a "<" success-rate alarm never):
+  // thresholds start above 0.
+  const pct = (name: keyof MonitoringOptions, v: number | undefined, example: number) => {
+    if (v === undefined) return;
+    if (!(v > 0 && v <= 100)) e.add(`monitoring.${name}`, v, 'a percentage above 0 and at most 100 (0 would make the alarm fire on every datapoint, or never)', `give a percentage, e.g. ${example}`);
+  };
+  pct('memoryThresholdPercent', p.memoryThresholdPercent, 85);
+  pct('gpuMemoryThresholdPercent', p.gpuMemoryThresholdPercent, 85);
+  pct('cpuThresholdPercent', p.cpuThresholdPercent, 90);
+  pct('diskThresholdPercent', p.diskThresholdPercent, 75);
+  pct('stageMemoryThresholdPercent', p.stageMemoryThresholdPercent, 85);
+  pct('errorRateThresholdPercent', p.errorRateThresholdPercent, 1);
+  pct('modelErrorRateThresholdPercent', p.modelErrorRateThresholdPercent, 1);
+  pct('successRateThresholdPercent', p.successRateThresholdPercent, 99);
   const ms = p.latencyP99Threshold?.toMilliseconds();
   e.range('monitoring.latencyP99Threshold (ms)', ms, 1, 60000, 'use Duration.millis(1..60000); real-time containers must answer within 60 s');
   e.range('monitoring.monthlyBudgetUsd', p.monthlyBudgetUsd, 1, 1e9, 'give the monthly budget in USD, e.g. 2000');

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 
 /** Namespace of the instance metrics (utilization) of SageMaker endpoints. */
@@ -32,6 +32,11 @@ export interface EndpointMetricOptions {
  * Units (verified in the SageMaker docs): utilization metrics are Percent; CPU, GPU and GPU-memory
  * utilization are summed over vCPUs / GPUs (0 – 100 × N); `ModelLatency` and `OverheadLatency`
  * are in **microseconds**.
+ *
+ * No metric carries a `unit`: on an alarm (and in a metric-math `MetricStat`) `Unit` is a filter,
+ * and data published with another unit would never match, leaving the alarm in INSUFFICIENT_DATA
+ * forever. CloudWatch's `PutMetricAlarm` reference recommends omitting it. Thresholds are stated
+ * in the unit SageMaker publishes instead (see each helper).
  */
 export class EndpointMetricFactory {
   constructor(
@@ -96,12 +101,12 @@ export class EndpointMetricFactory {
 
   /** Model latency in **microseconds** (500 ms = 500,000). Default statistic `p99`. */
   public modelLatency(o: EndpointMetricOptions = {}): cloudwatch.Metric {
-    return this.invocationMetric('ModelLatency', 'p99', o, cloudwatch.Unit.MICROSECONDS);
+    return this.invocationMetric('ModelLatency', 'p99', o);
   }
 
   /** SageMaker's own overhead latency in **microseconds**. Default statistic `Average`. */
   public overheadLatency(o: EndpointMetricOptions = {}): cloudwatch.Metric {
-    return this.invocationMetric('OverheadLatency', 'Average', o, cloudwatch.Unit.MICROSECONDS);
+    return this.invocationMetric('OverheadLatency', 'Average', o);
   }
 
   /** In-flight requests at the model container (10-second data). Default statistic `Maximum`. */
@@ -118,7 +123,8 @@ export class EndpointMetricFactory {
   public successRate(o: EndpointMetricOptions = {}): cloudwatch.MathExpression {
     const period = o.period ?? Duration.minutes(5);
     // Ids are unique per variant so several variants' success rates can share one graph.
-    const sfx = this.variantName.toLowerCase().replace(/[^a-z0-9]/g, '_');
+    // (A token variant name has no usable text: one fixed suffix then.)
+    const sfx = Token.isUnresolved(this.variantName) ? 'variant' : this.variantName.toLowerCase().replace(/[^a-z0-9]/g, '_');
     return new cloudwatch.MathExpression({
       expression: `IF(inv_${sfx} > 0, 100 * (1 - e5_${sfx} / inv_${sfx}), 100)`,
       usingMetrics: {
@@ -137,19 +143,17 @@ export class EndpointMetricFactory {
       dimensionsMap: { EndpointName: this.endpointName, VariantName: this.variantName },
       statistic: o.statistic ?? statistic,
       period: o.period ?? Duration.minutes(1),
-      unit: cloudwatch.Unit.PERCENT,
       label: o.label,
     });
   }
 
-  private invocationMetric(metricName: string, statistic: string, o: EndpointMetricOptions, unit?: cloudwatch.Unit): cloudwatch.Metric {
+  private invocationMetric(metricName: string, statistic: string, o: EndpointMetricOptions): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: ENDPOINT_INVOCATION_NAMESPACE,
       metricName,
       dimensionsMap: { EndpointName: this.endpointName, VariantName: this.variantName },
       statistic: o.statistic ?? statistic,
       period: o.period ?? Duration.minutes(1),
-      unit,
       label: o.label,
     });
   }

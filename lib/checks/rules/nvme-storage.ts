@@ -1,13 +1,9 @@
 import { hasNvme, ReadinessRule, RuleLevel } from '../rule';
 export const NvmeStorage: ReadinessRule = {
   id: 'RE-NvmeStorage', level: RuleLevel.ERROR,
-  what: 'No KmsKeyId or VolumeSizeInGB with local-NVMe instance types',
-  why: 'SageMaker rejects both on g4dn, g5 and *d types, so the deploy fails after the synth passed.',
-  fix: 'Remove volumeKmsKey / volumeSize, or use an EBS-only type such as ml.m5.',
-  check: e => {
-    const nvme = e.variants.filter(v => hasNvme(v.instanceType));
-    const out = nvme.filter(v => v.volumeSizeInGb !== undefined).map(v => `${v.variantName} (${v.instanceType}) sets VolumeSizeInGB`);
-    if (e.kmsKeyId && nvme.length) out.push(`KmsKeyId with ${nvme.map(v => v.instanceType).join(', ')}`);
-    return out;
-  },
+  what: 'No VolumeSizeInGB on local-NVMe instance types (production and shadow variants)',
+  why: 'SageMaker rejects VolumeSizeInGB on g4dn, g5 and *d types ("VolumeSize parameter is not allowed for the selected Instance type"), so the deploy fails after the synth passed. (A KmsKeyId is accepted there but does not encrypt the local NVMe, per the current CreateEndpointConfig API text.)',
+  fix: 'Remove volumeSize, or use an EBS-only type such as ml.m5.',
+  check: e => e.variants.filter(v => hasNvme(v.instanceType) && v.volumeSizeInGb !== undefined)
+    .map(v => `${v.variantName} (${v.instanceType}) sets VolumeSizeInGB`),
 };
