@@ -1,3 +1,5 @@
+import * as fs from 'fs';
+import * as path from 'path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -37,9 +39,15 @@ export function synthError(app: App): string {
   }
 }
 
-/** The two example stacks in one app, synthesized once per test file. */
+/** The example app's context from cdk.json (feature flags), so tests see what `cdk synth` sees. */
+export function appContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'cdk.json'), 'utf8'));
+  return { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] };
+}
+
+/** The two example stacks in one app (with cdk.json's context), synthesized once per test file. */
 export function exampleStacks(): { recommender: RecommenderStack; clustering: ClusteringStack; rec: Template; clu: Template } {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({ context: appContext() });
   const recommender = new RecommenderStack(app, 'Rec');
   const clustering = new ClusteringStack(app, 'Clu');
   return { recommender, clustering, rec: Template.fromStack(recommender), clu: Template.fromStack(clustering) };
