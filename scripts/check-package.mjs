@@ -1,6 +1,7 @@
 // Proves the library is usable as a package: `npm pack`, install the tarball into a separate
 // plain-JavaScript CDK app outside the source tree (no TypeScript, esbuild or Docker there),
-// synthesize an endpoint with it and check the result.
+// synthesize an endpoint with it and check the result. Then runs the README's quick start, as
+// written, through `cdk synth --strict` in that app: it must synthesize with no warning.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,6 +46,19 @@ if (workers !== '6') throw new Error('expected 6 workers, got ' + workers);
 console.log('consumer app synthesized ' + types.length + ' resources (' + [...new Set(types)].length + ' types), workers=' + workers);
 `);
   process.stdout.write(`package check: ${tarball}: ` + run('node', ['app.js'], work));
+
+  // The README's quick start: the first ```ts block after "## Quick start", compiled to JavaScript
+  // here (the consumer has no TypeScript), then `cdk synth --strict` with the library's CLI.
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Quick start'));
+  const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!snippet) throw new Error('README has no ```ts block under "## Quick start"');
+  const { transformSync } = await import('esbuild');
+  writeFileSync(join(work, 'quickstart.js'), transformSync(snippet, { loader: 'ts', format: 'cjs', platform: 'node' }).code);
+  writeFileSync(join(work, 'cdk.json'), JSON.stringify({ app: 'node quickstart.js', notices: false, context: { 'cli-telemetry': false } }));
+  execFileSync(process.execPath, [join(root, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--strict', '--quiet'],
+    { cwd: work, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  console.log('package check: the README quick start synthesizes with cdk synth --strict (no warnings)');
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

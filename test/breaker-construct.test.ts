@@ -66,11 +66,11 @@ describe('recommender example breaker', () => {
   });
 });
 
-test('usable alone for any endpoint; dry run', () => {
+test('usable alone for any endpoint; dry run; reserved concurrency only when asked', () => {
   const { stack } = newStack();
-  new CircuitBreaker(stack, 'B', { endpointName: 'legacy', primaryVariantName: 'AllTraffic', primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE, dryRun: true });
+  new CircuitBreaker(stack, 'B', { endpointName: 'legacy', primaryVariantName: 'AllTraffic', primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE, dryRun: true, reservedConcurrency: 1 });
   const t = Template.fromStack(stack);
-  t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ DRY_RUN: 'true', FALLBACK_VARIANT: '', GPU_COUNT: '0' }) } });
+  t.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 1, Environment: { Variables: Match.objectLike({ DRY_RUN: 'true', FALLBACK_VARIANT: '', GPU_COUNT: '0', ERROR_WINDOW_SECONDS: '600' }) } });
   expect((Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties.AlarmName).sort())
     .toEqual(['legacy-AllTraffic-breaker-ErrorRate', 'legacy-AllTraffic-breaker-HostMemory']);
 });

@@ -45,6 +45,18 @@ describe('rule pack', () => {
     expect(nvme[0].level).toBe(RuleLevel.ERROR);
   });
 
+  test('NVMe rule covers the shadow variant; inf2 (EBS only) may set a volume size', () => {
+    const stack = new Stack();
+    handWritten(stack, { instanceType: 'ml.m5.xlarge' }, {
+      shadowProductionVariants: [{ variantName: 'Shadow', modelName: 'm', instanceType: 'ml.g5.xlarge', initialInstanceCount: 1, initialVariantWeight: 0.05, volumeSizeInGb: 50 }],
+    });
+    const nvme = checkTemplate(Template.fromStack(stack).toJSON()).filter(f => f.ruleId === 'RE-NvmeStorage');
+    expect(nvme.map(f => f.message.split('.')[0])).toEqual(['Shadow (ml']);
+    const inf2 = new Stack();
+    handWritten(inf2, { instanceType: 'ml.inf2.xlarge', volumeSizeInGb: 50 });
+    expect(checkTemplate(Template.fromStack(inf2).toJSON()).filter(f => f.ruleId === 'RE-NvmeStorage')).toEqual([]);
+  });
+
   test('worker-memory rule: explicit workers beyond 80 % of memory are an error', () => {
     const stack = new Stack();
     new ResilientEndpoint(stack, 'E', { model: { image, memoryFootprint: { host: Size.gibibytes(4) } }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, modelServer: { workers: 8 } });

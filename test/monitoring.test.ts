@@ -1,8 +1,9 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { AlarmTier, ContainerImage, EndpointMonitoring, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
-import { nagFindings, newStack, synthError, exampleStacks } from './util';
+import { exampleStacks, nagFindings, newStack, synthError, warnings } from './util';
 
 const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
 
@@ -121,6 +122,22 @@ describe('normalisation and options', () => {
       Budget: Match.objectLike({ BudgetLimit: { Amount: 2000, Unit: 'USD' }, TimeUnit: 'MONTHLY' }),
       NotificationsWithSubscribers: [Match.objectLike({ Notification: Match.objectLike({ Threshold: 80, ThresholdType: 'PERCENTAGE' }) })],
     });
+    // The topic's policy replaces SNS's default one: Budgets needs its own Allow, and the key its own grant.
+    Template.fromStack(stack).hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({
+        Effect: 'Allow', Principal: { Service: 'budgets.amazonaws.com' }, Action: 'sns:Publish', Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' } },
+      })]) },
+    });
+    Template.fromStack(stack).hasResourceProperties('AWS::KMS::Key', {
+      KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Allow', Principal: { Service: 'budgets.amazonaws.com' } })]) },
+    });
+  });
+
+  test('an imported alarm topic cannot be granted to: a warning says what its policy must allow', () => {
+    const { stack } = newStack();
+    const topic = sns.Topic.fromTopicArn(stack, 'T', 'arn:aws:sns:us-east-1:123456789012:oncall');
+    new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, monitoring: { alarmTopic: topic } });
+    expect(warnings(stack).join('\n')).toMatch(/imported topic.*cloudwatch\.amazonaws\.com sns:Publish/);
   });
 
   test('usable alone for an endpoint defined elsewhere; rollback alarms are memory first, at most 10', () => {

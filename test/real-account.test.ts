@@ -38,8 +38,8 @@ const arnLike = (pattern: string, arn: string) => new RegExp(`^${pattern.split('
 const asList = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
 
 /** For each alarm action: can CloudWatch publish to that topic (topic policy and KMS key policy)? */
-function unauthorizedAlarmActions(template: { Resources: Resources }): string[] {
-  const res = template.Resources;
+function unauthorizedAlarmActions(template: { [key: string]: any }): string[] {
+  const res: Resources = template.Resources;
   const problems: string[] = [];
   for (const [id, a] of Object.entries(res).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm' || r.Type === 'AWS::CloudWatch::CompositeAlarm')) {
     const alarmArn = `arn:aws:cloudwatch:${ENV.region}:${ENV.account}:alarm:${evaluate(a.Properties.AlarmName, res)}`;

@@ -1,0 +1,117 @@
+/**
+ * Every prop rejects nonsense at synth time with one message naming the construct path, the prop,
+ * the value, the allowed range and the fix, collected with the others (no stack trace, no throw at
+ * construction, no raw CloudFormation or CDK error from deep inside).
+ */
+import { Duration, Size } from 'aws-cdk-lib';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
+import {
+  ContainerImage, ModelData, ResilientEndpoint, ResilientEndpointProps, SageMakerInstanceType, TrafficShift,
+} from '../lib';
+import { newStack, synthError } from './util';
+
+const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/model:1');
+const base: ResilientEndpointProps = { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE };
+const cron = (c: appscaling.CronOptions) => appscaling.Schedule.cron(c);
+const odd = (spec: object) => SageMakerInstanceType.of('ml.x9.large', spec as any);
+
+/** [name, props (merged over a valid endpoint), the prop the message must name, text of the value]. */
+const rows: [string, Record<string, unknown>, string, string][] = [
+  ['empty endpointName', { endpointName: '' }, 'endpointName', "got ''"],
+  ['endpointName with an underscore', { endpointName: 'bad_name' }, 'endpointName', "got 'bad_name'"],
+  ['endpointName of 64 characters', { endpointName: 'a'.repeat(64) }, 'endpointName', 'aaaa'],
+  ['empty variantName', { variantName: '' }, 'variantName', "got ''"],
+  ['empty fallback.variantName', { fallback: { variantName: '' } }, 'fallback.variantName', "got ''"],
+  ['fallback named like the primary', { fallback: { variantName: 'Primary' } }, 'fallback.variantName', "got 'Primary'"],
+  ['shadow variant name with a space', { shadow: { model: { image }, variantName: 'a b' } }, 'shadow.variantName', "got 'a b'"],
+  ['model omitted (plain JavaScript)', { model: undefined }, 'model', 'got nothing'],
+  ['instanceType omitted (plain JavaScript)', { instanceType: undefined }, 'instanceType', 'got nothing'],
+  ['instanceType as a bare string (plain JavaScript)', { instanceType: 'ml.m5.xlarge' }, 'instanceType', "got 'ml.m5.xlarge'"],
+  ['instanceType without the ml. prefix', { instanceType: SageMakerInstanceType.of('m5.xlarge') }, 'instanceType', "got 'm5.xlarge'"],
+  ['instance spec with −1 vCPUs', { instanceType: odd({ vCpus: -1, memoryGiB: 8 }) }, 'spec.vCpus', 'got -1'],
+  ['instance spec with 2.5 vCPUs', { instanceType: odd({ vCpus: 2.5, memoryGiB: 8 }) }, 'spec.vCpus', 'got 2.5'],
+  ['instance spec with 0 GiB memory', { instanceType: odd({ vCpus: 4, memoryGiB: 0 }) }, 'spec.memoryGiB', 'got 0'],
+  ['instance spec with a GPU of 0 GiB', { instanceType: odd({ vCpus: 4, memoryGiB: 16, gpuCount: 1, gpuMemoryGiB: 0 }) }, 'spec.gpuMemoryGiB', 'got 0'],
+  ['instance spec with half a GPU', { instanceType: odd({ vCpus: 4, memoryGiB: 16, gpuCount: 0.5, gpuMemoryGiB: 16 }) }, 'spec.gpuCount', 'got 0.5'],
+  ['instanceCount 0', { instanceCount: 0 }, 'instanceCount', 'got 0'],
+  ['instanceCount 1.5', { instanceCount: 1.5 }, 'instanceCount', 'got 1.5'],
+  ['fallback.instanceCount 0', { fallback: { instanceCount: 0 } }, 'fallback.instanceCount', 'got 0'],
+  ['shadow.samplingPercent 0', { shadow: { model: { image }, samplingPercent: 0 } }, 'shadow.samplingPercent', 'got 0'],
+  ['volumeSize 600 GiB', { volumeSize: Size.gibibytes(600) }, 'volumeSize', 'got 600'],
+  ['volumeSize on a local-NVMe type', { instanceType: SageMakerInstanceType.ML_G5_XLARGE, volumeSize: Size.gibibytes(100) }, 'volumeSize', 'got 100 GiB'],
+  ['model data not an S3 URI', { model: { image, modelData: ModelData.fromS3Uri('https://x/model.tar.gz') } }, 'model.modelData', "got 'https://x/model.tar.gz'"],
+  ['memoryFootprint.gpu on a CPU instance', { model: { image, memoryFootprint: { gpu: Size.gibibytes(4) } } }, 'model.memoryFootprint.gpu', 'got 4 GiB'],
+  ['GPU footprint larger than one T4', { instanceType: SageMakerInstanceType.ML_G4DN_XLARGE, model: { image, memoryFootprint: { gpu: Size.gibibytes(20) } } }, 'model.memoryFootprint.gpu', 'got 20 GiB'],
+  ['host footprint larger than the instance', { model: { image, memoryFootprint: { host: Size.gibibytes(100) } } }, 'model.memoryFootprint.host', 'got 100 GiB'],
+  ['workers 0', { modelServer: { workers: 0 } }, 'modelServer.workers', 'got 0'],
+  ['maxRequestSize 3 GiB (servers read a 32-bit integer)', { modelServer: { maxRequestSize: Size.gibibytes(3) } }, 'modelServer.maxRequestSize', 'got 3221225472; allowed: an integer from 1024 to 2147483647'],
+  ['maxResponseSize 10 bytes', { modelServer: { maxResponseSize: Size.bytes(10) } }, 'modelServer.maxResponseSize', 'got 10'],
+  ['responseTimeout 0 s', { modelServer: { responseTimeout: Duration.seconds(0) } }, 'modelServer.responseTimeout', 'got 0'],
+  ['jobQueueSize 0', { modelServer: { jobQueueSize: 0 } }, 'modelServer.jobQueueSize', 'got 0'],
+  ['model download timeout 30 s', { modelServer: { modelDataDownloadTimeout: Duration.seconds(30) } }, 'modelServer.modelDataDownloadTimeout', 'got 30'],
+  ['start-up health check 4000 s', { modelServer: { containerStartupHealthCheckTimeout: Duration.seconds(4000) } }, 'modelServer.containerStartupHealthCheckTimeout', 'got 4000'],
+  ['sampling 0.5 %', { dataCapture: { samplingPercentage: 0.5 } }, 'dataCapture.samplingPercentage', 'got 0.5'],
+  ['11 JSON content types', { dataCapture: { jsonContentTypes: Array(11).fill('application/json') } }, 'dataCapture.jsonContentTypes', 'got 11 entries'],
+  ['empty capture prefix', { dataCapture: { prefix: '' } }, 'dataCapture.prefix', "got ''"],
+  ['retention of 12 hours', { dataCapture: { retention: Duration.hours(12) } }, 'dataCapture.retention', '0.5 days'],
+  ['retention of 36 hours (not whole days)', { dataCapture: { retention: Duration.hours(36) } }, 'dataCapture.retention', '1.5 days'],
+  ['capacity min 0', { autoScaling: { capacity: { min: 0, max: 2 } } }, 'capacity.min', 'got 0'],
+  ['capacity min above max', { autoScaling: { capacity: { min: 3, max: 2 } } }, 'capacity', 'min 3 > max 2'],
+  ['QPS per instance 0', { autoScaling: { qpsPerInstance: 0 } }, 'qpsPerInstance', 'got 0'],
+  ['concurrency target −1', { autoScaling: { concurrentRequestsPerModelTarget: -1 } }, 'concurrentRequestsPerModelTarget', 'got -1'],
+  ['schedule at hour 25', { autoScaling: { schedules: [{ schedule: cron({ hour: '25', minute: '0' }), minCapacity: 3 }] } }, 'schedules[0].schedule', 'hour 0–23'],
+  ['schedule at minute 61', { autoScaling: { schedules: [{ schedule: cron({ hour: '8', minute: '61' }), minCapacity: 3 }] } }, 'schedules[0].schedule', 'minute 0–59'],
+  ['schedule in month 13', { autoScaling: { schedules: [{ schedule: cron({ minute: '0', hour: '8', day: '1', month: '13' }), minCapacity: 3 }] } }, 'schedules[0].schedule', 'month 1–12'],
+  ['scheduled min above the capacity max', { autoScaling: { capacity: { min: 2, max: 4 }, schedules: [{ schedule: cron({ hour: '8', minute: '0' }), minCapacity: 10 }] } }, 'schedules[0]', 'min 10 > max 4'],
+  ['scheduled minCapacity 0', { autoScaling: { schedules: [{ schedule: cron({ hour: '8', minute: '0' }), minCapacity: 0 }] } }, 'schedules[0].minCapacity', 'got 0'],
+  ['bake of 2 hours', { deployment: { waitInterval: Duration.hours(2) } }, 'deployment.waitInterval', 'got 7200'],
+  ['canary of 2 of 2 instances', { deployment: { canaryInstances: 2 } }, 'deployment.canaryInstances', 'got 2'],
+  ['linear steps of 3 of 4 instances', { instanceCount: 4, deployment: { trafficShift: TrafficShift.LINEAR, linearStepInstances: 3 } }, 'deployment.linearStepInstances', 'got 3'],
+  ['memory alarm at 0 %', { monitoring: { memoryThresholdPercent: 0 } }, 'monitoring.memoryThresholdPercent', 'got 0'],
+  ['5XX alarm at 0 %', { monitoring: { errorRateThresholdPercent: 0 } }, 'monitoring.errorRateThresholdPercent', 'got 0'],
+  ['success-rate alarm at −1 %', { monitoring: { successRateThresholdPercent: -1 } }, 'monitoring.successRateThresholdPercent', 'got -1'],
+  ['latency alarm at 0 ms', { monitoring: { latencyP99Threshold: Duration.millis(0) } }, 'monitoring.latencyP99Threshold', 'got 0'],
+  ['stage name with a space', { monitoring: { stages: ['pre process'] } }, 'monitoring.stages', "got 'pre process'"],
+  ['budget of 0 USD', { monitoring: { monthlyBudgetUsd: 0 } }, 'monitoring.monthlyBudgetUsd', 'got 0'],
+  ['breaker degrade at 0 %', { circuitBreaker: { degradeAtPercent: 0 } }, 'circuitBreaker.degradeAtPercent', 'got 0'],
+  ['breaker 5XX rate at 0 %', { circuitBreaker: { errorRateThresholdPercent: 0 } }, 'circuitBreaker.errorRateThresholdPercent', 'got 0'],
+  ['breaker recover above degrade', { circuitBreaker: { recoverBelowPercent: 85 } }, 'circuitBreaker thresholds', 'recover 85 / degrade 80'],
+  ['breaker recovery in 0 steps', { circuitBreaker: { recoverySteps: 0 } }, 'circuitBreaker.recoverySteps', 'got 0'],
+  ['breaker dwell of 10 s', { circuitBreaker: { minDwell: Duration.seconds(10) } }, 'circuitBreaker.minDwell', 'got 10'],
+  ['breaker reserved concurrency 0', { circuitBreaker: { reservedConcurrency: 0 } }, 'circuitBreaker.reservedConcurrency', 'got 0'],
+];
+
+describe('bad input: one clear synth error per prop', () => {
+  test('the table covers at least 40 props', () => {
+    expect(rows.length).toBeGreaterThanOrEqual(40);
+  });
+
+  test.each(rows)('%s', (_name, patch, prop, value) => {
+    const { app, stack } = newStack();
+    // Construction never throws: the error is reported at synth with the others.
+    expect(() => new ResilientEndpoint(stack, 'E', { ...base, ...patch } as ResilientEndpointProps)).not.toThrow();
+    const msg = synthError(app);
+    const line = msg.split('\n').find(l => l.includes(`${prop}`) && l.includes(value));
+    expect(line).toBeDefined();
+    expect(line).toMatch(/^\s*\[Test\/E[^\]]*\] /); // the construct path
+    expect(line).toMatch(/; allowed: .+\. Fix: ./); // the range and the fix
+    expect(msg).not.toMatch(/^\s+at /m); // no stack trace
+  });
+
+  test('several bad props at once: every one is reported in one synthesis', () => {
+    const { app, stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      ...base,
+      endpointName: '',
+      instanceCount: 0,
+      dataCapture: { retention: Duration.hours(12) },
+      monitoring: { memoryThresholdPercent: 0 },
+      autoScaling: { schedules: [{ schedule: cron({ hour: '25', minute: '0' }), minCapacity: 3 }] },
+    });
+    const msg = synthError(app);
+    for (const prop of ['endpointName', 'instanceCount', 'dataCapture.retention', 'monitoring.memoryThresholdPercent', 'schedules[0].schedule']) {
+      expect(msg).toContain(prop);
+    }
+    expect(msg.match(/Fix:/g)!.length).toBeGreaterThanOrEqual(5);
+  });
+});
