@@ -1,7 +1,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -11,6 +12,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { BreakerConfig, DEFAULT_CONFIG } from '../lambda/circuit-breaker/policy';
+import { VariantAutoScaling } from './auto-scaling';
 import { SageMakerInstanceType } from './instance-types';
 import { EndpointMetricFactory } from './monitoring/metrics';
 import { acknowledgeWildcard } from './nag';
@@ -23,6 +25,8 @@ export const BREAKER_NAMESPACE = 'ResilientEndpoint/CircuitBreaker';
  * (incident B: "sliding window of 10 minutes, open at 5 %").
  */
 export const ERROR_WINDOW = Duration.minutes(10);
+/** Tag on the scalable targets a breaker may adjust (its IAM grant is conditioned on it). */
+export const BREAKER_TAG = 'resilient-endpoint:circuit-breaker';
 /** Environment variable that tells the container where its degrade level is. */
 export const DEGRADE_PARAMETER_ENV = 'RESILIENT_ENDPOINT_DEGRADE_PARAMETER';
 
@@ -124,6 +128,30 @@ export interface CircuitBreakerProps extends CircuitBreakerOptions {
    * @default - none: only the degrade level is published
    */
   readonly fallbackVariantName?: string;
+  /**
+   * The primary's autoscaling: while the breaker is not CLOSED it suspends the primary's dynamic
+   * scale-in (through Application Auto Scaling, never by setting counts).
+   * @default - no capacity actions on the primary
+   */
+  readonly primaryAutoScaling?: VariantAutoScaling;
+  /**
+   * The fallback's autoscaling: the breaker raises its minimum to what the shifted share needs and
+   * never shifts more than its instances in service can carry.
+   * @default - no capacity actions on the fallback; the full share is shifted
+   */
+  readonly fallbackAutoScaling?: VariantAutoScaling;
+  /**
+   * How often the endpoint publishes its utilization metrics (its `MetricsConfig`). The breaker's
+   * memory triggers and its own reads use this period (10 s: high-resolution alarms).
+   * @default Duration.minutes(1) (SageMaker's default)
+   */
+  readonly metricPublishFrequency?: Duration;
+  /**
+   * The endpoint publishes per-GPU metrics (`MetricsConfig.EnableEnhancedMetrics`): on multi-GPU
+   * instances memory is judged on the hottest GPU, not on the mean.
+   * @default false
+   */
+  readonly perGpuMetrics?: boolean;
 }
 
 /** Where the pre-built Lambda bundle lives, for the source tree and the packed library alike. */
@@ -155,6 +183,8 @@ export class CircuitBreaker extends Construct {
   public readonly alarms: cloudwatch.Alarm[] = [];
   /** Failed invocations. */
   public readonly deadLetterQueue: sqs.Queue;
+  /** The table holding the breaker's state (one item, written only by the function). */
+  public readonly stateTable: dynamodb.Table;
   /** The policy configuration the function runs with (also what the simulator uses). */
   public readonly config: BreakerConfig;
   private readonly props: CircuitBreakerProps;
@@ -166,14 +196,28 @@ export class CircuitBreaker extends Construct {
     this.node.addValidation({ validate: () => errors.all });
     const stack = Stack.of(this);
     const spec = props.primaryInstanceType.spec;
+    const period = props.metricPublishFrequency ?? Duration.minutes(1);
+    const perGpu = props.perGpuMetrics ?? false;
     const config = breakerConfig(props, props.fallbackVariantName !== undefined);
     this.config = config;
     const degradeAt = config.degradeAtPercent;
     const errorRate = config.errorRateOpen;
 
+    // The container's channel: the degrade level the function publishes. Its template value never
+    // changes, so CloudFormation does not rewrite it on stack updates; if it ever did, the next
+    // evaluation re-publishes the level from the state table.
     this.parameter = new ssm.StringParameter(this, 'State', {
-      description: `Circuit-breaker state of SageMaker endpoint ${props.endpointName}; the container reads "level" (0 normal, 1 degraded, 2 critical)`,
+      description: 'Circuit-breaker degrade level of a SageMaker endpoint; the container reads "level" (0 normal, 1 degraded, 2 critical)',
       stringValue: JSON.stringify({ level: 0, state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0, reasons: ['initial'] }),
+    });
+    // The breaker's own state, in an item only the function writes (CloudFormation owns the table, never
+    // its items), with a version for compare-and-swap between concurrent evaluations.
+    this.stateTable = new dynamodb.Table(this, 'StateTable', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      removalPolicy: RemovalPolicy.DESTROY, // runtime state only: rebuilt from CLOSED by the next evaluation
     });
 
     const logGroup = new logs.LogGroup(this, 'Logs', {
@@ -203,6 +247,24 @@ export class CircuitBreaker extends Construct {
     }));
     this.parameter.grantRead(role);
     this.parameter.grantWrite(role);
+    this.stateTable.grant(role, 'dynamodb:GetItem', 'dynamodb:PutItem');
+    // Capacity actions go through Application Auto Scaling's own settings of exactly these targets.
+    // A scalable target's ARN has a generated id that CloudFormation does not return, so the grant is
+    // scoped by a tag this breaker puts on its targets (aws:ResourceTag). Inferred from Application
+    // Auto Scaling's tag-based authorization: were it not honoured, the call is denied, the function
+    // logs it, and weights and the degrade level work as before.
+    const scaled = [props.primaryAutoScaling, props.fallbackAutoScaling].filter((x): x is VariantAutoScaling => x !== undefined);
+    if (scaled.length) {
+      const tagValue = this.node.addr;
+      for (const t of scaled) Tags.of(t.scalableTarget).add(BREAKER_TAG, tagValue);
+      const anyTarget = stack.formatArn({ service: 'application-autoscaling', resource: 'scalable-target', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+      role.addToPrincipalPolicy(new iam.PolicyStatement({
+        actions: ['application-autoscaling:RegisterScalableTarget'],
+        resources: [anyTarget],
+        conditions: { StringEquals: { [`aws:ResourceTag/${BREAKER_TAG}`]: tagValue } },
+      }));
+      acknowledgeWildcard(role, 'Resource', anyTarget, 'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).');
+    }
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
     acknowledgeWildcard(role, 'Resource', '*', 'cloudwatch:GetMetricData has no resource-level permissions; AWS requires "*". It only reads metrics.');
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
@@ -216,7 +278,7 @@ export class CircuitBreaker extends Construct {
       code: lambda.Code.fromAsset(lambdaBundleDir('circuit-breaker')),
       role,
       memorySize: 256,
-      timeout: Duration.seconds(30),
+      timeout: Duration.seconds(60),
       reservedConcurrentExecutions: props.reservedConcurrency,
       logGroup,
       deadLetterQueue: this.deadLetterQueue,
@@ -228,6 +290,11 @@ export class CircuitBreaker extends Construct {
         PARAMETER_NAME: this.parameter.parameterName,
         GPU_COUNT: String(spec.gpuCount),
         ERROR_WINDOW_SECONDS: String(ERROR_WINDOW.toSeconds()),
+        TABLE_NAME: this.stateTable.tableName,
+        METRIC_PERIOD_SECONDS: String(period.toSeconds()),
+        PER_GPU_METRICS: String(perGpu),
+        ...(props.primaryAutoScaling ? { PRIMARY_CAPACITY: JSON.stringify(capacityOf(props.primaryAutoScaling)) } : {}),
+        ...(props.fallbackAutoScaling && props.fallbackVariantName ? { FALLBACK_CAPACITY: JSON.stringify(capacityOf(props.fallbackAutoScaling)) } : {}),
         DRY_RUN: String(props.dryRun ?? false),
         METRIC_NAMESPACE: BREAKER_NAMESPACE,
         BREAKER_CONFIG: JSON.stringify(config),
@@ -235,7 +302,10 @@ export class CircuitBreaker extends Construct {
     });
     this.deadLetterQueue.grantSendMessages(role);
 
-    // Fast path: alarms on the breaker thresholds → EventBridge → function.
+    // Fast path: alarms on the breaker thresholds → EventBridge → function. Memory triggers use the
+    // endpoint's publishing period: at 10 s they are high-resolution alarms on one 10-s period. (If
+    // 10-s data were not stored for these metrics, such an alarm would just never fire; the 1-minute
+    // schedule and the function's own reads, which fall back to 1-minute data, still protect.)
     const m = new EndpointMetricFactory(props.endpointName, props.primaryVariantName);
     const alarm = (aid: string, metric: cloudwatch.IMetric, threshold: number, description: string) => {
       const a = new cloudwatch.Alarm(this, aid, {
@@ -250,10 +320,14 @@ export class CircuitBreaker extends Construct {
       });
       this.alarms.push(a);
     };
-    alarm('HostMemory', m.memoryUtilization(), degradeAt, `Breaker trigger: host memory >= ${degradeAt} % on the hottest instance of ${props.primaryVariantName}.`);
+    alarm('HostMemory', m.memoryUtilization({ period }), degradeAt, `Breaker trigger: host memory >= ${degradeAt} % on the hottest instance of ${props.primaryVariantName}.`);
     if (spec.gpuCount > 0) {
-      alarm('GpuMemory', m.gpuMemoryUtilization(), degradeAt * spec.gpuCount,
+      alarm('GpuMemory', m.gpuMemoryUtilization({ period }), degradeAt * spec.gpuCount,
         `Breaker trigger: GPU memory >= ${degradeAt} % of ${spec.gpuCount} GPU(s) (threshold ${degradeAt * spec.gpuCount} on the summed metric).`);
+    }
+    if (perGpu && spec.gpuCount > 1) {
+      alarm('HottestGpuMemory', m.hottestGpuMemoryUtilization(), degradeAt,
+        `Breaker trigger: one GPU of ${spec.gpuCount} at >= ${degradeAt} % memory (per-GPU enhanced metrics, Metrics Insights MAX).`);
     }
     const window = ERROR_WINDOW;
     alarm('ErrorRate', new cloudwatch.MathExpression({
@@ -269,6 +343,18 @@ export class CircuitBreaker extends Construct {
         source: ['aws.cloudwatch'],
         detailType: ['CloudWatch Alarm State Change'],
         resources: this.alarms.map(a => a.alarmArn),
+      },
+      targets: [new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 })],
+    });
+    // Weights refused while the endpoint was Updating are applied as soon as SageMaker reports its next
+    // state change (no status filter: the event spells it IN_SERVICE, the API InService; the function
+    // asks DescribeEndpoint anyway).
+    new events.Rule(this, 'EndpointStateChange', {
+      description: `Re-evaluate the circuit breaker of ${props.endpointName} when the endpoint changes state (e.g. back to InService)`,
+      eventPattern: {
+        source: ['aws.sagemaker'],
+        detailType: ['SageMaker Endpoint State Change'],
+        detail: { EndpointName: [props.endpointName] },
       },
       targets: [new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 })],
     });
@@ -330,6 +416,11 @@ export function breakerConfig(p: CircuitBreakerOptions, hasFallback: boolean): B
     degradedFallbackShare: p.degradedFallbackSharePercent !== undefined ? p.degradedFallbackSharePercent / 100 : d.degradedFallbackShare,
     hasFallback,
   };
+}
+
+/** What the function needs to know of a variant's autoscaling. */
+function capacityOf(s: VariantAutoScaling): { min: number; max: number; qpsPerInstance: number } {
+  return { min: s.capacity.min, max: s.capacity.max, qpsPerInstance: s.qpsPerInstance };
 }
 
 /** Pure validation of breaker options. */

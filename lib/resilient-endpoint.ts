@@ -1,4 +1,4 @@
-import { Annotations, Arn, ArnFormat, Lazy, Names, Resource, Size, SizeRoundingBehavior, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, Arn, ArnFormat, Duration, Lazy, Names, Resource, Size, SizeRoundingBehavior, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -22,6 +22,8 @@ export const ENDPOINT_NAME_ENV = 'RESILIENT_ENDPOINT_NAME';
 export const VARIANT_NAME_ENV = 'RESILIENT_ENDPOINT_VARIANT';
 
 const NAME_PATTERN = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
+/** `MetricsConfig.MetricPublishFrequencyInSeconds` values SageMaker accepts (API reference, MetricsConfig). */
+const PUBLISH_FREQUENCIES = [10, 30, 60, 120, 180, 240, 300];
 
 /** What runs in a production variant. */
 export interface ModelProps {
@@ -125,6 +127,33 @@ export interface ShadowVariantProps {
   readonly variantName?: string;
 }
 
+/**
+ * How the endpoint publishes its utilization metrics (`AWS::SageMaker::EndpointConfig.MetricsConfig`).
+ * @see https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch-enhanced-metrics.html
+ */
+export interface MetricPublishingOptions {
+  /**
+   * Publishing period of the utilization metrics (and, with enhanced metrics, the invocation metrics):
+   * 10, 30, 60, 120, 180, 240 or 300 seconds. At 10 s the circuit breaker sees memory within seconds
+   * instead of 1–2 minutes.
+   * @default Duration.seconds(10)
+   */
+  readonly frequency?: Duration;
+  /**
+   * Enhanced metrics: per-instance (`InstanceId`) and per-GPU (`AcceleratorId`) dimensions, so memory
+   * is judged on the hottest GPU instead of the mean over a multi-GPU instance.
+   * @default true
+   */
+  readonly enhancedMetrics?: boolean;
+  /**
+   * Detailed observability (container Prometheus metrics, per-GPU inference-component metrics). The
+   * SageMaker API turns it on for new endpoint configs when it is not given; this construct writes
+   * `false` unless asked, because nothing here reads those metrics and they are billed.
+   * @default false
+   */
+  readonly detailedObservability?: boolean;
+}
+
 /** Props of {@link ResilientEndpoint}. */
 export interface ResilientEndpointProps {
   /** What runs in the primary variant. */
@@ -162,6 +191,11 @@ export interface ResilientEndpointProps {
    * @default - on, 1 % sampling, input and output, into a bucket the construct creates
    */
   readonly dataCapture?: DataCaptureOptions;
+  /**
+   * Metric publishing of the endpoint.
+   * @default - every 10 seconds, enhanced (per-instance, per-GPU) metrics on, detailed observability off
+   */
+  readonly metricPublishing?: MetricPublishingOptions;
   /**
    * KMS key for the instances' EBS storage volume. Not allowed on instance types with local
    * NVMe storage (g4dn, g5, `*d` families): SageMaker rejects it there.
@@ -301,6 +335,10 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
   public readonly circuitBreaker?: CircuitBreaker;
   /** The L1 endpoint config. */
   public readonly cfnEndpointConfig: sagemaker.CfnEndpointConfig;
+  /** How often the endpoint publishes utilization metrics. */
+  public readonly metricPublishFrequency: Duration;
+  /** Whether per-instance / per-GPU (enhanced) metrics are published. */
+  public readonly enhancedMetrics: boolean;
   /** The L1 endpoint. */
   public readonly cfnEndpoint: sagemaker.CfnEndpoint;
 
@@ -407,8 +445,22 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
     const capture = new DataCapture(this, 'DataCapture', { ...props.dataCapture, role: this.role });
     this.dataCapture = capture.config ? capture : undefined;
 
+    // --- metric publishing (MetricsConfig): 10-s data, per-GPU dimensions ---
+    const publishing = props.metricPublishing ?? {};
+    this.metricPublishFrequency = publishing.frequency ?? Duration.seconds(10);
+    const frequencyS = this.metricPublishFrequency.toSeconds();
+    if (!PUBLISH_FREQUENCIES.includes(frequencyS)) {
+      this.errors.add('metricPublishing.frequency (s)', frequencyS, PUBLISH_FREQUENCIES.join(', '), 'use e.g. Duration.seconds(10) or Duration.minutes(1)');
+    }
+    this.enhancedMetrics = publishing.enhancedMetrics ?? true;
+
     // --- endpoint config and endpoint ---
     this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
+      metricsConfig: {
+        metricPublishFrequencyInSeconds: frequencyS,
+        enableEnhancedMetrics: this.enhancedMetrics,
+        enableDetailedObservability: publishing.detailedObservability ?? false,
+      },
       productionVariants: this.variants.map(variantSpec),
       shadowProductionVariants: this.shadowVariant ? [variantSpec(this.shadowVariant)] : undefined,
       kmsKeyId: props.volumeKmsKey?.keyArn,
@@ -431,6 +483,7 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
         ...props.monitoring,
         endpointName: this.endpointName,
         variants: this.variants.map(v => ({ variantName: v.variantName, instanceType: v.instanceType })),
+        perGpuMetrics: this.enhancedMetrics,
       });
       if (props.monitoring?.applicationAlarms !== false) {
         const ns = this.monitoring.applicationNamespace;
@@ -477,6 +530,10 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
         primaryVariantName: this.primaryVariant.variantName,
         primaryInstanceType: this.primaryVariant.instanceType,
         fallbackVariantName: this.fallbackVariant?.variantName,
+        primaryAutoScaling: this.autoScaling[this.primaryVariant.variantName],
+        fallbackAutoScaling: this.fallbackVariant ? this.autoScaling[this.fallbackVariant.variantName] : undefined,
+        metricPublishFrequency: this.metricPublishFrequency,
+        perGpuMetrics: this.enhancedMetrics,
       });
       // Only the function waits for the endpoint (the parameter is read by the models, which come first).
       this.circuitBreaker.function.node.addDependency(this.cfnEndpoint);

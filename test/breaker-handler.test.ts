@@ -1,22 +1,80 @@
+import { ApplicationAutoScalingClient, RegisterScalableTargetCommand } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeEndpointCommand, SageMakerClient, SageMakerServiceException, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { evaluate, HandlerSettings } from '../lambda/circuit-breaker/handler';
-import { DEFAULT_CONFIG, serializeState } from '../lambda/circuit-breaker/policy';
+import { evaluate, HandlerSettings, perGpuQuery } from '../lambda/circuit-breaker/handler';
+import { BreakerState, DEFAULT_CONFIG, serializeState } from '../lambda/circuit-breaker/policy';
 import { CloudWatchFake } from './cloudwatch-fake';
 
 const sm = mockClient(SageMakerClient);
 const cw = mockClient(CloudWatchClient);
 const ssm = mockClient(SSMClient);
-const clients = { sagemaker: new SageMakerClient({}), cloudwatch: new CloudWatchClient({}), ssm: new SSMClient({}) };
+const ddb = mockClient(DynamoDBClient);
+const aas = mockClient(ApplicationAutoScalingClient);
+const clients = {
+  sagemaker: new SageMakerClient({}), cloudwatch: new CloudWatchClient({}), ssm: new SSMClient({}),
+  dynamodb: new DynamoDBClient({}), autoscaling: new ApplicationAutoScalingClient({}),
+};
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 30);
 const settings: HandlerSettings = {
-  endpointName: 'rec', primaryVariant: 'Primary', fallbackVariant: 'Fallback', parameterName: '/breaker/rec',
-  gpuCount: 1, errorWindowSeconds: 600, dryRun: false, metricNamespace: 'NS', config: DEFAULT_CONFIG,
+  endpointName: 'rec', primaryVariant: 'Primary', fallbackVariant: 'Fallback', parameterName: '/breaker/rec', tableName: 'state',
+  gpuCount: 1, errorWindowSeconds: 600, metricPeriodSeconds: 60, perGpuMetrics: false, dryRun: false, metricNamespace: 'NS', config: DEFAULT_CONFIG,
+};
+const scaled: HandlerSettings = {
+  ...settings,
+  primaryCapacity: { min: 2, max: 4, qpsPerInstance: 150 },
+  fallbackCapacity: { min: 1, max: 4, qpsPerInstance: 150 },
 };
 const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
 const alarmEvent = { source: 'aws.cloudwatch', 'detail-type': 'CloudWatch Alarm State Change', detail: { alarmName: 'rec-Primary-breaker-HostMemory', state: { value: 'ALARM' } } };
+// As SageMaker sends it (developer guide, automating-sagemaker-with-eventbridge): status in upper snake case.
+const inServiceEvent = {
+  version: '0', source: 'aws.sagemaker', 'detail-type': 'SageMaker Endpoint State Change', resources: ['arn:aws:sagemaker:us-east-1:123456789012:endpoint/rec'],
+  detail: { EndpointName: 'rec', EndpointStatus: 'IN_SERVICE', ProductionVariants: [{ DesiredWeight: 1.0, DesiredInstanceCount: 2.0 }] },
+};
+
+// ---------- stateful fakes: DynamoDB with conditional writes, the SSM parameter, the endpoint ----------
+let item: Record<string, any> | undefined;
+/** When set, the next GetItem returns this (an evaluation that read before another one wrote). */
+let staleRead: Record<string, any> | undefined;
+let parameter: string | undefined;
+function table() {
+  ddb.on(GetItemCommand).callsFake(() => {
+    const read = staleRead ?? item;
+    staleRead = undefined;
+    return { Item: read ? structuredClone(read) : undefined };
+  });
+  ddb.on(PutItemCommand).callsFake(input => {
+    const version = Number(item?.version?.N ?? 0);
+    const ok = input.ConditionExpression === 'attribute_not_exists(pk)' ? item === undefined : version === Number(input.ExpressionAttributeValues[':v'].N);
+    if (!ok) throw Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException', $metadata: {} });
+    item = structuredClone(input.Item);
+    return {};
+  });
+}
+function param() {
+  ssm.on(GetParameterCommand).callsFake(() => {
+    if (parameter === undefined) throw Object.assign(new Error('not found'), { name: 'ParameterNotFound', $metadata: {} });
+    return { Parameter: { Value: parameter } };
+  });
+  ssm.on(PutParameterCommand).callsFake(input => { parameter = input.Value; return { Version: 2 }; });
+}
+/** A stored state: the DynamoDB item and the parameter as a previous evaluation left them. */
+function stored(state?: BreakerState, capacity?: object) {
+  item = state ? { pk: { S: 'breaker' }, version: { N: '7' }, state: { S: JSON.stringify(state) }, ...(capacity ? { capacity: { S: JSON.stringify(capacity) } } : {}) } : undefined;
+  parameter = state ? serializeState(state, ['before']) : undefined;
+}
+function endpoint(status = 'InService', primary = 1, fallback = 0, instances: [number, number] = [2, 1]) {
+  sm.on(DescribeEndpointCommand).resolves({
+    EndpointStatus: status as any,
+    ProductionVariants: [
+      { VariantName: 'Primary', DesiredWeight: primary, CurrentInstanceCount: instances[0] },
+      { VariantName: 'Fallback', DesiredWeight: fallback, CurrentInstanceCount: instances[1] },
+    ],
+  });
+}
 
 const DIMS = { EndpointName: 'rec', VariantName: 'Primary' };
 const LAST_MINUTE = Math.floor(NOW / 60_000) * 60_000 - 60_000; // the newest complete minute
@@ -37,135 +95,233 @@ function metrics(host: number[], gpu: number[], errors = 0, invocations = 1000, 
 function serve(fake: CloudWatchFake) {
   cw.on(GetMetricDataCommand).callsFake(input => fake.getMetricData(input, NOW));
 }
-function endpoint(status = 'InService', primary = 1, fallback = 0) {
-  sm.on(DescribeEndpointCommand).resolves({
-    EndpointStatus: status as any,
-    ProductionVariants: [{ VariantName: 'Primary', DesiredWeight: primary }, { VariantName: 'Fallback', DesiredWeight: fallback }],
-  });
-}
-function stored(state?: object) {
-  if (state) ssm.on(GetParameterCommand).resolves({ Parameter: { Value: serializeState(state as any, []) } });
-  else ssm.on(GetParameterCommand).rejects(Object.assign(new Error('not found'), { name: 'ParameterNotFound', $metadata: {} }));
-}
+const weightCalls = () => sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map(c => c.args[0].input.DesiredWeightsAndCapacities);
+const published = () => (parameter ? JSON.parse(parameter) : undefined);
+
+const CLOSED: BreakerState = { state: 'CLOSED', since: NOW - 3600_000, share: 0, entryShare: 0, step: 0 };
+const DEGRADED: BreakerState = { state: 'DEGRADED', since: NOW - 60_000, share: 0.5, entryShare: 0.5, step: 0 };
 
 beforeEach(() => {
-  sm.reset(); cw.reset(); ssm.reset();
+  sm.reset(); cw.reset(); ssm.reset(); ddb.reset(); aas.reset();
+  table(); param();
+  aas.on(RegisterScalableTargetCommand).resolves({});
   jest.spyOn(console, 'log').mockImplementation(() => undefined);
 });
 afterEach(() => jest.restoreAllMocks());
 
-test('GPU memory at 84 % of the T4 degrades: weights 0.5/0.5, level 1 stored; 3 reads + 2 writes', async () => {
-  stored(); metrics([40, 41, 42], [60, 70, 84]); endpoint();
+test('GPU memory at 84 % of the T4 degrades: level published, weights 0.5/0.5; 4 reads, then claim and act', async () => {
+  stored(CLOSED); metrics([40, 41, 42], [60, 70, 84]); endpoint();
   const r = await evaluate(alarmEvent, settings, clients, NOW);
   expect(r).toMatchObject({ outcome: 'evaluated', state: 'DEGRADED', level: 1 });
-  expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)[0].args[0].input).toEqual({
-    EndpointName: 'rec', DesiredWeightsAndCapacities: [{ VariantName: 'Primary', DesiredWeight: 0.5 }, { VariantName: 'Fallback', DesiredWeight: 0.5 }],
-  });
-  const put = ssm.commandCalls(PutParameterCommand)[0].args[0].input;
-  expect(JSON.parse(put.Value!)).toMatchObject({ level: 1, state: 'DEGRADED' });
-  expect(r.calls).toEqual(['ssm:GetParameter', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities', 'ssm:PutParameter']);
-  const q = cw.commandCalls(GetMetricDataCommand);
-  expect(q).toHaveLength(1);
-  expect(q[0].args[0].input.MetricDataQueries!.map(x => x.Id)).toEqual(['mem', 'gpu', 'err', 'inv']);
+  expect(weightCalls()).toEqual([[{ VariantName: 'Primary', DesiredWeight: 0.5 }, { VariantName: 'Fallback', DesiredWeight: 0.5 }]]);
+  expect(published()).toMatchObject({ level: 1, state: 'DEGRADED' });
+  expect(r.calls).toEqual(['dynamodb:GetItem', 'ssm:GetParameter', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint',
+    'dynamodb:PutItem', 'ssm:PutParameter', 'sagemaker:UpdateEndpointWeightsAndCapacities']);
+  expect(JSON.parse(item!.state.S)).toMatchObject({ state: 'DEGRADED', share: 0.5 });
+  expect(item!.version.N).toBe('8');
 });
 
-const CLOSED = { state: 'CLOSED', since: NOW - 3600_000, share: 0, entryShare: 0, step: 0 };
-
-test('steady state costs 3 reads and no writes', async () => {
+test('steady state costs 4 reads and no writes', async () => {
   stored(CLOSED); metrics([40, 41], [30, 30]); endpoint();
   const r = await evaluate(schedule, settings, clients, NOW);
-  expect(r.calls).toEqual(['ssm:GetParameter', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint']);
+  expect(r.calls).toEqual(['dynamodb:GetItem', 'ssm:GetParameter', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint']);
   expect(r.state).toBe('CLOSED');
 });
 
 test('the breaker never sets instance counts', async () => {
-  stored(); metrics([97], []); endpoint();
+  stored(CLOSED); metrics([97], []); endpoint('InService', 1, 0, [2, 2]);
   await evaluate(schedule, settings, clients, NOW);
-  for (const c of sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)) {
-    for (const v of c.args[0].input.DesiredWeightsAndCapacities!) expect(v.DesiredInstanceCount).toBeUndefined();
-  }
-  expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)[0].args[0].input.DesiredWeightsAndCapacities).toEqual([
-    { VariantName: 'Primary', DesiredWeight: 0 }, { VariantName: 'Fallback', DesiredWeight: 1 },
-  ]);
+  for (const call of weightCalls()) for (const v of call!) expect(v.DesiredInstanceCount).toBeUndefined();
+  expect(weightCalls()[0]).toEqual([{ VariantName: 'Primary', DesiredWeight: 0 }, { VariantName: 'Fallback', DesiredWeight: 1 }]);
 });
 
-test.each(['Updating', 'SystemUpdating', 'RollingBack'])('endpoint %s: no weight write, level still published', async (status) => {
-  stored(); metrics([90], []); endpoint(status);
-  const r = await evaluate(schedule, settings, clients, NOW);
-  expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
-  expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(1);
-  expect(r.reasons.join()).toMatch(/not InService/);
+describe('while the endpoint is Updating (autoscaling, a deployment, a weight change)', () => {
+  test.each(['Updating', 'SystemUpdating', 'RollingBack'])('%s: the degrade level is published at once, the weights wait', async (status) => {
+    stored(CLOSED); metrics([90], []); endpoint(status);
+    const r = await evaluate(alarmEvent, settings, clients, NOW);
+    expect(weightCalls()).toHaveLength(0);
+    expect(published()).toMatchObject({ level: 1, state: 'DEGRADED' });
+    expect(r.reasons.join()).toMatch(/not InService/);
+  });
+
+  test('the refused weight change is applied as soon as SageMaker reports the endpoint InService again', async () => {
+    stored(CLOSED); metrics([90], []); endpoint('Updating');
+    await evaluate(alarmEvent, settings, clients, NOW);
+    expect(weightCalls()).toHaveLength(0);
+    endpoint('InService');
+    const r = await evaluate(inServiceEvent, settings, clients, NOW + 20_000);
+    expect(r.outcome).toBe('evaluated');
+    expect(weightCalls()).toEqual([[{ VariantName: 'Primary', DesiredWeight: 0.5 }, { VariantName: 'Fallback', DesiredWeight: 0.5 }]]);
+    expect(JSON.parse(item!.state.S).state).toBe('DEGRADED'); // the state did not move again
+  });
+
+  test('ValidationException "Cannot update in-progress endpoint" (the race after DescribeEndpoint): no throw, level already out', async () => {
+    stored(CLOSED); metrics([90], []); endpoint();
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(new SageMakerServiceException({
+      name: 'ValidationException', $fault: 'client', $metadata: {}, message: 'Cannot update in-progress endpoint "arn:..."',
+    }));
+    const r = await evaluate(schedule, settings, clients, NOW);
+    expect(r.outcome).toBe('evaluated');
+    expect(r.reasons.join()).toMatch(/in progress/);
+    expect(published()).toMatchObject({ level: 1 });
+  });
 });
 
-test('ValidationException "Cannot update in-progress endpoint": logged, retried next tick, no throw', async () => {
-  stored(); metrics([90], []); endpoint();
-  sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(new SageMakerServiceException({
-    name: 'ValidationException', $fault: 'client', $metadata: {}, message: 'Cannot update in-progress endpoint "arn:..."',
-  }));
-  const r = await evaluate(schedule, settings, clients, NOW);
-  expect(r.outcome).toBe('evaluated');
-  expect(r.reasons.join()).toMatch(/in progress/);
-  expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(1);
+describe('capacity follows the state (Application Auto Scaling settings, never counts)', () => {
+  const registered = () => aas.commandCalls(RegisterScalableTargetCommand).map(c => c.args[0].input);
+
+  test('degrading suspends the primary\'s scale-in and raises the fallback\'s minimum, after the weight call', async () => {
+    stored(CLOSED); metrics([90], []); endpoint('InService', 1, 0, [4, 1]);
+    const r = await evaluate(alarmEvent, scaled, clients, NOW);
+    // 1 fallback instance can carry 150 of the primary fleet's 600 QPS: 25 %, not yet the 50 % target.
+    expect(weightCalls()).toEqual([[{ VariantName: 'Primary', DesiredWeight: 0.75 }, { VariantName: 'Fallback', DesiredWeight: 0.25 }]]);
+    expect(registered()).toEqual([
+      { ServiceNamespace: 'sagemaker', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount', ResourceId: 'endpoint/rec/variant/Primary', SuspendedState: { DynamicScalingInSuspended: true } },
+      { ServiceNamespace: 'sagemaker', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount', ResourceId: 'endpoint/rec/variant/Fallback', MinCapacity: 2 },
+    ]);
+    const order = r.calls.filter(c => !c.startsWith('dynamodb') && !c.endsWith('Get') && !['ssm:GetParameter', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint'].includes(c));
+    expect(order).toEqual(['ssm:PutParameter', 'sagemaker:UpdateEndpointWeightsAndCapacities', 'application-autoscaling:RegisterScalableTarget', 'application-autoscaling:RegisterScalableTarget']);
+    expect(JSON.parse(item!.capacity.S)).toEqual({ suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
+  });
+
+  test('once the fallback has its instances, the full share moves; capacity is not registered twice', async () => {
+    stored(DEGRADED, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 }); metrics([85], []); endpoint('InService', 0.75, 0.25, [4, 2]);
+    await evaluate(schedule, scaled, clients, NOW);
+    expect(weightCalls()).toEqual([[{ VariantName: 'Primary', DesiredWeight: 0.5 }, { VariantName: 'Fallback', DesiredWeight: 0.5 }]]);
+    expect(registered()).toEqual([]);
+  });
+
+  test('back to CLOSED: scale-in resumed, the fallback back to its configured minimum', async () => {
+    const last: BreakerState = { state: 'RECOVERING', since: NOW - 600_000, share: 1 / 6, entryShare: 0.5, step: 2 };
+    stored(last, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 }); metrics(Array(10).fill(40), []); endpoint('InService', 0.85, 0.15, [4, 2]);
+    const r = await evaluate(schedule, scaled, clients, NOW);
+    expect(r.state).toBe('CLOSED');
+    expect(registered().map(x => x.SuspendedState ?? { MinCapacity: x.MinCapacity })).toEqual([{ DynamicScalingInSuspended: false }, { MinCapacity: 1 }]);
+  });
+
+  test('an Application Auto Scaling failure is logged and retried next time; weights and level still applied', async () => {
+    stored(CLOSED); metrics([90], []); endpoint('InService', 1, 0, [2, 1]);
+    aas.on(RegisterScalableTargetCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: {} }));
+    const r = await evaluate(alarmEvent, scaled, clients, NOW);
+    expect(r.outcome).toBe('evaluated');
+    expect(r.reasons.join()).toMatch(/scale-in suspended failed \(AccessDeniedException\)/);
+    expect(published()).toMatchObject({ level: 1 });
+    expect(weightCalls()).toHaveLength(1);
+    expect(item!.capacity).toBeUndefined(); // not recorded as applied: the next evaluation tries again
+  });
+});
+
+describe('state survives stack updates and concurrent evaluations', () => {
+  test('a redeploy that resets the parameter to its template value (level 0) is corrected from the state item', async () => {
+    stored(DEGRADED); metrics([85], []); endpoint('InService', 0.5, 0.5);
+    parameter = JSON.stringify({ level: 0, state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0, reasons: ['initial'] }); // CloudFormation's value
+    const r = await evaluate(schedule, settings, clients, NOW);
+    expect(r.state).toBe('DEGRADED');
+    expect(published()).toMatchObject({ level: 1, state: 'DEGRADED' });
+    expect(weightCalls()).toHaveLength(0); // the weights were retained by the endpoint
+  });
+
+  test('two evaluations at once (alarm event and schedule): exactly one acts, the other stops as superseded', async () => {
+    stored(CLOSED); metrics([60, 70, 86], []); endpoint();
+    const results = await Promise.all([evaluate(alarmEvent, settings, clients, NOW), evaluate(schedule, settings, clients, NOW + 200)]);
+    expect(results.map(r => r.outcome).sort()).toEqual(['evaluated', 'superseded']);
+    expect(weightCalls()).toHaveLength(1);
+    expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(1);
+    expect(JSON.parse(item!.state.S).state).toBe('DEGRADED');
+    expect(item!.version.N).toBe('8');
+  });
+
+  test('a stale evaluation cannot undo a newer one (no weight flapping)', async () => {
+    stored(CLOSED); endpoint();
+    const before = structuredClone(item); // what evaluation A reads (version 7, CLOSED)
+    metrics([96], []);
+    await evaluate(alarmEvent, settings, clients, NOW); // B reads and acts first: OPEN, weights 0/1, version 8
+    expect(weightCalls()).toHaveLength(1);
+    // A read before B wrote; it sees cool memory and the endpoint at B's weights, and would restore 1/0.
+    staleRead = before;
+    metrics([50], []); endpoint('InService', 0, 1);
+    const a = await evaluate(schedule, settings, clients, NOW + 1000);
+    expect(a.outcome).toBe('superseded');
+    expect(weightCalls()).toHaveLength(1); // no flap back
+    expect(JSON.parse(item!.state.S).state).toBe('OPEN');
+  });
+
+  test('no stored state, or one that does not parse: a valid one is written', async () => {
+    metrics([40], []); endpoint();
+    item = { pk: { S: 'breaker' }, version: { N: '3' }, state: { S: '{"level": 2, "state": "HALF-OPEN"' } };
+    const r = await evaluate(schedule, settings, clients, NOW);
+    expect(r.state).toBe('CLOSED');
+    expect(JSON.parse(item!.state.S)).toMatchObject({ state: 'CLOSED', share: 0 });
+    expect(r.reasons.join()).toMatch(/did not parse: rewritten/);
+    item = undefined;
+    const r2 = await evaluate(schedule, settings, clients, NOW);
+    expect(r2.reasons.join()).toMatch(/no stored state: writing it/);
+    expect(item!.version.N).toBe('1');
+  });
 });
 
 test('throttling after the SDK retries: gives up cleanly, writes nothing', async () => {
-  stored(); endpoint();
+  stored(CLOSED); endpoint();
   cw.on(GetMetricDataCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { attempts: 4 } }));
   const r = await evaluate(schedule, settings, clients, NOW);
   expect(r.outcome).toBe('failed');
   expect(r.reasons[0]).toMatch(/ThrottlingException/);
-  expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  expect(weightCalls()).toHaveLength(0);
   expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(0);
+  expect(ddb.commandCalls(PutItemCommand)).toHaveLength(0);
 });
 
 test('no metric data: holds the stored state', async () => {
-  stored({ state: 'DEGRADED', since: NOW - 3600_000, share: 0.5, entryShare: 0.5, step: 0 }); metrics([], []); endpoint('InService', 0.5, 0.5);
+  stored({ ...DEGRADED, since: NOW - 3600_000 }); metrics([], []); endpoint('InService', 0.5, 0.5);
   const r = await evaluate(schedule, settings, clients, NOW);
   expect(r.state).toBe('DEGRADED');
   expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(0);
-  expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  expect(weightCalls()).toHaveLength(0);
 });
 
 test.each([
   ['null', null], ['a string', 'hello'], ['an S3 event', { source: 'aws.s3', 'detail-type': 'Object Created' }],
   ['an alarm event without a name', { source: 'aws.cloudwatch', 'detail-type': 'CloudWatch Alarm State Change', detail: {} }],
+  ['a SageMaker event of another kind', { source: 'aws.sagemaker', 'detail-type': 'SageMaker Training Job State Change', detail: {} }],
 ])('malformed or foreign event (%s): logged and ignored, no AWS call, no throw', async (_n, ev) => {
   const r = await evaluate(ev, settings, clients, NOW);
   expect(r.outcome).toBe('ignored');
-  expect(sm.calls().length + cw.calls().length + ssm.calls().length).toBe(0);
+  expect(sm.calls().length + cw.calls().length + ssm.calls().length + ddb.calls().length).toBe(0);
 });
 
 test('dry run decides and logs but changes nothing', async () => {
-  stored(); metrics([97], []); endpoint();
-  const r = await evaluate(schedule, { ...settings, dryRun: true }, clients, NOW);
+  stored(CLOSED); metrics([97], []); endpoint();
+  const r = await evaluate(schedule, { ...scaled, dryRun: true }, clients, NOW);
   expect(r.state).toBe('OPEN');
   expect(r.reasons.join()).toMatch(/dry run/);
-  expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  expect(weightCalls()).toHaveLength(0);
   expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(0);
+  expect(aas.calls()).toHaveLength(0);
 });
 
 test('repeated events are idempotent', async () => {
-  stored({ state: 'DEGRADED', since: NOW - 60_000, share: 0.5, entryShare: 0.5, step: 0 }); metrics([85], []); endpoint('InService', 0.5, 0.5);
+  stored(DEGRADED); metrics([85], []); endpoint('InService', 0.5, 0.5);
   await evaluate(alarmEvent, settings, clients, NOW);
   await evaluate(alarmEvent, settings, clients, NOW);
-  expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand)).toHaveLength(0);
+  expect(weightCalls()).toHaveLength(0);
   expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(0);
+  expect(ddb.commandCalls(PutItemCommand)).toHaveLength(0);
 });
 
-test('a JSON decision log and an EMF state metric are written', async () => {
+test('a JSON decision log and EMF state metrics are written', async () => {
   const logs: string[] = [];
   (console.log as jest.Mock).mockImplementation((s: string) => logs.push(s));
-  stored(); metrics([90], []); endpoint();
+  stored(CLOSED); metrics([90], []); endpoint();
   await evaluate(schedule, settings, clients, NOW);
   const decision = logs.map(l => JSON.parse(l)).find(o => o.component === 'circuit-breaker');
   expect(decision).toMatchObject({ outcome: 'evaluated', previous: 'CLOSED', state: 'DEGRADED', memory: 90 });
   const emf = logs.map(l => JSON.parse(l)).find(o => o._aws);
-  expect(emf).toMatchObject({ BreakerState: 1, FallbackSharePercent: 50, EndpointName: 'rec' });
+  expect(emf).toMatchObject({ BreakerState: 1, FallbackSharePercent: 50, DegradeLevel: 1, EndpointName: 'rec' });
   expect(emf._aws.CloudWatchMetrics[0].Namespace).toBe('NS');
 });
 
 test('an unexpected bug is rethrown so Lambda retries and the DLQ keeps the event', async () => {
-  stored(); endpoint();
+  stored(CLOSED); endpoint();
   cw.on(GetMetricDataCommand).resolves({ MetricDataResults: [{ Id: 'mem', Timestamps: [new Date(NOW)], Values: undefined as any }] });
   await expect(evaluate(schedule, settings, clients, NOW)).rejects.toThrow(TypeError);
 });
@@ -219,24 +375,47 @@ test('data delivered 3 minutes late still degrades (staleness judged on the newe
   expect(r2.state).toBe('DEGRADED');
 });
 
-test('a stored state that does not parse is rewritten with a valid one', async () => {
-  ssm.on(GetParameterCommand).resolves({ Parameter: { Value: '{"level": 2, "state": "HALF-OPEN"' } });
-  metrics([40], []); endpoint();
-  const r = await evaluate(schedule, settings, clients, NOW);
-  expect(r.state).toBe('CLOSED');
-  const put = ssm.commandCalls(PutParameterCommand);
-  expect(put).toHaveLength(1);
-  expect(JSON.parse(put[0].args[0].input.Value!)).toMatchObject({ level: 0, state: 'CLOSED' });
-  expect(r.reasons.join()).toMatch(/did not parse: rewritten/);
-});
+describe('seen within seconds, on every GPU', () => {
+  const TEN = Math.floor(NOW / 10_000) * 10_000 - 10_000; // the newest complete 10-s period
+  const tenSecond = { ...settings, metricPeriodSeconds: 10 };
 
-test('two concurrent evaluations (alarm event and schedule at once) write the same absolute state and weights', async () => {
-  stored(CLOSED); metrics([60, 70, 86], []); endpoint();
-  const [a, b] = await Promise.all([evaluate(alarmEvent, settings, clients, NOW), evaluate(schedule, settings, clients, NOW + 200)]);
-  expect([a.state, b.state]).toEqual(['DEGRADED', 'DEGRADED']);
-  const weights = sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map(c => c.args[0].input.DesiredWeightsAndCapacities);
-  expect(weights).toHaveLength(2);
-  expect(weights[0]).toEqual(weights[1]); // absolute weights, never increments: applying twice = applying once
-  const states = ssm.commandCalls(PutParameterCommand).map(c => JSON.parse(c.args[0].input.Value!));
-  expect(states.map(s => [s.state, s.level, s.share])).toEqual([['DEGRADED', 1, 0.5], ['DEGRADED', 1, 0.5]]);
+  test('10-second data: degrades on the newest 10-s point (a 1-minute average would hide it)', async () => {
+    stored(CLOSED); endpoint();
+    const fake = new CloudWatchFake();
+    for (let i = 0; i < 30; i++) fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, TEN - (29 - i) * 10_000, i < 29 ? 50 : 83);
+    serve(fake);
+    const r = await evaluate(alarmEvent, tenSecond, clients, NOW);
+    expect(r.state).toBe('DEGRADED');
+    expect(fake.requests[0].MetricDataQueries!.find(q => q.Id === 'mem')!.MetricStat!.Period).toBe(10);
+  });
+
+  test('no 10-second data stored: the 1-minute series is used instead (the design still works at 60 s)', async () => {
+    stored(CLOSED); endpoint();
+    metrics([40, 50, 81], []);
+    const r = await evaluate(alarmEvent, tenSecond, clients, NOW);
+    expect(r.state).toBe('DEGRADED');
+  });
+
+  test('one hot GPU of four (100 %) with the others at 40 % degrades and opens, though the summed metric reads 220 of 400', async () => {
+    const fourGpus: HandlerSettings = { ...settings, gpuCount: 4, perGpuMetrics: true };
+    stored(CLOSED); endpoint('InService', 1, 0, [2, 2]);
+    const fake = metrics([30, 30, 30], [160, 190, 220]);
+    const perGpu = { ...DIMS, InstanceId: 'i-1', AcceleratorId: 'GPU-2' };
+    fake.putMinutes('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', perGpu, LAST_MINUTE, [70, 85, 100]);
+    cw.on(GetMetricDataCommand).callsFake(input => {
+      const out = fake.getMetricData({ ...input, MetricDataQueries: input.MetricDataQueries.filter((q: any) => q.MetricStat) }, NOW);
+      // Metrics Insights: the MAX over every per-GPU series of the variant, per period.
+      const insights = input.MetricDataQueries.find((q: any) => q.Expression);
+      if (insights) {
+        expect(insights.Expression).toBe(perGpuQuery('rec', 'Primary'));
+        out.MetricDataResults!.push({ Id: insights.Id, Timestamps: [60_000 * 2, 60_000, 0].map(d => new Date(LAST_MINUTE - d)), Values: [70, 85, 100] });
+      }
+      return out;
+    });
+    const r = await evaluate(alarmEvent, fourGpus, clients, NOW);
+    expect(r.state).toBe('OPEN'); // 100 % on one GPU ≥ 95 %
+    stored(CLOSED);
+    const meanOnly = await evaluate(alarmEvent, { ...fourGpus, perGpuMetrics: false }, clients, NOW);
+    expect(meanOnly.state).toBe('CLOSED'); // the mean GPU (220 / 4 = 55 %) would not even degrade
+  });
 });

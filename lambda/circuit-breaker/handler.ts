@@ -1,22 +1,49 @@
 /**
  * Circuit-breaker Lambda: thin AWS I/O around the pure policy in ./policy.ts.
- * Per evaluation: GetParameter + one batched GetMetricData + DescribeEndpoint (3 reads);
- * UpdateEndpointWeightsAndCapacities and PutParameter only when something must change.
- * The state metric goes out as an Embedded Metric Format log line (no API call).
+ *
+ * Per evaluation, reads: the state item (DynamoDB, consistent read), the published degrade level
+ * (SSM), one batched GetMetricData, DescribeEndpoint. Writes happen only when something must
+ * change, and only after the evaluation has claimed them with a conditional write on the state's
+ * version (compare-and-swap): of two evaluations that run at once (an alarm event and the schedule),
+ * exactly one acts and the other stops as "superseded", with or without reserved concurrency.
+ *
+ * Then, in this order (see policy.ts for why):
+ *  1. the degrade level (SSM PutParameter) — works whatever the endpoint's status;
+ *  2. weights (UpdateEndpointWeightsAndCapacities) — only when InService; a refusal is retried when
+ *     SageMaker reports the endpoint's next state change (EventBridge) or on the 1-minute schedule;
+ *  3. capacity (Application Auto Scaling RegisterScalableTarget: suspend the primary's scale-in, raise
+ *     the fallback's minimum) — never instance counts.
+ *
+ * The state lives in a DynamoDB item that CloudFormation never rewrites; the SSM parameter is only
+ * the channel to the container, re-published whenever its value differs from the state's.
  */
+import { ApplicationAutoScalingClient, RegisterScalableTargetCommand } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand, MetricDataQuery } from '@aws-sdk/client-cloudwatch';
+import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { BreakerConfig, DEFAULT_CONFIG, decide, EndpointView, initialState, MemoryPoint, Readings, serializeState, STATE_CODE, tryParseState } from './policy';
+import {
+  BreakerConfig, CapacityPlan, DEFAULT_CONFIG, decide, EndpointView, initialState, LEVEL, MemoryPoint, Readings, serializeState,
+  STATE_CODE, tryParseState, VariantCapacity,
+} from './policy';
 
 /** Settings from the environment (set by the CircuitBreaker construct). */
 export interface HandlerSettings {
   readonly endpointName: string;
   readonly primaryVariant: string;
   readonly fallbackVariant?: string;
+  /** SSM parameter the container reads its degrade level from. */
   readonly parameterName: string;
+  /** DynamoDB table holding the breaker's state item. */
+  readonly tableName: string;
   readonly gpuCount: number;
   readonly errorWindowSeconds: number;
+  /** The endpoint's metric publishing period (MetricsConfig), 10–300 s. */
+  readonly metricPeriodSeconds: number;
+  /** Per-GPU data (enhanced metrics) is published: judge the hottest GPU. */
+  readonly perGpuMetrics: boolean;
+  readonly primaryCapacity?: VariantCapacity;
+  readonly fallbackCapacity?: VariantCapacity;
   readonly dryRun: boolean;
   readonly metricNamespace: string;
   readonly config: BreakerConfig;
@@ -24,16 +51,22 @@ export interface HandlerSettings {
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): HandlerSettings {
   const fallback = env.FALLBACK_VARIANT || undefined;
+  const json = <T>(k: string): T | undefined => (env[k] ? JSON.parse(env[k]!) as T : undefined);
   return {
     endpointName: required(env, 'ENDPOINT_NAME'),
     primaryVariant: required(env, 'PRIMARY_VARIANT'),
     fallbackVariant: fallback,
     parameterName: required(env, 'PARAMETER_NAME'),
+    tableName: required(env, 'TABLE_NAME'),
     gpuCount: Number(env.GPU_COUNT ?? '0') || 0,
     errorWindowSeconds: Number(env.ERROR_WINDOW_SECONDS ?? '600') || 600,
+    metricPeriodSeconds: Number(env.METRIC_PERIOD_SECONDS ?? '60') || 60,
+    perGpuMetrics: env.PER_GPU_METRICS === 'true',
+    primaryCapacity: json<VariantCapacity>('PRIMARY_CAPACITY'),
+    fallbackCapacity: json<VariantCapacity>('FALLBACK_CAPACITY'),
     dryRun: env.DRY_RUN === 'true',
     metricNamespace: env.METRIC_NAMESPACE ?? 'ResilientEndpoint/CircuitBreaker',
-    config: { ...DEFAULT_CONFIG, ...(env.BREAKER_CONFIG ? JSON.parse(env.BREAKER_CONFIG) : {}), hasFallback: !!fallback },
+    config: { ...DEFAULT_CONFIG, ...(json<Partial<BreakerConfig>>('BREAKER_CONFIG') ?? {}), hasFallback: !!fallback },
   };
 }
 
@@ -48,6 +81,8 @@ export interface Clients {
   readonly sagemaker: SageMakerClient;
   readonly cloudwatch: CloudWatchClient;
   readonly ssm: SSMClient;
+  readonly dynamodb: DynamoDBClient;
+  readonly autoscaling: ApplicationAutoScalingClient;
 }
 
 let defaultClients: Clients | undefined;
@@ -56,45 +91,54 @@ function clients(): Clients {
     sagemaker: new SageMakerClient({ maxAttempts: 4 }),
     cloudwatch: new CloudWatchClient({ maxAttempts: 4 }),
     ssm: new SSMClient({ maxAttempts: 4 }),
+    dynamodb: new DynamoDBClient({ maxAttempts: 4 }),
+    autoscaling: new ApplicationAutoScalingClient({ maxAttempts: 4 }),
   };
   return defaultClients;
 }
 
 /** Result of one invocation (also logged). */
 export interface EvaluationResult {
-  readonly outcome: 'evaluated' | 'ignored' | 'failed';
+  readonly outcome: 'evaluated' | 'ignored' | 'failed' | 'superseded';
   readonly state?: string;
   readonly level?: number;
   readonly reasons: string[];
   readonly calls: string[];
 }
 
-/** True for the two event shapes the breaker is triggered by. */
+/** True for the event shapes the breaker is triggered by: its schedule, its alarms, SageMaker's endpoint state changes. */
 export function isTrigger(event: any): boolean {
   if (!event || typeof event !== 'object') return false;
   if (event.source === 'aws.events' && event['detail-type'] === 'Scheduled Event') return true;
+  if (event.source === 'aws.sagemaker' && event['detail-type'] === 'SageMaker Endpoint State Change') return typeof event.detail?.EndpointName === 'string';
   return event.source === 'aws.cloudwatch' && event['detail-type'] === 'CloudWatch Alarm State Change'
     && typeof event.detail?.alarmName === 'string';
 }
 
+/** The DynamoDB item: the breaker state, its version (for compare-and-swap), the capacity settings last applied. */
+interface StoredItem {
+  readonly version: number;
+  readonly raw?: string;
+  readonly capacity?: CapacityPlan;
+}
+
+const KEY = { pk: { S: 'breaker' } };
+
 export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, now: number = Date.now()): Promise<EvaluationResult> {
   const calls: string[] = [];
   if (!isTrigger(event)) {
-    const r: EvaluationResult = { outcome: 'ignored', reasons: ['not a schedule or alarm state-change event'], calls };
+    const r: EvaluationResult = { outcome: 'ignored', reasons: ['not a schedule, alarm or endpoint state-change event'], calls };
     log({ ...r, event: summarize(event) });
     return r;
   }
   try {
-    calls.push('ssm:GetParameter');
-    let raw: string | undefined;
-    try {
-      raw = (await c.ssm.send(new GetParameterCommand({ Name: s.parameterName }))).Parameter?.Value;
-    } catch (e: any) {
-      if (e?.name !== 'ParameterNotFound') throw e;
-    }
-    // A missing or malformed stored state is replaced by a valid one in this evaluation.
-    const stored = tryParseState(raw);
+    calls.push('dynamodb:GetItem');
+    const item = await readItem(s, c);
+    const stored = tryParseState(item.raw);
     const prev = stored ?? initialState(now);
+
+    calls.push('ssm:GetParameter');
+    const published = await readPublished(s, c);
 
     calls.push('cloudwatch:GetMetricData');
     const readings = await readMetrics(s, c, now);
@@ -104,13 +148,36 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
     const endpoint: EndpointView = {
       status: d.EndpointStatus ?? 'Unknown',
       weights: Object.fromEntries((d.ProductionVariants ?? []).map(v => [v.VariantName!, v.DesiredWeight ?? v.CurrentWeight ?? 0])),
+      instances: Object.fromEntries((d.ProductionVariants ?? []).filter(v => v.CurrentInstanceCount !== undefined).map(v => [v.VariantName!, v.CurrentInstanceCount!])),
     };
 
-    const decision = decide(prev, readings, endpoint, { primary: s.primaryVariant, fallback: s.fallbackVariant }, s.config, now);
+    const variants = { primary: s.primaryVariant, fallback: s.fallbackVariant, primaryCapacity: s.primaryCapacity, fallbackCapacity: s.fallbackCapacity };
+    const decision = decide(prev, readings, endpoint, variants, s.config, now);
     const reasons = [...decision.reasons];
+    const value = serializeState(decision.next, reasons);
+    const publishLevel = published?.level !== decision.level || published?.state !== decision.next.state;
+    const capacity = s.primaryCapacity || s.fallbackCapacity ? decision.capacity : undefined;
+    const capacityDiffers = capacity !== undefined && !sameCapacity(capacity, item.capacity, s);
+    const writeState = decision.changed || !stored;
+    if (!stored) reasons.push(item.raw === undefined ? 'no stored state: writing it' : 'stored state did not parse: rewritten');
+
     if (s.dryRun) {
       reasons.push('dry run: nothing changed');
-    } else {
+    } else if (writeState || publishLevel || decision.setWeights || capacityDiffers) {
+      // Claim the writes: only the evaluation whose conditional write succeeds acts.
+      calls.push('dynamodb:PutItem');
+      const claimed = await writeItem(s, c, item.version, writeState ? JSON.stringify(decision.next) : item.raw!, item.capacity);
+      if (!claimed) {
+        const r: EvaluationResult = { outcome: 'superseded', state: prev.state, reasons: ['another evaluation changed the state first: it acts, this one stops'], calls };
+        log({ ...r, endpoint: s.endpointName });
+        return r;
+      }
+      // 1. The degrade level, whatever the endpoint's status.
+      if (publishLevel) {
+        calls.push('ssm:PutParameter');
+        await c.ssm.send(new PutParameterCommand({ Name: s.parameterName, Value: value, Overwrite: true, Type: 'String' }));
+      }
+      // 2. Weights, when the endpoint accepts them.
       if (decision.setWeights) {
         calls.push('sagemaker:UpdateEndpointWeightsAndCapacities');
         try {
@@ -121,25 +188,31 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
           }));
         } catch (e: any) {
           if (e?.name === 'ValidationException' && /in-progress/i.test(String(e.message))) {
-            reasons.push('endpoint update in progress (ValidationException): weights retried on the next evaluation');
+            reasons.push('endpoint update in progress (ValidationException): weights retried when the endpoint is InService again');
           } else {
             throw e;
           }
         }
       }
-      if (decision.changed || !stored) {
-        if (!stored) reasons.push(raw === undefined ? 'no stored state: writing it' : 'stored state did not parse: rewritten');
-        calls.push('ssm:PutParameter');
-        await c.ssm.send(new PutParameterCommand({ Name: s.parameterName, Value: serializeState(decision.next, reasons), Overwrite: true, Type: 'String' }));
+      // 3. Capacity through the scaler's own settings (never instance counts).
+      if (capacity && capacityDiffers) {
+        const applied = await applyCapacity(s, c, capacity, item.capacity, calls, reasons);
+        if (applied) {
+          calls.push('dynamodb:PutItem');
+          await writeItem(s, c, item.version + 1, writeState ? JSON.stringify(decision.next) : item.raw!, capacity);
+        }
       }
     }
     const result: EvaluationResult = { outcome: 'evaluated', state: decision.next.state, level: decision.level, reasons, calls };
-    const latest = readings.memory.at(-1)?.v;
-    log({ ...result, endpoint: s.endpointName, previous: prev.state, memory: latest, errors: readings.errors, invocations: readings.invocations, status: endpoint.status });
-    emitMetric(s, decision.next.state, decision.next.share);
+    log({
+      ...result, endpoint: s.endpointName, previous: prev.state, memory: readings.memory.at(-1)?.v, errors: readings.errors,
+      invocations: readings.invocations, status: endpoint.status, effectiveShare: decision.effectiveShare, capacity,
+      trigger: summarize(event),
+    });
+    emitMetric(s, decision.next.state, decision.effectiveShare);
     return result;
   } catch (e: any) {
-    // AWS errors (after the SDK's retries): give up cleanly, the next schedule tick tries again.
+    // AWS errors (after the SDK's retries): give up cleanly, the next trigger tries again.
     if (e?.$metadata) {
       const r: EvaluationResult = { outcome: 'failed', reasons: [`${e.name}: ${e.message}`], calls };
       log({ ...r, level: 'error' });
@@ -149,50 +222,157 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
   }
 }
 
+async function readItem(s: HandlerSettings, c: Clients): Promise<StoredItem> {
+  const out = await c.dynamodb.send(new GetItemCommand({ TableName: s.tableName, Key: KEY, ConsistentRead: true }));
+  const it = out.Item;
+  if (!it) return { version: 0 };
+  let capacity: CapacityPlan | undefined;
+  try {
+    capacity = it.capacity?.S ? JSON.parse(it.capacity.S) : undefined;
+  } catch {
+    capacity = undefined;
+  }
+  return { version: Number(it.version?.N ?? '0') || 0, raw: it.state?.S, capacity };
+}
+
+/** Conditional write of version + 1; false when another evaluation wrote first. */
+async function writeItem(s: HandlerSettings, c: Clients, version: number, state: string, capacity?: CapacityPlan): Promise<boolean> {
+  try {
+    await c.dynamodb.send(new PutItemCommand({
+      TableName: s.tableName,
+      Item: {
+        ...KEY, version: { N: String(version + 1) }, state: { S: state },
+        ...(capacity ? { capacity: { S: JSON.stringify(capacity) } } : {}),
+      },
+      ConditionExpression: version === 0 ? 'attribute_not_exists(pk)' : 'version = :v',
+      ExpressionAttributeValues: version === 0 ? undefined : { ':v': { N: String(version) } },
+    }));
+    return true;
+  } catch (e: any) {
+    if (e?.name === 'ConditionalCheckFailedException') return false;
+    throw e;
+  }
+}
+
+async function readPublished(s: HandlerSettings, c: Clients): Promise<{ level?: number; state?: string } | undefined> {
+  try {
+    const raw = (await c.ssm.send(new GetParameterCommand({ Name: s.parameterName }))).Parameter?.Value;
+    const o = raw ? JSON.parse(raw) : undefined;
+    return o && typeof o === 'object' ? { level: o.level, state: o.state } : undefined;
+  } catch (e: any) {
+    if (e?.name === 'ParameterNotFound' || e instanceof SyntaxError) return undefined;
+    throw e;
+  }
+}
+
+function sameCapacity(want: CapacityPlan, have: CapacityPlan | undefined, s: HandlerSettings): boolean {
+  // Nothing applied yet means the template's settings: scale-in on, the fallback at its configured minimum.
+  const h = have ?? { suspendPrimaryScaleIn: false, fallbackMinCapacity: s.fallbackCapacity?.min };
+  return want.suspendPrimaryScaleIn === h.suspendPrimaryScaleIn && want.fallbackMinCapacity === h.fallbackMinCapacity;
+}
+
+/** Applies the capacity plan; true when every call succeeded. Failures are logged, never fatal. */
+async function applyCapacity(s: HandlerSettings, c: Clients, want: CapacityPlan, have: CapacityPlan | undefined,
+  calls: string[], reasons: string[]): Promise<boolean> {
+  const target = (variant: string) => ({
+    ServiceNamespace: 'sagemaker' as const, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' as const,
+    ResourceId: `endpoint/${s.endpointName}/variant/${variant}`,
+  });
+  let ok = true;
+  const call = async (what: string, input: ConstructorParameters<typeof RegisterScalableTargetCommand>[0]) => {
+    calls.push('application-autoscaling:RegisterScalableTarget');
+    try {
+      await c.autoscaling.send(new RegisterScalableTargetCommand(input));
+      reasons.push(what);
+    } catch (e: any) {
+      ok = false;
+      reasons.push(`${what} failed (${e?.name}): retried on the next evaluation`);
+    }
+  };
+  if (s.primaryCapacity && want.suspendPrimaryScaleIn !== (have?.suspendPrimaryScaleIn ?? false)) {
+    await call(want.suspendPrimaryScaleIn ? `${s.primaryVariant}: scale-in suspended` : `${s.primaryVariant}: scale-in resumed`,
+      { ...target(s.primaryVariant), SuspendedState: { DynamicScalingInSuspended: want.suspendPrimaryScaleIn } });
+  }
+  if (s.fallbackVariant && s.fallbackCapacity && want.fallbackMinCapacity !== undefined
+    && want.fallbackMinCapacity !== (have?.fallbackMinCapacity ?? s.fallbackCapacity.min)) {
+    await call(`${s.fallbackVariant}: minimum capacity ${want.fallbackMinCapacity}`, { ...target(s.fallbackVariant), MinCapacity: want.fallbackMinCapacity });
+  }
+  return ok;
+}
+
 async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise<Readings> {
-  const dims = [{ Name: 'EndpointName', Value: s.endpointName }, { Name: 'VariantName', Value: s.primaryVariant }];
+  const dims = (variant: string) => [{ Name: 'EndpointName', Value: s.endpointName }, { Name: 'VariantName', Value: variant }];
   const q = (Id: string, Namespace: string, MetricName: string, Stat: string, Period: number): MetricDataQuery =>
-    ({ Id, MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims }, Period, Stat } });
-  // Everything at 1-minute resolution. The 5XX rate is the sum of the 1-minute buckets inside the
-  // error window [end − window, end): exactly the window the error-rate alarm judges. (One bucket of
-  // the window's length would not do: GetMetricData aligns buckets to StartTime, so the newest
-  // bucket of a longer range covers only part of the window.)
-  const queries = [
-    q('mem', '/aws/sagemaker/Endpoints', 'MemoryUtilization', 'Maximum', 60),
-    ...(s.gpuCount > 0 ? [q('gpu', '/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', 'Maximum', 60)] : []),
+    ({ Id, MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims(s.primaryVariant) }, Period, Stat } });
+  const P = s.metricPeriodSeconds;
+  // Memory at the endpoint's publishing period, and at 60 s in case finer data is not stored (the
+  // newest usable series wins); the 5XX rate as the sum of the 1-minute buckets inside the error
+  // window [end − window, end): exactly the window the error-rate alarm judges. (One bucket of the
+  // window's length would not do: GetMetricData aligns buckets to StartTime, so the newest bucket of
+  // a longer range covers only part of the window.)
+  const queries: MetricDataQuery[] = [
+    q('mem', '/aws/sagemaker/Endpoints', 'MemoryUtilization', 'Maximum', P),
+    ...(s.gpuCount > 0 ? [q('gpu', '/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', 'Maximum', P)] : []),
+    ...(P < 60 ? [q('mem60', '/aws/sagemaker/Endpoints', 'MemoryUtilization', 'Maximum', 60)] : []),
+    ...(P < 60 && s.gpuCount > 0 ? [q('gpu60', '/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', 'Maximum', 60)] : []),
+    // The hottest single GPU of any instance (enhanced metrics' AcceleratorId dimension).
+    ...(s.perGpuMetrics && s.gpuCount > 1 ? [{ Id: 'gpudev', Expression: perGpuQuery(s.endpointName, s.primaryVariant), Period: P }] : []),
     q('err', 'AWS/SageMaker', 'Invocation5XXErrors', 'Sum', 60),
     q('inv', 'AWS/SageMaker', 'Invocations', 'Sum', 60),
   ];
-  const end = new Date(Math.floor(now / 60000) * 60000);
-  const start = new Date(end.getTime() - Math.max(15 * 60, s.errorWindowSeconds) * 1000);
-  const windowStart = end.getTime() - s.errorWindowSeconds * 1000;
+  const align = P >= 60 ? 60_000 : P * 1000;
+  const end = new Date(Math.floor(now / align) * align);
+  const start = new Date(Math.floor((end.getTime() - Math.max(15 * 60, s.errorWindowSeconds) * 1000) / 60_000) * 60_000);
+  const minuteEnd = Math.floor(now / 60_000) * 60_000;
+  const windowStart = minuteEnd - s.errorWindowSeconds * 1000;
   const out = await c.cloudwatch.send(new GetMetricDataCommand({ MetricDataQueries: queries, StartTime: start, EndTime: end, ScanBy: 'TimestampAscending' }));
   const series = (id: string): MemoryPoint[] => {
     const r = out.MetricDataResults?.find(x => x.Id === id);
-    return (r?.Timestamps ?? []).map((t, i) => ({ t: new Date(t).getTime(), v: r!.Values![i] }));
+    return (r?.Timestamps ?? []).map((t, i) => ({ t: new Date(t).getTime(), v: r!.Values![i] })).filter(p => Number.isFinite(p.v));
   };
-  // Memory judged on the hottest instance: host %, or GPU % normalised by GPU count, whichever is higher.
+  // The finest series that has data: 10-s data when it is stored, else 1-minute data.
+  const fine = series('mem').length > 0;
+  const period = fine ? P : 60;
+  const host = fine ? series('mem') : series('mem60');
+  const gpuSum = fine ? series('gpu') : series('gpu60');
+  // Memory judged on the hottest instance and its hottest GPU: host %, the summed GPU metric divided
+  // by the GPU count (the mean GPU), and the per-GPU maximum when enhanced metrics publish it.
   const byTime = new Map<number, number>();
-  for (const p of series('mem')) byTime.set(p.t, p.v);
-  for (const p of series('gpu')) byTime.set(p.t, Math.max(byTime.get(p.t) ?? 0, p.v / Math.max(1, s.gpuCount)));
+  const bump = (t: number, v: number) => byTime.set(t, Math.max(byTime.get(t) ?? 0, v));
+  for (const p of host) bump(p.t, p.v);
+  for (const p of gpuSum) bump(p.t, p.v / Math.max(1, s.gpuCount));
+  if (fine) for (const p of series('gpudev')) bump(p.t, p.v);
   const memory = [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => ({ t, v }));
   const windowSum = (id: string): number | undefined => {
-    const pts = series(id).filter(p => p.t >= windowStart && p.t < end.getTime() && Number.isFinite(p.v));
+    const pts = series(id).filter(p => p.t >= windowStart && p.t < minuteEnd);
     return pts.length ? pts.reduce((a, p) => a + p.v, 0) : undefined;
   };
   const invocations = windowSum('inv');
   // SageMaker emits Invocation5XXErrors (0 or 1) with every request, so no error data with requests means none.
   const errors = windowSum('err') ?? (invocations !== undefined ? 0 : undefined);
-  return { memory, errors, invocations };
+  return { memory, periodSeconds: period, errors, invocations };
+}
+
+/**
+ * CloudWatch Metrics Insights query for the hottest GPU of any instance of a variant: enhanced
+ * metrics publish `GPUMemoryUtilization` per GPU with the `AcceleratorId` (and `InstanceId`)
+ * dimension (SageMaker developer guide, monitoring-cloudwatch-enhanced-metrics). The dimension set
+ * is inferred from that page: if it differs, the query returns nothing and the mean GPU (summed
+ * metric ÷ GPUs) still counts — being wrong makes the breaker no worse than without it.
+ */
+export function perGpuQuery(endpointName: string, variantName: string): string {
+  const quote = (x: string) => x.replace(/'/g, "''");
+  return `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("/aws/sagemaker/Endpoints", AcceleratorId, EndpointName, InstanceId, VariantName) WHERE EndpointName = '${quote(endpointName)}' AND VariantName = '${quote(variantName)}'`;
 }
 
 function emitMetric(s: HandlerSettings, state: keyof typeof STATE_CODE, share: number): void {
   // Embedded Metric Format: Lambda turns this log line into CloudWatch metrics, no API call.
   console.log(JSON.stringify({
-    _aws: { Timestamp: Date.now(), CloudWatchMetrics: [{ Namespace: s.metricNamespace, Dimensions: [['EndpointName']], Metrics: [{ Name: 'BreakerState', Unit: 'None' }, { Name: 'FallbackSharePercent', Unit: 'Percent' }] }] },
+    _aws: { Timestamp: Date.now(), CloudWatchMetrics: [{ Namespace: s.metricNamespace, Dimensions: [['EndpointName']], Metrics: [{ Name: 'BreakerState', Unit: 'None' }, { Name: 'FallbackSharePercent', Unit: 'Percent' }, { Name: 'DegradeLevel', Unit: 'None' }] }] },
     EndpointName: s.endpointName,
     BreakerState: STATE_CODE[state],
     FallbackSharePercent: Math.round(share * 100),
+    DegradeLevel: LEVEL[state],
   }));
 }
 

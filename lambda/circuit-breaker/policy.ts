@@ -10,6 +10,19 @@
  * Escalation (towards OPEN) is immediate; every de-escalation waits for the minimum dwell
  * time and for memory to stay below the recovery level (hysteresis: degrade at 80, recover
  * below 70), so the breaker never flaps. Without data it holds its state.
+ *
+ * Enforcement, in the order the handler applies it (each step works whatever the previous one's
+ * effect on the endpoint; see `Decision`):
+ *  1. the degrade level — the container applies it on its next requests, whatever the endpoint's
+ *     status (SageMaker refuses weight changes while the endpoint is `Updating`, which it is during
+ *     every autoscaling change and blue/green deployment);
+ *  2. weights — only when the endpoint is `InService`, and never more traffic to the fallback than its
+ *     instances in service can take (capacity-proportional share), so a shift cannot overload it;
+ *  3. capacity — through Application Auto Scaling's own settings, never instance counts: while not
+ *     CLOSED the primary's dynamic scale-in is suspended (a primary whose traffic drops must not shrink
+ *     to its minimum), and the fallback's minimum is raised to what the target share needs.
+ *     These calls go to Application Auto Scaling, which is not refused while the endpoint is Updating,
+ *     and they come after the weight call so the scale-out they start does not lock out the weights.
  */
 
 /** Breaker states. */
@@ -85,8 +98,13 @@ export interface MemoryPoint {
 
 /** Fresh readings of the primary variant. */
 export interface Readings {
-  /** 1-minute memory points (hottest instance, max of host and normalised GPU), oldest first. */
+  /** Memory points (hottest instance, hottest GPU: the max of host %, GPU % per device), oldest first. */
   readonly memory: MemoryPoint[];
+  /**
+   * Seconds between memory points (the endpoint config's `MetricPublishFrequencyInSeconds`).
+   * @default 60
+   */
+  readonly periodSeconds?: number;
   /** 5XX errors in the error window (undefined = no data). */
   readonly errors?: number;
   /** Invocations in the error window (undefined = no data). */
@@ -98,12 +116,31 @@ export interface EndpointView {
   readonly status: string;
   /** Variant name → desired weight. */
   readonly weights: Record<string, number>;
+  /** Variant name → instances in service (`CurrentInstanceCount`); unknown when absent. */
+  readonly instances?: Record<string, number>;
 }
 
-/** Variant names the weights apply to. */
+/** The bounds of a variant's scalable target and the QPS one instance carries (from the construct). */
+export interface VariantCapacity {
+  readonly min: number;
+  readonly max: number;
+  readonly qpsPerInstance: number;
+}
+
+/** Variant names the weights apply to, and their autoscaling (when the construct scales them). */
 export interface Variants {
   readonly primary: string;
   readonly fallback?: string;
+  readonly primaryCapacity?: VariantCapacity;
+  readonly fallbackCapacity?: VariantCapacity;
+}
+
+/** Application Auto Scaling settings the breaker wants now (absolute values, reconciled each evaluation). */
+export interface CapacityPlan {
+  /** Suspend the primary's dynamic scale-in (true while not CLOSED). */
+  readonly suspendPrimaryScaleIn: boolean;
+  /** The fallback's minimum capacity (its configured minimum when CLOSED), when it is autoscaled. */
+  readonly fallbackMinCapacity?: number;
 }
 
 /** The decision of one evaluation. */
@@ -115,6 +152,10 @@ export interface Decision {
   readonly changed: boolean;
   /** Weights to set now, or undefined (no write). */
   readonly setWeights?: Record<string, number>;
+  /** The fallback share the weights carry now (≤ `next.share`: capped by the fallback's instances in service). */
+  readonly effectiveShare: number;
+  /** Autoscaling settings that follow the state. */
+  readonly capacity: CapacityPlan;
   /** Why. */
   readonly reasons: string[];
 }
@@ -147,11 +188,12 @@ export function decide(prev: BreakerState, readings: Readings, endpoint: Endpoin
     const critical = latest >= config.criticalAtPercent;
     const erroring = errRate !== undefined && errRate >= config.errorRateOpen;
     const hot = latest >= config.degradeAtPercent;
-    // "Cool for the dwell": the newest `needed` 1-minute points are consecutive and all below the
-    // recovery level. Anchored at the newest point, not at `now`: CloudWatch data arrives 1–2 minutes late.
-    const needed = Math.max(1, Math.ceil(config.recoveryDwellSeconds / 60));
+    // "Cool for the dwell": the newest `needed` points are consecutive and all below the recovery
+    // level. Anchored at the newest point, not at `now`: CloudWatch data arrives late.
+    const period = Math.max(1, readings.periodSeconds ?? 60);
+    const needed = Math.max(1, Math.ceil(config.recoveryDwellSeconds / period));
     const window = fresh.slice(-needed);
-    const consecutive = window.length === needed && window[needed - 1].t - window[0].t <= (needed - 1) * 60_000 + 30_000;
+    const consecutive = window.length === needed && window[needed - 1].t - window[0].t <= (needed - 1) * period * 1000 + period * 500;
     const cool = consecutive && window.every(p => p.v < config.recoverBelowPercent);
     const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0 });
     const degraded = (): BreakerState => ({ state: 'DEGRADED', since: now, share: config.degradedFallbackShare, entryShare: config.degradedFallbackShare, step: 0 });
@@ -192,10 +234,15 @@ export function decide(prev: BreakerState, readings: Readings, endpoint: Endpoin
     }
   }
 
-  // Weights follow the state; reconcile with what the endpoint has (idempotent, self-healing).
+  // Weights follow the state, capped by what the fallback's instances in service can carry; reconcile
+  // with what the endpoint has (idempotent, self-healing).
   let setWeights: Record<string, number> | undefined;
+  const effectiveShare = capShare(next.share, endpoint, variants);
+  if (effectiveShare < next.share - EPS && config.hasFallback && variants.fallback) {
+    reasons.push(`fallback share held at ${round(effectiveShare)} of ${round(next.share)} until its instances are in service`);
+  }
   if (config.hasFallback && variants.fallback) {
-    const want = { [variants.primary]: round(1 - next.share), [variants.fallback]: round(next.share) };
+    const want = { [variants.primary]: round(1 - effectiveShare), [variants.fallback]: round(effectiveShare) };
     if (!endpoint) {
       reasons.push('endpoint state unknown: weights not changed');
     } else {
@@ -212,7 +259,43 @@ export function decide(prev: BreakerState, readings: Readings, endpoint: Endpoin
   }
 
   const changed = next.state !== prev.state || next.step !== prev.step || Math.abs(next.share - prev.share) > EPS;
-  return { next, level: LEVEL[next.state], changed, setWeights, reasons };
+  const capacity = capacityPlan(next, endpoint, variants, config);
+  return { next, level: LEVEL[next.state], changed, setWeights, effectiveShare, capacity, reasons };
+}
+
+/**
+ * The fallback share the weights may carry: the target share, but no more than the fallback's
+ * instances in service can take at their per-instance QPS, relative to the traffic the primary's
+ * fleet carries (so a shift never sends the fallback more than it can serve). Rounded down to 5 % steps, so weights change only
+ * when instance counts do. Without capacity information the target share is used.
+ */
+function capShare(target: number, endpoint: EndpointView | undefined, v: Variants): number {
+  if (target <= 0 || !v.fallback || !v.primaryCapacity || !v.fallbackCapacity || !endpoint?.instances) return target;
+  const fb = endpoint.instances[v.fallback];
+  const pr = endpoint.instances[v.primary];
+  if (fb === undefined || pr === undefined) return target;
+  // The endpoint's traffic is what the primary's fleet is scaled for (target tracking keeps it near
+  // instances × QPS per instance); the fallback can take its instances × its QPS per instance of it.
+  const total = pr * v.primaryCapacity.qpsPerInstance;
+  const cap = total > 0 ? (fb * v.fallbackCapacity.qpsPerInstance) / total : 1;
+  return Math.min(target, Math.floor((cap + EPS) * 20) / 20);
+}
+
+/**
+ * Autoscaling settings that follow the state: suspend the primary's scale-in while not CLOSED, and
+ * raise the fallback's minimum to the instances its target share needs (the primary's traffic at
+ * that share, at the fallback's per-instance QPS), within its bounds.
+ */
+function capacityPlan(next: BreakerState, endpoint: EndpointView | undefined, v: Variants, config: BreakerConfig): CapacityPlan {
+  const suspendPrimaryScaleIn = next.state !== 'CLOSED';
+  const fc = v.fallbackCapacity;
+  if (!fc || !v.fallback || !config.hasFallback) return { suspendPrimaryScaleIn };
+  if (next.share <= 0) return { suspendPrimaryScaleIn, fallbackMinCapacity: fc.min };
+  const primaryNow = endpoint?.instances?.[v.primary] ?? v.primaryCapacity?.min ?? 1;
+  const primaryQps = primaryNow * (v.primaryCapacity?.qpsPerInstance ?? fc.qpsPerInstance);
+  // Traffic the fallback must carry: share × total, where the total is what the primary carried before the shift.
+  const need = Math.ceil((next.share * primaryQps) / Math.max(1e-9, fc.qpsPerInstance) - EPS);
+  return { suspendPrimaryScaleIn, fallbackMinCapacity: Math.min(fc.max, Math.max(fc.min, need)) };
 }
 
 function round(x: number): number {

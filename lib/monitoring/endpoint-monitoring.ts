@@ -130,6 +130,12 @@ export interface EndpointMonitoringProps extends MonitoringOptions {
   readonly endpointName: string;
   /** The production variants. */
   readonly variants: MonitoredVariant[];
+  /**
+   * The endpoint publishes per-GPU metrics (enhanced metrics): on multi-GPU types the GPU-memory alarm
+   * also watches the hottest single GPU.
+   * @default false
+   */
+  readonly perGpuMetrics?: boolean;
 }
 
 /** The tier an alarm belongs to. */
@@ -226,7 +232,7 @@ export class EndpointMonitoring extends Construct {
    */
   public rollbackAlarms(variantName?: string): cloudwatch.Alarm[] {
     const v = variantName ?? this.props.variants[0]?.variantName;
-    const order = ['HostMemory', 'GpuMemory', 'ErrorRate5xx', 'ModelErrorRate', 'LatencyP99'];
+    const order = ['HostMemory', 'HottestGpuMemory', 'GpuMemory', 'ErrorRate5xx', 'ModelErrorRate', 'LatencyP99'];
     return this.alarms
       .filter(a => a.variantName === v && order.includes(a.key))
       .sort((a, b) => order.indexOf(a.key) - order.indexOf(b.key))
@@ -252,6 +258,11 @@ export class EndpointMonitoring extends Construct {
       const g = p.gpuMemoryThresholdPercent ?? 85;
       this.add(v, AlarmTier.INFRASTRUCTURE, 'GpuMemory', m.gpuMemoryUtilization(), g * spec.gpuCount, 2, 3, missing,
         `GPU memory >= ${g} % of the instance's ${spec.gpuCount} GPU(s) (raw metric summed over GPUs, 0-${100 * spec.gpuCount}: threshold ${g * spec.gpuCount}).`);
+      if (spec.gpuCount > 1 && p.perGpuMetrics) {
+        // The summed metric reads one GPU at 100 % and three at 40 % as 220 of 400: alarm on the hottest GPU too.
+        this.add(v, AlarmTier.INFRASTRUCTURE, 'HottestGpuMemory', m.hottestGpuMemoryUtilization(), g, 2, 3, cloudwatch.TreatMissingData.NOT_BREACHING,
+          `Memory of the hottest single GPU >= ${g} % (per-GPU enhanced metrics; the summed metric hides one full GPU among ${spec.gpuCount}).`);
+      }
     }
     if (spec.vCpus > 0) {
       const c = p.cpuThresholdPercent ?? 90;

@@ -56,6 +56,23 @@ export class EndpointMetricFactory {
     return this.instanceMetric('GPUMemoryUtilization', 'Maximum', o);
   }
 
+  /**
+   * GPU memory of the hottest single GPU of any instance, 0–100 %: a CloudWatch Metrics Insights
+   * `MAX` over the per-GPU series that enhanced metrics publish (`AcceleratorId` dimension; needs
+   * `MetricsConfig.EnableEnhancedMetrics`). The summed metric hides one full GPU among idle ones.
+   */
+  public hottestGpuMemoryUtilization(o: EndpointMetricOptions = {}): cloudwatch.MathExpression {
+    const quote = (x: string) => x.replace(/'/g, "''");
+    return new cloudwatch.MathExpression({
+      expression: `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("${ENDPOINT_INSTANCE_NAMESPACE}", AcceleratorId, EndpointName, InstanceId, VariantName) `
+        + `WHERE EndpointName = '${quote(this.endpointName)}' AND VariantName = '${quote(this.variantName)}'`,
+      usingMetrics: {},
+      // Metrics Insights alarms: 1-minute periods (the finer ones are not documented for queries).
+      period: o.period ?? Duration.minutes(1),
+      label: o.label ?? 'Hottest GPU memory (%)',
+    });
+  }
+
   /** GPU utilization, summed over GPUs: 0 – 100 × GPUs %. Default statistic `Maximum`. */
   public gpuUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
     return this.instanceMetric('GPUUtilization', 'Maximum', o);
