@@ -447,11 +447,12 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
 
     // --- metric publishing (MetricsConfig): 10-s data, per-GPU dimensions ---
     const publishing = props.metricPublishing ?? {};
-    this.metricPublishFrequency = publishing.frequency ?? Duration.seconds(10);
-    const frequencyS = this.metricPublishFrequency.toSeconds();
-    if (!PUBLISH_FREQUENCIES.includes(frequencyS)) {
-      this.errors.add('metricPublishing.frequency (s)', frequencyS, PUBLISH_FREQUENCIES.join(', '), 'use e.g. Duration.seconds(10) or Duration.minutes(1)');
+    const asked = (publishing.frequency ?? Duration.seconds(10)).toSeconds();
+    if (!PUBLISH_FREQUENCIES.includes(asked)) {
+      this.errors.add('metricPublishing.frequency (s)', asked, PUBLISH_FREQUENCIES.join(', '), 'use e.g. Duration.seconds(10) or Duration.minutes(1)');
     }
+    const frequencyS = PUBLISH_FREQUENCIES.includes(asked) ? asked : 60; // (a usable stand-in while the error is reported)
+    this.metricPublishFrequency = Duration.seconds(frequencyS);
     this.enhancedMetrics = publishing.enhancedMetrics ?? true;
 
     // --- endpoint config and endpoint ---

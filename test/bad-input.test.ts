@@ -78,6 +78,7 @@ const rows: [string, Record<string, unknown>, string, string][] = [
   ['breaker recover above degrade', { circuitBreaker: { recoverBelowPercent: 85 } }, 'circuitBreaker thresholds', 'recover 85 / degrade 80'],
   ['breaker recovery in 0 steps', { circuitBreaker: { recoverySteps: 0 } }, 'circuitBreaker.recoverySteps', 'got 0'],
   ['breaker dwell of 10 s', { circuitBreaker: { minDwell: Duration.seconds(10) } }, 'circuitBreaker.minDwell', 'got 10'],
+  ['metric publishing every 15 s', { metricPublishing: { frequency: Duration.seconds(15) } }, 'metricPublishing.frequency', 'got 15'],
   ['breaker reserved concurrency 0', { circuitBreaker: { reservedConcurrency: 0 } }, 'circuitBreaker.reservedConcurrency', 'got 0'],
 ];
 

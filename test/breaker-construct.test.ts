@@ -87,3 +87,79 @@ test('invalid thresholds fail synthesis with every error', () => {
   expect(msg).toMatch(/circuitBreaker\.recoverySteps: got 0/);
   expect(msg).toMatch(/circuitBreaker\.recoveryDwell \(s\): got 3600/);
 });
+
+describe('seeing memory within seconds; acting while the endpoint is Updating', () => {
+  let t: Template;
+  beforeAll(() => {
+    ({ rec: t } = exampleStacks());
+  });
+
+  test('the endpoint config publishes every 10 s with enhanced (per-instance, per-GPU) metrics; detailed observability stays off', () => {
+    t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+      MetricsConfig: { MetricPublishFrequencyInSeconds: 10, EnableEnhancedMetrics: true, EnableDetailedObservability: false },
+    });
+  });
+
+  test('memory triggers are high-resolution alarms on one 10-s period; the function reads at that period', () => {
+    const alarms = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties).filter(p => JSON.stringify(p.AlarmName).includes('-breaker-'));
+    const host = alarms.find(a => JSON.stringify(a.AlarmName).includes('HostMemory'));
+    expect(host).toMatchObject({ Period: 10, EvaluationPeriods: 1, Threshold: 80 });
+    t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ METRIC_PERIOD_SECONDS: '10', PER_GPU_METRICS: 'true' }) } });
+  });
+
+  test('SageMaker endpoint state changes of this endpoint trigger an evaluation (weights refused while Updating are retried at once)', () => {
+    t.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.sagemaker'], 'detail-type': ['SageMaker Endpoint State Change'], detail: { EndpointName: [Match.anyValue()] } },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('CircuitBreakerFunction'), 'Arn'] } })],
+    });
+  });
+
+  test('state in a DynamoDB table (PITR, encrypted) the function may only get and put; capacity bounds passed to the function', () => {
+    t.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }], BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+    const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+    const ddb = statements.find(s => JSON.stringify(s.Action).includes('dynamodb:'));
+    expect(ddb.Action).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({
+        PRIMARY_CAPACITY: JSON.stringify({ min: 2, max: 4, qpsPerInstance: 150 }),
+        FALLBACK_CAPACITY: JSON.stringify({ min: 1, max: 4, qpsPerInstance: 150 }),
+        TABLE_NAME: { Ref: Match.stringLikeRegexp('CircuitBreakerStateTable') },
+      }) },
+    });
+  });
+
+  test('capacity actions: RegisterScalableTarget only on the scalable targets tagged for this breaker', () => {
+    const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+    const aas = statements.find(s => s.Action === 'application-autoscaling:RegisterScalableTarget');
+    const [[tagKey, tagValue]] = Object.entries(aas.Condition.StringEquals) as [string, string][];
+    expect(tagKey).toBe('aws:ResourceTag/resilient-endpoint:circuit-breaker');
+    const targets = Object.values(t.findResources('AWS::ApplicationAutoScaling::ScalableTarget')) as any[];
+    expect(targets).toHaveLength(2);
+    for (const target of targets) expect(target.Properties.Tags).toEqual(expect.arrayContaining([{ Key: 'resilient-endpoint:circuit-breaker', Value: tagValue }]));
+  });
+});
+
+test('multi-GPU types alarm on the hottest GPU (Metrics Insights MAX over per-GPU series) as well as the summed metric', () => {
+  const { stack } = newStack();
+  new ResilientEndpoint(stack, 'E', { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') }, instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE });
+  const alarms = (Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties);
+  const hottest = alarms.filter(a => JSON.stringify(a.Metrics ?? '').includes('SELECT MAX(GPUMemoryUtilization)'));
+  expect(hottest.map(a => a.Threshold).sort()).toEqual([80, 85]); // breaker trigger and infrastructure alarm, per GPU (0–100)
+  expect(JSON.stringify(hottest[0].Metrics)).toContain('SCHEMA(\\"/aws/sagemaker/Endpoints\\", AcceleratorId, EndpointName, InstanceId, VariantName)');
+  expect(alarms.find(a => a.MetricName === 'GPUMemoryUtilization' && a.Threshold === 340)).toBeDefined(); // the summed one stays
+});
+
+test('metric publishing: opt out to 1-minute standard metrics; other periods are rejected', () => {
+  const { app, stack } = newStack();
+  new ResilientEndpoint(stack, 'E', { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    metricPublishing: { frequency: Duration.minutes(1), enhancedMetrics: false } });
+  Template.fromStack(stack).hasResourceProperties('AWS::SageMaker::EndpointConfig', { MetricsConfig: { MetricPublishFrequencyInSeconds: 60, EnableEnhancedMetrics: false, EnableDetailedObservability: false } });
+  expect(synthError(app)).toBe('');
+  const bad = newStack();
+  new ResilientEndpoint(bad.stack, 'E', { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    metricPublishing: { frequency: Duration.seconds(15) } });
+  expect(synthError(bad.app)).toMatch(/metricPublishing\.frequency \(s\): got 15; allowed: 10, 30, 60, 120, 180, 240, 300/);
+});

@@ -185,3 +185,55 @@ test('recovers with CloudWatch-delayed data (newest point 2.5 minutes old)', () 
   const d = decide(prev, { memory }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
   expect(d.next.state).toBe('RECOVERING');
 });
+
+describe('enforcement that does not wait for InService', () => {
+  const capacity = {
+    ...V,
+    primaryCapacity: { min: 2, max: 8, qpsPerInstance: 150 },
+    fallbackCapacity: { min: 1, max: 8, qpsPerInstance: 100 },
+  };
+  const view = (status: string, w: [number, number], inst: [number, number]): EndpointView =>
+    ({ status, weights: { Primary: w[0], Fallback: w[1] }, instances: { Primary: inst[0], Fallback: inst[1] } });
+  const hot = { memory: [{ t: 9 * MIN, v: 88 }] };
+
+  test('the level follows the state even when the endpoint is Updating; weights wait', () => {
+    const d = decide(initialState(0), hot, view('Updating', [1, 0], [4, 1]), capacity, DEFAULT_CONFIG, 10 * MIN);
+    expect(d.level).toBe(1);
+    expect(d.setWeights).toBeUndefined();
+    expect(d.capacity).toEqual({ suspendPrimaryScaleIn: true, fallbackMinCapacity: 3 }); // 50 % of 4 × 150 QPS at 100 QPS each
+  });
+
+  test('never more traffic to the fallback than its instances in service carry; the rest follows as it scales', () => {
+    // 1 fallback instance × 100 QPS of the primary fleet's 4 × 150 = 600 QPS: 16.7 % → 15 % (5 % steps).
+    const d1 = decide(initialState(0), hot, view('InService', [1, 0], [4, 1]), capacity, DEFAULT_CONFIG, 10 * MIN);
+    expect(d1.effectiveShare).toBe(0.15);
+    expect(d1.setWeights).toEqual({ Primary: 0.85, Fallback: 0.15 });
+    expect(d1.next.share).toBe(0.5); // the state still wants half
+    const d2 = decide(d1.next, hot, view('InService', [0.85, 0.15], [4, 3]), capacity, DEFAULT_CONFIG, 11 * MIN);
+    expect(d2.setWeights).toEqual({ Primary: 0.5, Fallback: 0.5 });
+  });
+
+  test('capacity follows the state: held while not CLOSED, released on CLOSED', () => {
+    fc.assert(fc.property(fc.constantFrom('CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'), fc.integer({ min: 1, max: 8 }), (state, primaryNow) => {
+      const share = state === 'CLOSED' ? 0 : state === 'OPEN' ? 1 : 0.5;
+      const prev: BreakerState = { state: state as any, since: 0, share, entryShare: share, step: state === 'RECOVERING' ? 1 : 0 };
+      const d = decide(prev, { memory: [] }, view('InService', [1 - share, share], [primaryNow, 1]), capacity, DEFAULT_CONFIG, MIN);
+      expect(d.capacity.suspendPrimaryScaleIn).toBe(state !== 'CLOSED');
+      const min = d.capacity.fallbackMinCapacity!;
+      expect(min).toBeGreaterThanOrEqual(1);
+      expect(min).toBeLessThanOrEqual(8);
+      if (state === 'CLOSED') expect(min).toBe(1);
+      else expect(min).toBe(Math.min(8, Math.max(1, Math.ceil(share * primaryNow * 150 / 100))));
+    }));
+  });
+
+  test('10-second data: recovery needs the dwell in 10-s points (30 for 5 minutes), not 5 points', () => {
+    const prev: BreakerState = { state: 'DEGRADED', since: 0, share: 0.5, entryShare: 0.5, step: 0 };
+    const now = 20 * MIN;
+    const pts = (n: number) => Array.from({ length: n }, (_, i) => ({ t: now - 15_000 - (n - 1 - i) * 10_000, v: 50 }));
+    const five = decide(prev, { memory: pts(5), periodSeconds: 10 }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
+    expect(five.next.state).toBe('DEGRADED');
+    const thirty = decide(prev, { memory: pts(30), periodSeconds: 10 }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
+    expect(thirty.next.state).toBe('RECOVERING');
+  });
+});
