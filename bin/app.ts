@@ -14,7 +14,7 @@ const ctx = (stack: string, key: string): string | undefined =>
 new RecommenderStack(app, 'RecommenderEndpoint', {
   imageUri: ctx('recommender', 'imageUri'),
   modelDataUrl: ctx('recommender', 'modelDataUrl'),
-  description: 'Incident A fixed: Transformer recommender on ml.g4dn.xlarge with OOM protection',
+  description: 'Incident A fixed: Transformer recommender on ml.g4dn.2xlarge with OOM protection',
 });
 new ClusteringStack(app, 'ClusteringEndpoint', {
   imageUri: ctx('clustering', 'imageUri'),

@@ -31,12 +31,12 @@ describe('recommender example monitoring', () => {
     expect(a.Dimensions).toEqual(expect.arrayContaining([{ Name: 'EndpointName', Value: stack.endpoint.endpointName }, { Name: 'VariantName', Value: 'Primary' }]));
   });
 
-  test('GPU memory at 85 % of one T4 on g4dn.xlarge', () => {
+  test('GPU memory at 85 % of one T4 on g4dn.2xlarge', () => {
     expect(alarmNamed(t, '-Primary-infra-GpuMemory')).toMatchObject({ MetricName: 'GPUMemoryUtilization', Statistic: 'Maximum', Threshold: 85 });
   });
 
-  test('CPU normalised by 4 vCPUs, disk at 75 %', () => {
-    expect(alarmNamed(t, '-Primary-infra-Cpu')).toMatchObject({ MetricName: 'CPUUtilization', Threshold: 360, EvaluationPeriods: 5 });
+  test('CPU normalised by 8 vCPUs, disk at 75 %', () => {
+    expect(alarmNamed(t, '-Primary-infra-Cpu')).toMatchObject({ MetricName: 'CPUUtilization', Threshold: 720, EvaluationPeriods: 5 });
     expect(alarmNamed(t, '-Primary-infra-Disk')).toMatchObject({ MetricName: 'DiskUtilization', Threshold: 75 });
   });
 

@@ -43,9 +43,9 @@ describe('example stacks', () => {
     expect(env.MMS_MAX_REQUEST_SIZE).toBe('6291456');
   });
 
-  test('g4dn.xlarge recommender: TorchServe names, 3 workers from the 4 GiB GPU footprint, user env wins', () => {
+  test('g4dn.2xlarge recommender: TorchServe names, 3 workers from the 4 GiB GPU footprint, incident A\'s length tiers, user env wins', () => {
     const env = containerEnv(rec, 'Primary');
-    expect(env).toMatchObject({ TS_MAX_REQUEST_SIZE: '6291456', SAGEMAKER_MODEL_SERVER_WORKERS: '3', MAX_SEQ_LEN: '3000', DEGRADED_MAX_SEQ_LEN: '512' });
+    expect(env).toMatchObject({ TS_MAX_REQUEST_SIZE: '6291456', SAGEMAKER_MODEL_SERVER_WORKERS: '3', MAX_SEQ_LEN: '1024', DEGRADED_MAX_SEQ_LEN: '512' });
   });
 
   test('data capture at 1 %, input and output, into the created bucket', () => {
@@ -63,14 +63,14 @@ describe('example stacks', () => {
     expect(variantOf(clu, 'Primary')).toMatchObject({ ModelDataDownloadTimeoutInSeconds: 3600, ContainerStartupHealthCheckTimeoutInSeconds: 900 });
   });
 
-  test('g4dn.xlarge endpoint config has no KmsKeyId and no VolumeSizeInGB', () => {
+  test('g4dn.2xlarge endpoint config has no KmsKeyId and no VolumeSizeInGB', () => {
     const cfg = Object.values(rec.findResources('AWS::SageMaker::EndpointConfig'))[0] as any;
     expect(cfg.Properties.KmsKeyId).toBeUndefined();
     for (const v of cfg.Properties.ProductionVariants) expect(v.VolumeSizeInGB).toBeUndefined();
   });
 
   test('primary with 2 instances at weight 1, fallback with 1 at weight 0', () => {
-    expect(variantOf(rec, 'Primary')).toMatchObject({ InstanceType: 'ml.g4dn.xlarge', InitialInstanceCount: 2, InitialVariantWeight: 1 });
+    expect(variantOf(rec, 'Primary')).toMatchObject({ InstanceType: 'ml.g4dn.2xlarge', InitialInstanceCount: 2, InitialVariantWeight: 1 });
     expect(variantOf(rec, 'Fallback')).toMatchObject({ InitialInstanceCount: 1, InitialVariantWeight: 0 });
     expect(containerEnv(rec, 'Fallback')).toMatchObject({ MAX_SEQ_LEN: '256' });
   });

@@ -5,67 +5,114 @@ import { execFileSync } from 'child_process';
 import { simulation } from '../lib';
 import { exampleEndpoint } from '../lib/simulation/cli';
 
-const { abusiveClientTrace, compareScenarios, csvTrace, poissonTrace, pulseTrace, renderChart, runSimulation, simVariantsFrom, steadyTrace, Rng } = simulation;
+const {
+  abusiveClientTrace, calibrateIncidentA, compareScenarios, csvTrace, CURRENT_BREAKER, INCIDENT_A_OBSERVED, poissonTrace, pulseTrace,
+  renderChart, runSimulation, SCENARIOS, simVariantsFrom, steadyTrace, Rng, WEIGHTS_ONLY_BREAKER,
+} = simulation;
+
+/** A short 17× pulse (25 minutes) that still exercises every mechanism: ramp, hold, recovery. */
+const shortPulse = () => pulseTrace(40, 17, { before: 300, ramp: 300, hold: 600, after: 300 });
 
 describe('simulator', () => {
   const recommender = exampleEndpoint('recommender');
+  const clustering = exampleEndpoint('clustering');
   const { primary, fallback } = simVariantsFrom(recommender);
-  let pulseRows: simulation.ScenarioRow[];
+  const breaker = recommender.circuitBreaker!.config;
+  let rows: simulation.ScenarioRow[];
+  let by: Record<string, simulation.SimResult>;
   beforeAll(() => {
-    pulseRows = compareScenarios(pulseTrace(40, 17), recommender, { seed: 7 });
+    rows = compareScenarios(shortPulse(), recommender, { seed: 7 });
+    by = Object.fromEntries(rows.map(r => [r.scenario, r.result]));
   });
 
-  test('parameters come from the construct: catalog hardware, tuned workers, footprint, scaling, breaker', () => {
-    expect(primary).toMatchObject({ workers: 3, maxSeqLen: 3000, degradedMaxSeqLen: 512, initialCount: 2 });
-    expect(primary.spec.gpuMemoryGiB).toBe(16);
+  test('parameters come from the construct: catalog hardware, tuned workers, footprint, length tiers, scaling', () => {
+    expect(primary).toMatchObject({ workers: 3, maxSeqLen: 1024, degradedMaxSeqLen: 512, initialCount: 2 });
+    expect(primary.spec).toMatchObject({ gpuMemoryGiB: 16, vCpus: 8 });
     expect(primary.footprintBytes).toBe(4 * 1024 ** 3);
     expect(primary.scaling).toEqual({ min: 2, max: 4, qpsPerInstance: 150, scaleOutCooldownS: 90, scaleInCooldownS: 300 });
     expect(fallback).toMatchObject({ name: 'Fallback', maxSeqLen: 256, initialCount: 1 });
+    expect(rows.map(r => r.scenario)).toEqual([SCENARIOS.STATIC, SCENARIOS.AUTOSCALING, SCENARIOS.WEIGHTS_ONLY, SCENARIOS.BREAKER]);
   });
 
   test('conservation: every request is served, failed, rejected or still in flight', () => {
-    for (const { result: r } of pulseRows) {
+    for (const { result: r } of rows) {
       expect(r.served + r.failed + r.rejected + r.inFlightAtEnd).toBe(r.arrivals);
       expect(r.failedByOom).toBeLessThanOrEqual(r.failed);
     }
-    const abusive = runSimulation(abusiveClientTrace(200, 0.2, 150, 1800, 600), { primary, fallback, autoscaling: true, breaker: recommender.circuitBreaker!.config, seed: 3 });
+    const abusive = runSimulation(abusiveClientTrace(200, 0.2, 150, 1200, 300), { primary, fallback, autoscaling: true, breaker, seed: 3 });
     expect(abusive.served + abusive.failed + abusive.rejected + abusive.inFlightAtEnd).toBe(abusive.arrivals);
   });
 
   test('determinism: the same seed gives the same result, another seed a different one', () => {
-    const cfg = { primary, fallback, autoscaling: true, breaker: recommender.circuitBreaker!.config };
-    const a = runSimulation(poissonTrace(60, 1800), { ...cfg, seed: 11 });
-    const b = runSimulation(poissonTrace(60, 1800), { ...cfg, seed: 11 });
-    const c = runSimulation(poissonTrace(60, 1800), { ...cfg, seed: 12 });
+    const cfg = { primary, fallback, autoscaling: true, breaker };
+    const a = runSimulation(poissonTrace(60, 900), { ...cfg, seed: 11 });
+    const b = runSimulation(poissonTrace(60, 900), { ...cfg, seed: 11 });
+    const c = runSimulation(poissonTrace(60, 900), { ...cfg, seed: 12 });
     expect(b).toEqual(a);
     expect(c.arrivals).not.toBe(a.arrivals);
   });
 
-  test('qualitative result on the 17× pulse, computed: the breaker cuts OOM events and failed requests', () => {
-    const by = Object.fromEntries(pulseRows.map(r => [r.scenario, r.result]));
-    const withBreaker = by['autoscaling + breaker'];
-    const scalingOnly = by.autoscaling;
-    expect(withBreaker.oomEvents).toBeLessThan(scalingOnly.oomEvents);
-    expect(withBreaker.failed).toBeLessThan(scalingOnly.failed);
-    expect(withBreaker.timeToDegradeS).toBeDefined();
-    expect(withBreaker.servedByFallback).toBeGreaterThan(0);
-    expect(scalingOnly.servedByFallback).toBe(0);
+  test('the endpoint is Updating during scale-outs and weight changes, and SageMaker refuses weights then', () => {
+    expect(by[SCENARIOS.STATIC].updatingS).toBe(0);
+    expect(by[SCENARIOS.AUTOSCALING].updatingS).toBeGreaterThanOrEqual(379); // at least one GPU scale-out (380 s, its first second counted as InService)
+    // The breakers met an Updating endpoint when they wanted to move weights.
+    expect(by[SCENARIOS.WEIGHTS_ONLY].weightChangesDeferred + by[SCENARIOS.BREAKER].weightChangesDeferred).toBeGreaterThan(0);
+    const series = by[SCENARIOS.AUTOSCALING].series;
+    expect(series.some(s => s.updating === 1)).toBe(true);
+    expect(series.some(s => s.updating === 0)).toBe(true);
   });
 
-  test.each([0, 30, 60])('the breaker still cuts OOM events when weight changes take %i s to land (unverified timing, swept)', (weightApplyS) => {
-    const trace = pulseTrace(40, 17, { before: 600, hold: 900, after: 900 });
+  test('the breaker as deployed beats the weights-only design under Updating: fewer OOMs and failures, faster to act', () => {
+    const now = by[SCENARIOS.BREAKER];
+    const old = by[SCENARIOS.WEIGHTS_ONLY];
+    const scalingOnly = by[SCENARIOS.AUTOSCALING];
+    expect(now.oomEvents).toBeLessThan(scalingOnly.oomEvents);
+    expect(now.oomEvents).toBeLessThanOrEqual(old.oomEvents);
+    expect(now.failed).toBeLessThan(old.failed);
+    expect(now.timeToDegradeS!).toBeLessThanOrEqual(30);
+    expect(now.timeToDegradeS!).toBeLessThan(old.timeToDegradeS!);
+    expect(now.timeToWeightsS!).toBeLessThan(old.timeToWeightsS!);
+    expect(old.timeDegradedS).toBe(0); // its container never applied a level
+    expect(now.timeDegradedS).toBeGreaterThan(0);
+  });
+
+  test('the degrade level protects without any weight shift (clustering has no fallback)', () => {
+    const c = simVariantsFrom(clustering);
+    const trace = shortPulse();
+    const base = { primary: c.primary, autoscaling: true, seed: 5 };
+    const scalingOnly = runSimulation(trace, base);
+    const withBreaker = runSimulation(trace, { ...base, breaker: clustering.circuitBreaker!.config, metricPeriodS: 10 });
+    expect(withBreaker.servedByFallback).toBe(0);
+    expect(withBreaker.timeDegradedS).toBeGreaterThan(0);
+    expect(withBreaker.oomEvents).toBeLessThan(scalingOnly.oomEvents);
+  });
+
+  test('10-second publishing degrades sooner than 1-minute publishing', () => {
+    const trace = shortPulse();
+    const cfg = { primary, fallback, autoscaling: true, breaker, breakerMode: CURRENT_BREAKER, seed: 9 };
+    const ten = runSimulation(trace, { ...cfg, metricPeriodS: 10 });
+    const sixty = runSimulation(trace, { ...cfg, metricPeriodS: 60 });
+    expect(ten.timeToDegradeS!).toBeLessThan(sixty.timeToDegradeS!);
+  });
+
+  test.each([0, 60])('the breaker still cuts OOM events when weight changes take %i s (unverified timing, swept)', (weightApplyS) => {
+    const trace = shortPulse();
     const base = { primary, seed: 5, assumptions: { weightApplyS } };
     const scalingOnly = runSimulation(trace, { ...base, autoscaling: true });
-    const withBreaker = runSimulation(trace, { ...base, fallback, autoscaling: true, breaker: recommender.circuitBreaker!.config });
+    const withBreaker = runSimulation(trace, { ...base, fallback, autoscaling: true, breaker, metricPeriodS: 10 });
     expect(withBreaker.oomEvents).toBeLessThan(scalingOnly.oomEvents);
   });
 
-  test('a steady load well under capacity with the cap in force has no OOM and no failure', () => {
-    const safe = { ...primary, maxSeqLen: 512 };
-    const r = runSimulation(steadyTrace(100, 1200), { primary: safe, autoscaling: true, seed: 1 });
+  test('weights-only mode never applies a level', () => {
+    const r = runSimulation(shortPulse(), { primary, fallback, autoscaling: true, breaker, breakerMode: WEIGHTS_ONLY_BREAKER, seed: 4 });
+    expect(r.series.every(s => s.level === 0)).toBe(true);
+  });
+
+  test('a steady load well under capacity has no OOM and no failure', () => {
+    const r = runSimulation(steadyTrace(100, 900), { primary: { ...primary, maxSeqLen: 512 }, autoscaling: true, seed: 1 });
     expect(r.oomEvents).toBe(0);
     expect(r.failed).toBe(0);
-    expect(r.arrivals).toBe(100 * 1200);
+    expect(r.arrivals).toBe(100 * 900);
   });
 
   test('Rng: uniform in [0,1), Poisson mean, power-law lengths within bounds', () => {
@@ -88,17 +135,41 @@ describe('simulator', () => {
     expect([t.seconds, t.rate(0), t.rate(2), t.rate(99)]).toEqual([3, 10, 30, 30]);
     fs.writeFileSync(file, 'nothing here\n');
     expect(() => csvTrace(file)).toThrow(/no per-second QPS values/);
-    const svg = renderChart(pulseRows, 'pulse');
+    const svg = renderChart(rows, 'pulse');
     expect(svg.startsWith('<svg')).toBe(true);
-    expect((svg.match(/<polyline/g) ?? []).length).toBe(1 + 3 + 3 + 1);
+    // QPS once, memory / instances / Updating per scenario, the breaker state once.
+    expect((svg.match(/<polyline/g) ?? []).length).toBe(1 + 3 * rows.length + 1);
   });
 
-  test('CLI writes the table and the chart', () => {
+  test('CLI writes the table, the chart and results.json with every scenario\'s figures', () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'sim-'));
     const stdout = execFileSync(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '..', 'lib', 'simulation', 'cli.ts'),
       '--example', 'clustering', '--trace', 'steady', '--qps', '50', '--out', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    expect(stdout).toMatch(/\| autoscaling \+ breaker \|/);
+    expect(stdout).toContain(`| ${SCENARIOS.BREAKER} |`);
     expect(fs.readFileSync(path.join(out, 'chart.svg'), 'utf8')).toMatch(/^<svg/);
-    expect(fs.existsSync(path.join(out, 'table.md'))).toBe(true);
+    const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
+    expect(results.map((r: any) => r.scenario)).toEqual([SCENARIOS.STATIC, SCENARIOS.AUTOSCALING, SCENARIOS.WEIGHTS_ONLY, SCENARIOS.BREAKER]);
+    for (const r of results) {
+      for (const k of ['oomEvents', 'failed', 'arrivals', 'updatingS', 'instanceMinutes']) expect(typeof r[k]).toBe('number');
+      expect(r.series).toBeUndefined();
+    }
+  });
+});
+
+describe('calibration: incident A as it was', () => {
+  const report = calibrateIncidentA(42);
+
+  test('reproduces the observed baseline and peak GPU memory and latency', () => {
+    expect(Math.abs(report.baselineGpuMemoryPercent - INCIDENT_A_OBSERVED.baselineGpuMemoryPercent)).toBeLessThanOrEqual(5);
+    expect(report.peakGpuMemoryPercent).toBeGreaterThanOrEqual(90);
+    expect(report.peakGpuMemoryPercent).toBeLessThan(100);
+    expect(Math.abs(report.baselineLatencyMs - INCIDENT_A_OBSERVED.baselineLatencyMs)).toBeLessThanOrEqual(20);
+    expect(Math.abs(report.peakLatencyMs - INCIDENT_A_OBSERVED.peakLatencyMs)).toBeLessThanOrEqual(400);
+  });
+
+  test('adding 2 instances only delays the crash', () => {
+    expect(report.firstOomMinute4).toBeDefined();
+    expect(report.firstOomMinute6!).toBeGreaterThan(report.firstOomMinute4!);
+    expect(report.oomEvents6).toBeGreaterThan(0);
   });
 });

@@ -152,7 +152,10 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
     };
 
     const variants = { primary: s.primaryVariant, fallback: s.fallbackVariant, primaryCapacity: s.primaryCapacity, fallbackCapacity: s.fallbackCapacity };
-    const decision = decide(prev, readings, endpoint, variants, s.config, now);
+    const primaryInstances = endpoint.instances?.[s.primaryVariant];
+    const loadPerInstance = readings.newestMinuteInvocations !== undefined && primaryInstances
+      ? readings.newestMinuteInvocations / 60 / primaryInstances : undefined;
+    const decision = decide(prev, { ...readings, loadPerInstance }, endpoint, variants, s.config, now);
     const reasons = [...decision.reasons];
     const value = serializeState(decision.next, reasons);
     const publishLevel = published?.level !== decision.level || published?.state !== decision.next.state;
@@ -300,7 +303,7 @@ async function applyCapacity(s: HandlerSettings, c: Clients, want: CapacityPlan,
   return ok;
 }
 
-async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise<Readings> {
+async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise<Readings & { newestMinuteInvocations?: number }> {
   const dims = (variant: string) => [{ Name: 'EndpointName', Value: s.endpointName }, { Name: 'VariantName', Value: variant }];
   const q = (Id: string, Namespace: string, MetricName: string, Stat: string, Period: number): MetricDataQuery =>
     ({ Id, MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims(s.primaryVariant) }, Period, Stat } });
@@ -319,6 +322,8 @@ async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise
     ...(s.perGpuMetrics && s.gpuCount > 1 ? [{ Id: 'gpudev', Expression: perGpuQuery(s.endpointName, s.primaryVariant), Period: P }] : []),
     q('err', 'AWS/SageMaker', 'Invocation5XXErrors', 'Sum', 60),
     q('inv', 'AWS/SageMaker', 'Invocations', 'Sum', 60),
+    // The fallback's share of the endpoint's traffic, for the load per primary instance.
+    ...(s.fallbackVariant ? [{ Id: 'finv', MetricStat: { Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocations', Dimensions: dims(s.fallbackVariant) }, Period: 60, Stat: 'Sum' } }] : []),
   ];
   const align = P >= 60 ? 60_000 : P * 1000;
   const end = new Date(Math.floor(now / align) * align);
@@ -350,7 +355,10 @@ async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise
   const invocations = windowSum('inv');
   // SageMaker emits Invocation5XXErrors (0 or 1) with every request, so no error data with requests means none.
   const errors = windowSum('err') ?? (invocations !== undefined ? 0 : undefined);
-  return { memory, periodSeconds: period, errors, invocations };
+  // The newest complete minute of the endpoint's traffic (primary + fallback).
+  const newest = series('inv').filter(p => p.t < minuteEnd).at(-1);
+  const fallbackSameMinute = newest ? series('finv').find(p => p.t === newest.t)?.v ?? 0 : 0;
+  return { memory, periodSeconds: period, errors, invocations, newestMinuteInvocations: newest ? newest.v + fallbackSameMinute : undefined };
 }
 
 /**

@@ -58,6 +58,12 @@ export interface BreakerConfig {
   readonly degradedFallbackShare: number;
   /** Memory data older than this (s) counts as missing. */
   readonly staleAfterSeconds: number;
+  /**
+   * De-escalation also needs the load per primary instance at or below this share of the load at
+   * which the breaker degraded: memory measured under the degraded mode says nothing about memory
+   * without it, and releasing the caps at the same load puts the endpoint back where it was hot.
+   */
+  readonly recoverLoadShare: number;
   /** Whether a fallback variant exists (otherwise only the degrade level is published). */
   readonly hasFallback: boolean;
 }
@@ -75,6 +81,7 @@ export const DEFAULT_CONFIG: BreakerConfig = {
   recoverySteps: 3,
   degradedFallbackShare: 0.5,
   staleAfterSeconds: 300,
+  recoverLoadShare: 0.9,
   hasFallback: true,
 };
 
@@ -88,6 +95,8 @@ export interface BreakerState {
   /** RECOVERING only: the share recovery started from, and the step reached. */
   readonly entryShare: number;
   readonly step: number;
+  /** Requests per second per primary instance when the breaker degraded (kept until CLOSED). */
+  readonly entryLoad?: number;
 }
 
 /** One memory datapoint: epoch ms and the normalised max of host and GPU memory (%). */
@@ -109,6 +118,8 @@ export interface Readings {
   readonly errors?: number;
   /** Invocations in the error window (undefined = no data). */
   readonly invocations?: number;
+  /** The endpoint's requests per second (all variants) per primary instance in service, newest minute (undefined = unknown). */
+  readonly loadPerInstance?: number;
 }
 
 /** What DescribeEndpoint said (undefined when unknown). */
@@ -195,12 +206,17 @@ export function decide(prev: BreakerState, readings: Readings, endpoint: Endpoin
     const window = fresh.slice(-needed);
     const consecutive = window.length === needed && window[needed - 1].t - window[0].t <= (needed - 1) * period * 1000 + period * 500;
     const cool = consecutive && window.every(p => p.v < config.recoverBelowPercent);
-    const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0 });
-    const degraded = (): BreakerState => ({ state: 'DEGRADED', since: now, share: config.degradedFallbackShare, entryShare: config.degradedFallbackShare, step: 0 });
+    const load = readings.loadPerInstance;
+    // The load at which trouble began: kept through escalation and recovery, cleared on CLOSED.
+    const entryLoad = prev.state === 'CLOSED' ? load : prev.entryLoad ?? load;
+    const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0, entryLoad });
+    const degraded = (): BreakerState => ({ state: 'DEGRADED', since: now, share: config.degradedFallbackShare, entryShare: config.degradedFallbackShare, step: 0, entryLoad });
     const recoveringFrom = (entry: number, step: number): BreakerState => {
       if (step >= config.recoverySteps) return { state: 'CLOSED', since: now, share: 0, entryShare: 0, step: 0 };
-      return { state: 'RECOVERING', since: now, share: entry * (1 - step / config.recoverySteps), entryShare: entry, step };
+      return { state: 'RECOVERING', since: now, share: entry * (1 - step / config.recoverySteps), entryShare: entry, step, entryLoad: prev.entryLoad };
     };
+    const loadHigh = prev.entryLoad !== undefined && load !== undefined && load > config.recoverLoadShare * prev.entryLoad;
+    const loadReason = () => `load ${+load!.toFixed(1)} req/s per instance > ${100 * config.recoverLoadShare} % of the ${+prev.entryLoad!.toFixed(1)} at which it degraded: holding ${prev.state}`;
     const fmt = (x: number) => `${+x.toFixed(1)} %`;
 
     if ((critical || erroring) && prev.state !== 'OPEN') {
@@ -209,6 +225,10 @@ export function decide(prev: BreakerState, readings: Readings, endpoint: Endpoin
     } else if (hot && (prev.state === 'CLOSED' || prev.state === 'RECOVERING')) {
       next = degraded();
       reasons.push(`memory ${fmt(latest)} ≥ ${config.degradeAtPercent} %: DEGRADED`);
+    } else if ((prev.state === 'DEGRADED' || prev.state === 'OPEN' || prev.state === 'RECOVERING') && endpoint && endpoint.status !== 'InService') {
+      // De-escalation waits while capacity is still changing: memory measured under the degraded
+      // mode says little about memory after it, and a scale-out in flight means load outgrew the fleet.
+      reasons.push(`endpoint is ${endpoint.status}: holding ${prev.state} until capacity settles`);
     } else if (prev.state === 'DEGRADED' || prev.state === 'OPEN') {
       if (prev.state === 'OPEN' && (critical || erroring)) {
         reasons.push('still critical: OPEN');
@@ -216,6 +236,8 @@ export function decide(prev: BreakerState, readings: Readings, endpoint: Endpoin
         reasons.push(`${prev.state} for ${Math.round(elapsed)} s < minimum dwell ${config.minDwellSeconds} s: holding`);
       } else if (!cool) {
         reasons.push(`memory ${fmt(latest)} not below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: holding ${prev.state}`);
+      } else if (loadHigh) {
+        reasons.push(loadReason());
       } else {
         next = recoveringFrom(prev.share, 1);
         reasons.push(`memory below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: recovery step 1/${config.recoverySteps}`);
@@ -225,6 +247,8 @@ export function decide(prev: BreakerState, readings: Readings, endpoint: Endpoin
         reasons.push(`recovery step ${prev.step}/${config.recoverySteps} for ${Math.round(elapsed)} s < ${config.recoveryStepSeconds} s: holding`);
       } else if (latest >= config.recoverBelowPercent) {
         reasons.push(`memory ${fmt(latest)} ≥ ${config.recoverBelowPercent} %: pausing recovery at step ${prev.step}`);
+      } else if (loadHigh) {
+        reasons.push(loadReason());
       } else {
         next = recoveringFrom(prev.entryShare, prev.step + 1);
         reasons.push(next.state === 'CLOSED' ? 'last recovery step: CLOSED' : `recovery step ${next.step}/${config.recoverySteps}`);
@@ -309,7 +333,10 @@ export function tryParseState(raw: string | undefined): BreakerState | undefined
     const o = JSON.parse(raw);
     if (o && ['CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'].includes(o.state) && Number.isFinite(o.since)
       && Number.isFinite(o.share) && o.share >= 0 && o.share <= 1) {
-      return { state: o.state, since: o.since, share: o.share, entryShare: Number.isFinite(o.entryShare) ? o.entryShare : o.share, step: Number.isFinite(o.step) ? o.step : 0 };
+      return {
+        state: o.state, since: o.since, share: o.share, entryShare: Number.isFinite(o.entryShare) ? o.entryShare : o.share, step: Number.isFinite(o.step) ? o.step : 0,
+        ...(Number.isFinite(o.entryLoad) ? { entryLoad: o.entryLoad } : {}),
+      };
     }
   } catch {
     // fall through

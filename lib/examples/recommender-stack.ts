@@ -23,8 +23,10 @@ export interface ExampleModelSource {
 export interface RecommenderStackProps extends StackProps, ExampleModelSource {}
 
 /**
- * Incident A, fixed: a multi-task Transformer recommender on ml.g4dn.xlarge (one T4, 16 GiB),
- * 2 instances, autoscaled to 4 at peak, with a lighter fallback variant for the breaker.
+ * Incident A, fixed, in its final configuration: a multi-task Transformer recommender on
+ * ml.g4dn.2xlarge (one T4, 16 GiB, 8 vCPUs, 32 GiB), 2 instances daily, autoscaled to 4 at peak,
+ * the input capped by the incident's length tiers (≤ 512 normal, 512–1024 degraded, > 1024
+ * rejected), with a lighter fallback variant for the breaker.
  */
 export class RecommenderStack extends Stack {
   public readonly endpoint: ResilientEndpoint;
@@ -41,11 +43,11 @@ export class RecommenderStack extends Stack {
         modelData,
         // Measured at 512 tokens, full batch: 4 GiB of GPU memory, 3 GiB of host memory per copy.
         memoryFootprint: { gpu: Size.gibibytes(4), host: Size.gibibytes(3) },
-        // Full sequences (up to 3000 events) normally; the container caps them at 512 when the
-        // breaker's degrade level is ≥ 1 and rejects longer ones at level 2 (incident A's tiers).
-        environment: { MAX_SEQ_LEN: '3000', DEGRADED_MAX_SEQ_LEN: '512' },
+        // Incident A's tiers: sequences over 1024 events are rejected (4XX) and logged; at degrade
+        // level 1 the container truncates to 512, at level 2 it rejects anything over 512.
+        environment: { MAX_SEQ_LEN: '1024', DEGRADED_MAX_SEQ_LEN: '512' },
       },
-      instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
+      instanceType: SageMakerInstanceType.ML_G4DN_2XLARGE,
       instanceCount: 2,
       // 2 instances off-peak, up to 4 at peak (incident A's post-mortem); 150 QPS per instance (incident B).
       autoScaling: { capacity: { min: 2, max: 4 }, qpsPerInstance: 150 },

@@ -1,3 +1,4 @@
+import { SCENARIOS } from './engine';
 import type { ScenarioRow } from './index';
 
 const COLORS = ['#7f7f7f', '#1f77b4', '#d62728', '#2ca02c'];
@@ -8,12 +9,13 @@ const COLORS = ['#7f7f7f', '#1f77b4', '#d62728', '#2ca02c'];
  * per scenario.
  */
 export function renderChart(rows: ScenarioRow[], title: string): string {
-  const W = 1000, PH = 150, GAP = 40, LEFT = 70, RIGHT = 20, TOP = 50;
+  const W = 1000, PH = 130, GAP = 40, LEFT = 70, RIGHT = 20, TOP = 64;
   const panels: { label: string; pick: (s: ScenarioRow['result']['series'][number]) => number; max?: number; lines?: number[]; only?: string; ticks?: string[] }[] = [
     { label: 'requests / s', pick: s => s.qps },
     { label: 'primary memory % (hottest instance)', pick: s => s.memP, max: 100, lines: [80, 95, 100] },
     { label: 'primary instances in service', pick: s => s.instP },
-    { label: 'breaker state', pick: s => s.state, max: 3, only: 'autoscaling + breaker', ticks: ['CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'] },
+    { label: 'endpoint Updating (1 = yes)', pick: s => s.updating, max: 1 },
+    { label: 'breaker state', pick: s => s.state, max: 3, only: SCENARIOS.BREAKER, ticks: ['CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'] },
   ];
   const H = TOP + panels.length * (PH + GAP) + 30;
   const tMax = Math.max(1, ...rows.flatMap(r => r.result.series.map(s => s.t)));
@@ -22,7 +24,7 @@ export function renderChart(rows: ScenarioRow[], title: string): string {
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`);
   out.push(`<rect width="${W}" height="${H}" fill="white"/>`);
   out.push(`<text x="${LEFT}" y="22" font-size="16" font-weight="bold">${esc(title)}</text>`);
-  rows.forEach((r, i) => out.push(`<rect x="${LEFT + i * 220}" y="32" width="14" height="4" fill="${COLORS[i % COLORS.length]}"/><text x="${LEFT + 20 + i * 220}" y="38">${esc(r.scenario)}</text>`));
+  rows.forEach((r, i) => out.push(`<rect x="${LEFT + (i % 2) * 450}" y="${28 + Math.floor(i / 2) * 14}" width="14" height="4" fill="${COLORS[i % COLORS.length]}"/><text x="${LEFT + 20 + (i % 2) * 450}" y="${34 + Math.floor(i / 2) * 14}">${esc(r.scenario)}</text>`));
   panels.forEach((p, k) => {
     const top = TOP + k * (PH + GAP) + 10;
     const vals = rows.flatMap(r => r.result.series.map(p.pick));

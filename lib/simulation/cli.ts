@@ -6,7 +6,7 @@ import { App } from 'aws-cdk-lib';
 import { ClusteringStack } from '../examples/clustering-stack';
 import { RecommenderStack } from '../examples/recommender-stack';
 import { ResilientEndpoint } from '../resilient-endpoint';
-import { abusiveClientTrace, compareScenarios, comparisonTable, csvTrace, poissonTrace, pulseTrace, renderChart, SimAssumptions, steadyTrace, Trace } from './index';
+import { abusiveClientTrace, compareScenarios, comparisonTable, csvTrace, poissonTrace, pulseTrace, renderChart, resultRecord, SimAssumptions, steadyTrace, Trace } from './index';
 
 const USAGE = `usage: npm run simulate -- --example recommender|clustering --trace pulse|steady|poisson|abusive|csv [--csv FILE] [--qps OFF_PEAK_QPS] [--seed N] [--out DIR]
   timing assumptions (seconds): [--provisioning S] [--metric-delay S] [--weight-delay S] [--restart S]`;
@@ -67,7 +67,7 @@ function main(): number {
     fs.mkdirSync(out, { recursive: true });
     fs.writeFileSync(path.join(out, 'table.md'), `# ${title}\n\n${table}\n`);
     fs.writeFileSync(path.join(out, 'chart.svg'), renderChart(rows, title));
-    fs.writeFileSync(path.join(out, 'results.json'), JSON.stringify(rows.map(r => ({ scenario: r.scenario, ...r.result, series: undefined })), null, 2));
+    fs.writeFileSync(path.join(out, 'results.json'), JSON.stringify(rows.map(resultRecord), null, 2));
     console.log(`# ${title}\n\n${table}\n\nwrote ${out}/table.md, ${out}/chart.svg, ${out}/results.json in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return 0;
   } catch (e) {

@@ -1,11 +1,13 @@
 /**
  * A discrete-time (1 s) model of a SageMaker endpoint under traffic: per-instance memory from
- * in-flight requests, OOM restarts, CloudWatch's 1-minute metrics with publication delay,
- * target-tracking autoscaling, weights across primary and fallback, and the circuit breaker's
+ * in-flight requests, OOM restarts, CloudWatch metrics at the endpoint's publishing period (10 s
+ * or 60 s) with publication delay, target-tracking autoscaling, the endpoint's `Updating` status
+ * (during every scale-out, scale-in and weight change, when SageMaker refuses further updates and
+ * Application Auto Scaling waits), weights across primary and fallback, and the circuit breaker's
  * REAL policy (`decide()` from lambda/circuit-breaker/policy.ts — never a copy).
  * Timings and their sources: ../shared/reference/scaling-dynamics.md; unverified ones are parameters.
  */
-import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_CODE } from '../../lambda/circuit-breaker/policy';
+import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_CODE, VariantCapacity } from '../../lambda/circuit-breaker/policy';
 import { InstanceSpec } from '../instance-types';
 import { Rng, Trace } from './traces';
 
@@ -19,9 +21,9 @@ export interface SimVariant {
   readonly workers: number;
   /** Model copy footprint at peak (bytes): GPU on GPU types, else host. */
   readonly footprintBytes: number;
-  /** Sequence cap at degrade level 0 (container's MAX_SEQ_LEN). */
+  /** Longest sequence the container accepts (its MAX_SEQ_LEN); longer requests are rejected with a 4XX (incident A: > 1024). */
   readonly maxSeqLen: number;
-  /** Sequence cap at level ≥ 1. */
+  /** At level ≥ 1 longer sequences are truncated to this (DEGRADED_MAX_SEQ_LEN); at level 2 longer ones are rejected. */
   readonly degradedMaxSeqLen: number;
   readonly initialCount: number;
   /** Autoscaling (undefined = fixed capacity). */
@@ -42,9 +44,19 @@ export interface SimAssumptions {
   readonly seqAlpha: number;
   readonly seqMin: number;
   readonly seqMax: number;
+  /** Share of requests from mobile clients, whose payloads are larger (incident A: ~15 %). @default 0 */
+  readonly mobileShare: number;
+  /** Size factor of a mobile request's payload and activations. @default 1.15 */
+  readonly mobileFactor: number;
   /** Service time = base + per512 × length/512 seconds. @default 0.05 / 0.25 */
   readonly serviceBaseS: number;
   readonly servicePer512S: number;
+  /**
+   * Requests a worker runs together form one batch padded to its longest sequence (how dynamic
+   * batching feeds a Transformer): the batch's activations are its size × those of its longest
+   * request. Off: each request's own length counts. @default true
+   */
+  readonly paddedBatches: boolean;
   /** Model-server queue per instance before 503 (MMS/TorchServe default 100). */
   readonly queueLimit: number;
   /** Runtime overhead on the device (CUDA context etc.), bytes. @default 0.5 GiB */
@@ -53,19 +65,49 @@ export interface SimAssumptions {
   readonly restartS: number;
   /** New instance to InService (scaling-dynamics: g4dn.xlarge P50 381 s; CPU unverified). @default 380 GPU / 180 CPU */
   readonly provisioningS?: number;
-  /** CloudWatch 1-minute datapoint availability delay (60–120 s). @default 90 */
+  /** Endpoint `Updating` while instances are removed (SIGTERM, 30 s grace, then bookkeeping; unverified). @default 90 */
+  readonly scaleInUpdateS: number;
+  /** CloudWatch availability delay of 1-minute datapoints (60–120 s). @default 90 */
   readonly metricDelayS: number;
-  /** Weight update to effect (unverified: swept 0–60 s). @default 30 */
+  /** Availability delay of 10-second datapoints (unverified: no AWS figure). @default 20 */
+  readonly metricDelay10S: number;
+  /** Weight update: the endpoint is `Updating` this long, then the new weights take effect (unverified: swept 0–60 s). @default 30 */
   readonly weightApplyS: number;
   /** Container polls the degrade level every N seconds. @default 5 */
   readonly levelPollS: number;
+  /** Alarm state change or endpoint event → EventBridge → the function running (P99 0.4 s, rounded up). @default 1 */
+  readonly eventToLambdaS: number;
 }
 
 export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
   batchPerWorker: 8, weightsShare: 0.4, fixedActivationShare: 0.25, activationExponent: 2,
-  seqAlpha: 1.0, seqMin: 5, seqMax: 3000, serviceBaseS: 0.05, servicePer512S: 0.25,
-  queueLimit: 100, runtimeBytes: 0.5 * GIB, restartS: 60, metricDelayS: 90, weightApplyS: 30, levelPollS: 5,
+  seqAlpha: 1.0, seqMin: 5, seqMax: 3000, mobileShare: 0, mobileFactor: 1.15, serviceBaseS: 0.05, servicePer512S: 0.25, paddedBatches: true,
+  queueLimit: 100, runtimeBytes: 0.5 * GIB, restartS: 60, scaleInUpdateS: 90, metricDelayS: 90, metricDelay10S: 20,
+  weightApplyS: 30, levelPollS: 5, eventToLambdaS: 1,
 };
+
+/** How the breaker acts (the design under test). */
+export interface BreakerMode {
+  /** The container applies the degrade level (sequence caps) on its next requests. */
+  readonly applyLevel: boolean;
+  /** Capacity follows the state: primary scale-in suspended, fallback minimum raised, share capped by fallback instances. */
+  readonly capacityActions: boolean;
+  /** SageMaker's endpoint state-change events trigger an evaluation (weights refused while Updating land at once). */
+  readonly stateChangeEvents: boolean;
+}
+
+/** The breaker as this library deploys it. */
+export const CURRENT_BREAKER: BreakerMode = { applyLevel: true, capacityActions: true, stateChangeEvents: true };
+/** The earlier design: weights only, on the schedule and 1-minute alarms. */
+export const WEIGHTS_ONLY_BREAKER: BreakerMode = { applyLevel: false, capacityActions: false, stateChangeEvents: false };
+
+/** Scenario names, in table order. */
+export const SCENARIOS = {
+  STATIC: 'static capacity',
+  AUTOSCALING: 'autoscaling',
+  WEIGHTS_ONLY: 'autoscaling + weights-only breaker (60 s)',
+  BREAKER: 'autoscaling + breaker (level, weights, capacity; 10 s)',
+} as const;
 
 /** One scenario's configuration. */
 export interface SimConfig {
@@ -73,6 +115,10 @@ export interface SimConfig {
   readonly fallback?: SimVariant;
   /** Breaker configuration, or undefined for no breaker. */
   readonly breaker?: BreakerConfig;
+  /** @default CURRENT_BREAKER */
+  readonly breakerMode?: BreakerMode;
+  /** The endpoint's metric publishing period: 10 or 60 s. @default 60 */
+  readonly metricPeriodS?: number;
   /** Use the variants' autoscaling. */
   readonly autoscaling: boolean;
   readonly assumptions?: Partial<SimAssumptions>;
@@ -93,36 +139,52 @@ export interface SimResult {
   readonly rejected: number;
   readonly inFlightAtEnd: number;
   readonly oomEvents: number;
-  /** Seconds from the first time the primary's memory crossed the breaker threshold to the container degrading (undefined: never). */
+  /** Seconds from the first time the primary's memory crossed the breaker threshold to the degrade level being published (undefined: never). */
   readonly timeToDegradeS?: number;
-  /** Seconds with degrade level ≥ 1. */
+  /** Seconds from that first crossing to traffic weights first taking effect (undefined: never). */
+  readonly timeToWeightsS?: number;
+  /** Seconds with degrade level ≥ 1 applied by the container. */
   readonly timeDegradedS: number;
+  /** Seconds the endpoint spent `Updating`. */
+  readonly updatingS: number;
+  /** Weight changes SageMaker refused because the endpoint was Updating (the breaker saw a non-InService status). */
+  readonly weightChangesDeferred: number;
   readonly instanceMinutes: number;
   readonly maxPrimaryMemoryPercent: number;
-  /** Every 10 s: time, QPS, hottest memory % over the last 10 s (primary, fallback), instances (primary, fallback), breaker state code. */
-  readonly series: { t: number; qps: number; memP: number; memF: number; instP: number; instF: number; state: number }[];
+  /** Second of the first OOM (undefined: none). */
+  readonly firstOomS?: number;
+  /** Every 10 s: time, QPS, hottest memory % over the last 10 s (primary, fallback), instances (primary, fallback), breaker state code, mean latency (ms) of requests finished, level, Updating. */
+  readonly series: { t: number; qps: number; memP: number; memF: number; instP: number; instF: number; state: number; latencyMs: number; latencyP99Ms: number; level: number; updating: number }[];
 }
 
-interface Req { start: number; finish: number; mem: number }
+interface Req { arrive: number; start: number; finish: number; mem: number; worker: number }
 interface Instance {
   readyAt: number; downUntil: number;
   slots: number[];
   active: Req[];
-  queue: { len: number }[];
+  queue: { len: number; arrive: number; scale: number }[];
 }
+interface Published { t: number; availableAt: number; mem: number }
+interface MinutePoint { t: number; availableAt: number; inv: number; e5: number; ipi: number }
 interface VariantState {
   v: SimVariant;
   instances: Instance[];
   desired: number;
   lastScaleOut: number; lastScaleIn: number;
-  // current minute accumulators
-  minuteMax: number; windowMax: number; minuteInv: number; min5xx: number; minuteInstSec: number;
-  published: { t: number; availableAt: number; mem: number; inv: number; e5: number; ipi: number }[];
+  /** Set by the breaker's capacity actions. */
+  scaleInSuspended: boolean; minOverride?: number;
+  // accumulators
+  periodMax: number; windowMax: number; minuteInv: number; min5xx: number; minuteInstSec: number;
+  memPoints: Published[];
+  minutes: MinutePoint[];
 }
 
 /** Runs one scenario over a trace. */
 export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const a: SimAssumptions = { ...DEFAULT_ASSUMPTIONS, ...cfg.assumptions };
+  const mode = cfg.breakerMode ?? CURRENT_BREAKER;
+  const period = cfg.metricPeriodS ?? 60;
+  const memDelay = period < 60 ? a.metricDelay10S : a.metricDelayS;
   const rng = new Rng(cfg.seed);
   const provisioning = (v: SimVariant) => a.provisioningS ?? (v.spec.gpuCount > 0 ? 380 : 180);
   const deviceBytes = (v: SimVariant) => (v.spec.gpuCount > 0 ? v.spec.gpuCount * v.spec.gpuMemoryGiB : v.spec.memoryGiB) * GIB;
@@ -133,36 +195,55 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   });
   const mkState = (v: SimVariant): VariantState => ({
     v, instances: Array.from({ length: v.initialCount }, () => newInstance(v, 0)), desired: v.initialCount,
-    lastScaleOut: -1e9, lastScaleIn: -1e9, minuteMax: 0, windowMax: 0, minuteInv: 0, min5xx: 0, minuteInstSec: 0, published: [],
+    lastScaleOut: -1e9, lastScaleIn: -1e9, scaleInSuspended: false,
+    periodMax: 0, windowMax: 0, minuteInv: 0, min5xx: 0, minuteInstSec: 0, memPoints: [], minutes: [],
   });
   const P = mkState(cfg.primary);
   const F = cfg.fallback ? mkState(cfg.fallback) : undefined;
   const variants = F ? [P, F] : [P];
 
+  // --- the endpoint's control plane ---
+  let updatingUntil = -1; // Updating while t < updatingUntil
+  let updatingS = 0;
+  let deferred = 0;
+  const isUpdating = (t: number) => t < updatingUntil;
   let breaker: BreakerState = initialState(0);
   let weights = { p: 1, f: 0 };
   let pendingWeights: { at: number; w: { p: number; f: number } } | undefined;
   let level = 0;
   let pendingLevel: { at: number; level: number } | undefined;
+  const evaluations = new Set<number>(); // seconds at which the breaker function runs
+  let alarmHigh = false;
 
   let arrivals = 0, served = 0, servedF = 0, failed = 0, failedOom = 0, rejected = 0, ooms = 0;
   let firstCross: number | undefined;
-  let firstDegrade: number | undefined;
+  let firstPublish: number | undefined;
+  let firstWeights: number | undefined;
+  let firstOom: number | undefined;
   let degradedS = 0;
   let instanceSeconds = 0;
   let maxMemP = 0;
+  let latSum = 0, latN = 0;
+  let lats: number[] = [];
   const series: SimResult['series'] = [];
   let lastReport = 0;
 
   const up = (i: Instance, t: number) => i.readyAt <= t && i.downUntil <= t;
+  const inService = (vs: VariantState, t: number) => vs.instances.filter(i => up(i, t)).length;
   const serviceTime = (len: number) => a.serviceBaseS + a.servicePer512S * len / 512;
 
   const total = trace.seconds + 600; // drain for 10 minutes after the trace
   for (let t = 0; t < total; t++) {
     // --- control-plane effects that land now ---
-    if (pendingWeights && pendingWeights.at <= t) { weights = pendingWeights.w; pendingWeights = undefined; }
+    if (pendingWeights && pendingWeights.at <= t) {
+      weights = pendingWeights.w; pendingWeights = undefined;
+      if (firstWeights === undefined && weights.f > 0) firstWeights = t;
+    }
     if (pendingLevel && pendingLevel.at <= t) { level = pendingLevel.level; pendingLevel = undefined; }
     if (level >= 1) degradedS++;
+    const wasUpdating = isUpdating(t - 1);
+    if (isUpdating(t)) updatingS++;
+    else if (wasUpdating && cfg.breaker && mode.stateChangeEvents) evaluations.add(t + a.eventToLambdaS); // "SageMaker Endpoint State Change": InService
 
     // --- arrivals ---
     const lambda = t < trace.seconds ? trace.rate(t) : 0;
@@ -170,18 +251,20 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     arrivals += n;
     for (let k = 0; k < n; k++) {
       const seq = rng.boundedPareto(a.seqMin, a.seqMax, a.seqAlpha);
+      const scale = a.mobileShare > 0 && rng.next() < a.mobileShare ? a.mobileFactor : 1;
       const toFallback = F && rng.next() * (weights.p + weights.f) < weights.f;
       const vs = toFallback ? F! : P;
       vs.minuteInv++;
-      const cap = level >= 1 ? vs.v.degradedMaxSeqLen : vs.v.maxSeqLen;
-      if (level >= 2 && seq > vs.v.degradedMaxSeqLen) { rejected++; continue; }
-      const len = Math.min(seq, cap);
+      // The container's length tiers: over MAX_SEQ_LEN rejected (4XX) at every level; truncated to
+      // DEGRADED_MAX_SEQ_LEN at level 1; over it rejected at level 2.
+      if (seq > vs.v.maxSeqLen || (level >= 2 && seq > vs.v.degradedMaxSeqLen)) { rejected++; continue; }
+      const len = level >= 1 ? Math.min(seq, vs.v.degradedMaxSeqLen) : seq;
       let best: Instance | undefined;
       for (const i of vs.instances) {
         if (up(i, t) && (!best || i.active.length + i.queue.length < best.active.length + best.queue.length)) best = i;
       }
       if (!best) { failed++; vs.min5xx++; continue; }
-      best.queue.push({ len });
+      best.queue.push({ len, arrive: t, scale });
     }
 
     // --- instances: start, complete, memory, OOM ---
@@ -195,17 +278,18 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         vs.minuteInstSec += up(inst, t) ? 1 : 0;
         if (!up(inst, t)) continue;
         // start queued requests in free slots during this second
+        const actMem = (len: number, scale: number) => scale * a512 * (a.fixedActivationShare + (1 - a.fixedActivationShare) * Math.pow(len / 512, a.activationExponent));
         let qi = 0;
         while (qi < inst.queue.length) {
           let s = 0;
           for (let j = 1; j < inst.slots.length; j++) if (inst.slots[j] < inst.slots[s]) s = j;
           if (inst.slots[s] >= t + 1) break;
-          const { len } = inst.queue[qi++];
+          const { len, arrive, scale } = inst.queue[qi++];
           const start = Math.max(inst.slots[s], t);
-          const finish = start + serviceTime(len);
+          const finish = start + serviceTime(len * scale);
           inst.slots[s] = finish;
-          const mem = a512 * (a.fixedActivationShare + (1 - a.fixedActivationShare) * Math.pow(len / 512, a.activationExponent));
-          inst.active.push({ start, finish, mem });
+          const mem = actMem(len, scale);
+          inst.active.push({ arrive, start, finish, mem, worker: Math.floor(s / a.batchPerWorker) });
         }
         if (qi) inst.queue.splice(0, qi);
         // What cannot start this second waits in the model server's queue; beyond its limit: 503.
@@ -218,12 +302,23 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         let bytes = w;
         for (const tau of [t + 0.25, t + 0.5, t + 0.75, t + 0.999]) {
           let b = w;
-          for (const r of inst.active) if (r.start <= tau && r.finish > tau) b += r.mem;
+          if (a.paddedBatches) {
+            // per worker: batch size × the activations of its longest request
+            const n = new Array(vs.v.workers).fill(0);
+            const top = new Array(vs.v.workers).fill(0);
+            for (const r of inst.active) {
+              if (r.start <= tau && r.finish > tau) { n[r.worker]++; if (r.mem > top[r.worker]) top[r.worker] = r.mem; }
+            }
+            for (let k = 0; k < n.length; k++) b += n[k] * top[k];
+          } else {
+            for (const r of inst.active) if (r.start <= tau && r.finish > tau) b += r.mem;
+          }
           if (b > bytes) bytes = b;
         }
         const pct = (100 * bytes) / dev;
         if (pct >= 100) {
           ooms++;
+          if (firstOom === undefined) firstOom = t;
           const lost = inst.active.length + inst.queue.length;
           failed += lost; failedOom += lost; vs.min5xx += lost;
           inst.active = []; inst.queue = []; inst.slots.fill(0);
@@ -233,99 +328,152 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         }
         hottest = Math.max(hottest, pct);
         const before = inst.active.length;
-        inst.active = inst.active.filter(r => r.finish > t + 1);
+        const stay: Req[] = [];
+        for (const r of inst.active) {
+          if (r.finish > t + 1) stay.push(r);
+          else { latSum += r.finish - r.arrive; latN++; lats.push(r.finish - r.arrive); }
+        }
+        inst.active = stay;
         const done = before - inst.active.length;
         served += done;
         if (vs === F) servedF += done;
       }
-      vs.minuteMax = Math.max(vs.minuteMax, hottest);
+      vs.periodMax = Math.max(vs.periodMax, hottest);
       vs.windowMax = Math.max(vs.windowMax, hottest);
       if (vs === P) {
         maxMemP = Math.max(maxMemP, hottest);
-        if (firstCross === undefined && cfg.breaker && hottest >= cfg.breaker.degradeAtPercent) firstCross = t;
-        if (firstCross === undefined && !cfg.breaker && hottest >= 80) firstCross = t;
+        if (firstCross === undefined && hottest >= (cfg.breaker?.degradeAtPercent ?? 80)) firstCross = t;
       }
     }
-    if (firstDegrade === undefined && level >= 1) firstDegrade = t;
 
-    // --- minute boundary: CloudWatch datapoints, published after the delay ---
+    // --- metric publishing: memory at the endpoint's period, invocations per minute ---
+    if (t % period === period - 1) {
+      for (const vs of variants) {
+        vs.memPoints.push({ t: t - period + 1, availableAt: t + memDelay, mem: vs.periodMax });
+        if (vs.memPoints.length > 200) vs.memPoints.shift();
+        vs.periodMax = 0;
+      }
+    }
     if (t % 60 === 59) {
       for (const vs of variants) {
         const inst = Math.max(1, vs.minuteInstSec / 60);
-        vs.published.push({ t: t - 59, availableAt: t + a.metricDelayS, mem: vs.minuteMax, inv: vs.minuteInv, e5: vs.min5xx, ipi: vs.minuteInv / inst });
-        if (vs.published.length > 30) vs.published.shift();
-        vs.minuteMax = 0; vs.minuteInv = 0; vs.min5xx = 0; vs.minuteInstSec = 0;
+        vs.minutes.push({ t: t - 59, availableAt: t + a.metricDelayS, inv: vs.minuteInv, e5: vs.min5xx, ipi: vs.minuteInv / inst });
+        if (vs.minutes.length > 30) vs.minutes.shift();
+        vs.minuteInv = 0; vs.min5xx = 0; vs.minuteInstSec = 0;
       }
     }
 
-    // --- once a minute, when the newest datapoint lands: autoscaling and the breaker ---
-    if (t % 60 === (59 + a.metricDelayS) % 60 && t >= a.metricDelayS) {
-      const updating = pendingWeights !== undefined;
-      if (cfg.autoscaling && !updating) for (const vs of variants) autoscale(vs, t);
-      if (cfg.breaker) {
-        const pts = P.published.filter(p => p.availableAt <= t);
-        const memory: MemoryPoint[] = pts.slice(-15).map(p => ({ t: p.t * 1000, v: p.mem }));
-        const last10 = pts.slice(-10);
-        const d = decide(breaker, {
-          memory,
-          errors: last10.reduce((s, p) => s + p.e5, 0),
-          invocations: last10.reduce((s, p) => s + p.inv, 0),
-        }, { status: updating ? 'Updating' : 'InService', weights: { P: weights.p, F: weights.f } },
-        { primary: 'P', fallback: F ? 'F' : undefined }, cfg.breaker, t * 1000);
-        if (d.setWeights) pendingWeights = { at: t + a.weightApplyS, w: { p: d.setWeights.P, f: d.setWeights.F } };
-        if (d.level !== (pendingLevel?.level ?? level)) pendingLevel = { at: t + a.levelPollS, level: d.level };
-        breaker = d.next;
-      }
+    // --- Application Auto Scaling: when the newest 1-minute datapoint lands; blocked while Updating ---
+    if (cfg.autoscaling && t % 60 === (59 + a.metricDelayS) % 60 && t >= a.metricDelayS) {
+      for (const vs of variants) if (!isUpdating(t)) autoscale(vs, t);
+    }
+    // A raised minimum is applied as soon as the endpoint accepts an update.
+    if (cfg.autoscaling) for (const vs of variants) if (vs.minOverride !== undefined && vs.desired < vs.minOverride && !isUpdating(t)) scaleTo(vs, vs.minOverride, t);
+
+    // --- the breaker: alarm (one period at the threshold), endpoint events, and the 1-minute schedule ---
+    if (cfg.breaker) {
+      const newest = P.memPoints.filter(p => p.availableAt <= t).at(-1);
+      const high = newest !== undefined && newest.mem >= cfg.breaker.degradeAtPercent;
+      if (high && !alarmHigh) evaluations.add(t + a.eventToLambdaS); // OK → ALARM
+      alarmHigh = high;
+      if (t % 60 === 30) evaluations.add(t);
+      if (evaluations.has(t)) { evaluations.delete(t); evaluate(t); }
     }
 
     if (t % 10 === 0) {
       series.push({
         t, qps: lambda, memP: P.windowMax, memF: F ? F.windowMax : 0,
-        instP: P.instances.filter(i => up(i, t)).length, instF: F ? F.instances.filter(i => up(i, t)).length : 0,
-        state: STATE_CODE[breaker.state],
+        instP: inService(P, t), instF: F ? inService(F, t) : 0,
+        state: STATE_CODE[breaker.state], latencyMs: latN ? Math.round(1000 * latSum / latN) : 0,
+        latencyP99Ms: lats.length ? Math.round(1000 * lats.sort((x, y) => x - y)[Math.min(lats.length - 1, Math.floor(0.99 * lats.length))]) : 0,
+        level, updating: isUpdating(t) ? 1 : 0,
       });
       for (const vs of variants) vs.windowMax = 0;
+      latSum = 0; latN = 0; lats = [];
     }
     if (cfg.onProgress && t - lastReport >= total / 20) { lastReport = t; cfg.onProgress(t / total); }
+  }
+
+  function evaluate(t: number): void {
+    const pts = P.memPoints.filter(p => p.availableAt <= t);
+    const memory: MemoryPoint[] = pts.slice(-Math.ceil(900 / period)).map(p => ({ t: p.t * 1000, v: p.mem }));
+    const last10 = P.minutes.filter(p => p.availableAt <= t).slice(-10);
+    const capacity = (vs: VariantState): VariantCapacity | undefined => (mode.capacityActions && cfg.autoscaling && vs.v.scaling
+      ? { min: vs.v.scaling.min, max: vs.v.scaling.max, qpsPerInstance: vs.v.scaling.qpsPerInstance } : undefined);
+    const status = isUpdating(t) ? 'Updating' : 'InService';
+    const newestP = P.minutes.filter(p => p.availableAt <= t).at(-1);
+    const newestF = F?.minutes.filter(p => p.availableAt <= t).at(-1);
+    const primaryUp = inService(P, t);
+    const loadPerInstance = newestP && primaryUp ? (newestP.inv + (newestF?.inv ?? 0)) / 60 / primaryUp : undefined;
+    const d = decide(breaker, {
+      memory, periodSeconds: period, loadPerInstance,
+      errors: last10.reduce((s, p) => s + p.e5, 0),
+      invocations: last10.reduce((s, p) => s + p.inv, 0),
+    }, { status, weights: { P: pendingWeights?.w.p ?? weights.p, F: pendingWeights?.w.f ?? weights.f }, instances: { P: inService(P, t), F: F ? inService(F, t) : 0 } },
+    { primary: 'P', fallback: F ? 'F' : undefined, primaryCapacity: capacity(P), fallbackCapacity: F ? capacity(F) : undefined }, cfg.breaker!, t * 1000);
+    // 1. the degrade level (published now; the container reads it within its poll interval)
+    if (firstPublish === undefined && d.level >= 1) firstPublish = t;
+    if (mode.applyLevel && d.level !== (pendingLevel?.level ?? level)) pendingLevel = { at: t + a.levelPollS, level: d.level };
+    // 2. weights: an update SageMaker accepts only when InService
+    if (d.setWeights) {
+      pendingWeights = { at: t + a.weightApplyS, w: { p: d.setWeights.P, f: d.setWeights.F } };
+      updatingUntil = Math.max(updatingUntil, t + a.weightApplyS);
+    } else if (status !== 'InService' && F && Math.abs(d.effectiveShare - (pendingWeights?.w.f ?? weights.f)) > 1e-6) {
+      deferred++;
+    }
+    // 3. capacity through the scaler's settings
+    if (mode.capacityActions) {
+      P.scaleInSuspended = d.capacity.suspendPrimaryScaleIn;
+      if (F) F.minOverride = d.capacity.fallbackMinCapacity;
+    }
+    breaker = d.next;
+  }
+
+  function scaleTo(vs: VariantState, want: number, t: number): void {
+    const current = vs.desired;
+    if (want > current) {
+      for (let k = current; k < want; k++) vs.instances.push(newInstance(vs.v, t + provisioning(vs.v)));
+      vs.lastScaleOut = t;
+      updatingUntil = Math.max(updatingUntil, t + provisioning(vs.v));
+    } else if (want < current) {
+      // Drain: requests on removed instances finish (SIGTERM, 30 s grace) and count as served.
+      for (const i of vs.instances.splice(want)) {
+        served += i.active.length + i.queue.length;
+        if (vs === F) servedF += i.active.length + i.queue.length;
+      }
+      vs.lastScaleIn = t;
+      updatingUntil = Math.max(updatingUntil, t + a.scaleInUpdateS);
+    }
+    vs.desired = want;
   }
 
   function autoscale(vs: VariantState, t: number): void {
     const sc = vs.v.scaling;
     if (!sc) return;
-    const pts = vs.published.filter(p => p.availableAt <= t);
+    const min = Math.max(sc.min, vs.minOverride ?? 0);
+    const pts = vs.minutes.filter(p => p.availableAt <= t);
     const target = sc.qpsPerInstance * 60;
     const current = vs.desired;
     const last3 = pts.slice(-3);
     // Target tracking: scale out after 3 of 3 datapoints above target, proportionally (scaling-dynamics §1a).
     if (last3.length === 3 && last3.every(p => p.ipi > target) && t - vs.lastScaleOut >= sc.scaleOutCooldownS) {
       const want = Math.min(sc.max, Math.ceil(current * last3[2].ipi / target));
-      if (want > current) {
-        for (let k = current; k < want; k++) vs.instances.push(newInstance(vs.v, t + provisioning(vs.v)));
-        vs.desired = want;
-        vs.lastScaleOut = t;
-        return;
-      }
+      if (want > current) { scaleTo(vs, want, t); return; }
     }
-    // Scale in after 15 of 15 datapoints below 0.9 × target.
+    // Scale in after 15 of 15 datapoints below 0.9 × target (unless the breaker suspended it).
     const last15 = pts.slice(-15);
-    if (last15.length === 15 && last15.every(p => p.ipi < 0.9 * target) && t - vs.lastScaleIn >= sc.scaleInCooldownS && t - vs.lastScaleOut >= sc.scaleInCooldownS) {
-      const want = Math.max(sc.min, Math.ceil(current * last15[14].ipi / target), 1);
-      if (want < current) {
-        // Drain: requests on removed instances finish (SIGTERM, 30 s grace) and count as served.
-        for (const i of vs.instances.splice(want)) {
-          served += i.active.length + i.queue.length;
-          if (vs === F) servedF += i.active.length + i.queue.length;
-        }
-        vs.desired = want;
-        vs.lastScaleIn = t;
-      }
+    if (!vs.scaleInSuspended && last15.length === 15 && last15.every(p => p.ipi < 0.9 * target)
+      && t - vs.lastScaleIn >= sc.scaleInCooldownS && t - vs.lastScaleOut >= sc.scaleInCooldownS) {
+      const want = Math.max(min, Math.ceil(current * last15[14].ipi / target), 1);
+      if (want < current) scaleTo(vs, want, t);
     }
   }
 
   const inFlightAtEnd = variants.reduce((s, vs) => s + vs.instances.reduce((x, i) => x + i.active.length + i.queue.length, 0), 0);
+  const since = (x?: number) => (firstCross !== undefined && x !== undefined && x >= firstCross ? x - firstCross : undefined);
   return {
     arrivals, served, servedByFallback: servedF, failed, failedByOom: failedOom, rejected, inFlightAtEnd, oomEvents: ooms,
-    timeToDegradeS: firstCross !== undefined && firstDegrade !== undefined && firstDegrade >= firstCross ? firstDegrade - firstCross : undefined,
-    timeDegradedS: degradedS, instanceMinutes: Math.round(instanceSeconds / 60), maxPrimaryMemoryPercent: Math.round(maxMemP), series,
+    timeToDegradeS: since(firstPublish), timeToWeightsS: since(firstWeights), timeDegradedS: degradedS, updatingS, weightChangesDeferred: deferred,
+    instanceMinutes: Math.round(instanceSeconds / 60), maxPrimaryMemoryPercent: Math.round(maxMemP), firstOomS: firstOom, series,
   };
 }

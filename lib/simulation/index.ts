@@ -1,10 +1,11 @@
 import { ResilientEndpoint, VariantInfo } from '../resilient-endpoint';
-import { DEFAULT_ASSUMPTIONS, runSimulation, SimAssumptions, SimConfig, SimResult, SimVariant } from './engine';
+import { CURRENT_BREAKER, DEFAULT_ASSUMPTIONS, runSimulation, SCENARIOS, SimAssumptions, SimConfig, SimResult, SimVariant, WEIGHTS_ONLY_BREAKER } from './engine';
 import { Trace } from './traces';
 
 export * from './engine';
 export * from './traces';
 export * from './chart';
+export * from './calibration';
 
 /**
  * The simulated variants of a synthesized-to-be `ResilientEndpoint`: instance hardware from the
@@ -43,35 +44,45 @@ export interface ScenarioRow {
 }
 
 /**
- * Runs the same trace (same seed) three ways: static capacity, autoscaling alone, and
- * autoscaling + circuit breaker (with the fallback variant when the endpoint has one).
+ * Runs the same trace (same seed) four ways: static capacity; autoscaling alone; autoscaling with
+ * the earlier weights-only breaker on 1-minute data; and autoscaling with the breaker as deployed
+ * (degrade level, weights and capacity, on 10-second data). The endpoint is `Updating` during every
+ * scale-out, scale-in and weight change in all of them, as SageMaker does.
  */
 export function compareScenarios(trace: Trace, endpoint: ResilientEndpoint, opts: { seed?: number; assumptions?: Partial<SimAssumptions>; onProgress?: (scenario: string, f: number) => void } = {}): ScenarioRow[] {
   const { primary, fallback } = simVariantsFrom(endpoint);
   const seed = opts.seed ?? 42;
   const breaker = endpoint.circuitBreaker?.config;
+  const period = endpoint.metricPublishFrequency.toSeconds() < 60 ? 10 : 60;
   const scenarios: [string, Omit<SimConfig, 'seed'>][] = [
-    ['static capacity', { primary: { ...primary, scaling: undefined }, autoscaling: false }],
-    ['autoscaling', { primary, autoscaling: true }],
-    ['autoscaling + breaker', { primary, fallback, autoscaling: true, breaker }],
+    [SCENARIOS.STATIC, { primary: { ...primary, scaling: undefined }, autoscaling: false }],
+    [SCENARIOS.AUTOSCALING, { primary, autoscaling: true }],
+    ...(breaker ? [
+      [SCENARIOS.WEIGHTS_ONLY, { primary, fallback, autoscaling: true, breaker, breakerMode: WEIGHTS_ONLY_BREAKER, metricPeriodS: 60 }],
+      [SCENARIOS.BREAKER, { primary, fallback, autoscaling: true, breaker, breakerMode: CURRENT_BREAKER, metricPeriodS: period }],
+    ] as [string, Omit<SimConfig, 'seed'>][] : []),
   ];
-  return scenarios
-    .filter(([name]) => name !== 'autoscaling + breaker' || breaker)
-    .map(([scenario, c]) => ({
-      scenario,
-      result: runSimulation(trace, { ...c, seed, assumptions: opts.assumptions, onProgress: f => opts.onProgress?.(scenario, f) }),
-    }));
+  return scenarios.map(([scenario, c]) => ({
+    scenario,
+    result: runSimulation(trace, { ...c, seed, assumptions: opts.assumptions, onProgress: f => opts.onProgress?.(scenario, f) }),
+  }));
 }
 
 /** The comparison as a Markdown table. */
 export function comparisonTable(rows: ScenarioRow[]): string {
   const fmt = (s?: number) => (s === undefined ? '—' : s >= 120 ? `${(s / 60).toFixed(1)} min` : `${s} s`);
   const lines = [
-    '| scenario | requests | OOM events | failed (of which OOM) | failed % | rejected by design | served by fallback | threshold → degraded | time degraded | max memory | instance-minutes |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | requests | OOM events | failed (of which OOM) | failed % | rejected by design | served by fallback | 80 % → level published | 80 % → weights applied | time degraded | endpoint Updating | max memory | instance-minutes |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const { scenario, result: r } of rows) {
-    lines.push(`| ${scenario} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${(100 * r.failed / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejected} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeDegradedS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`);
+    lines.push(`| ${scenario} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${(100 * r.failed / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejected} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`);
   }
   return lines.join('\n');
+}
+
+/** The fields of one scenario in `results.json` (the series is left out). */
+export function resultRecord(row: ScenarioRow): Record<string, unknown> {
+  const { series: _series, ...rest } = row.result;
+  return { scenario: row.scenario, ...rest };
 }
