@@ -42,8 +42,56 @@ export function benchBreaker(): Record<string, string> {
     'breaker bundle size': `${(size / 1024).toFixed(1)} KB (target ≤ 250 KB; AWS SDK v3 provided by the Node.js 24 runtime)`,
     'breaker module load (cold start, median of 7)': `${median(loads).toFixed(1)} ms (target ≤ 150 ms)`,
     'policy decisions per second': `${Math.round(n / secs).toLocaleString('en-US')}`,
-    'AWS calls per evaluation': '3 reads in steady state (GetParameter, GetMetricData, DescribeEndpoint); +2 writes on a transition (target ≤ 3 per steady evaluation)',
   };
+}
+
+/** Counts the AWS calls of one steady evaluation and one transition, against in-memory fakes of the services. */
+export async function benchCalls(): Promise<Record<string, string>> {
+  const { mockClient } = await import('aws-sdk-client-mock');
+  const { ApplicationAutoScalingClient, RegisterScalableTargetCommand } = await import('@aws-sdk/client-application-auto-scaling');
+  const { CloudWatchClient, GetMetricDataCommand } = await import('@aws-sdk/client-cloudwatch');
+  const { DynamoDBClient, GetItemCommand, PutItemCommand } = await import('@aws-sdk/client-dynamodb');
+  const { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } = await import('@aws-sdk/client-sagemaker');
+  const { GetParameterCommand, PutParameterCommand, SSMClient } = await import('@aws-sdk/client-ssm');
+  const { evaluate } = await import('../lambda/circuit-breaker/handler');
+  const now = Date.UTC(2026, 10, 29, 12, 0, 30);
+  let item: any;
+  let parameter: string | undefined;
+  let memory = 40;
+  mockClient(DynamoDBClient).on(GetItemCommand).callsFake(() => ({ Item: item })).on(PutItemCommand).callsFake(i => { item = i.Item; return {}; });
+  mockClient(SSMClient).on(GetParameterCommand).callsFake(() => ({ Parameter: { Value: parameter } })).on(PutParameterCommand).callsFake(i => { parameter = i.Value; return {}; });
+  mockClient(CloudWatchClient).on(GetMetricDataCommand).callsFake(() => ({
+    MetricDataResults: [{ Id: 'mem', Timestamps: [new Date(now - 70_000)], Values: [memory] }, { Id: 'inv', Timestamps: [new Date(now - 90_000)], Values: [6000] }],
+  }));
+  mockClient(SageMakerClient).on(DescribeEndpointCommand).resolves({
+    EndpointStatus: 'InService', ProductionVariants: [{ VariantName: 'P', DesiredWeight: 1, CurrentInstanceCount: 2 }, { VariantName: 'F', DesiredWeight: 0, CurrentInstanceCount: 2 }],
+  }).on(UpdateEndpointWeightsAndCapacitiesCommand).resolves({});
+  mockClient(ApplicationAutoScalingClient).on(RegisterScalableTargetCommand).resolves({});
+  const clients = {
+    sagemaker: new SageMakerClient({}), cloudwatch: new CloudWatchClient({}), ssm: new SSMClient({}),
+    dynamodb: new DynamoDBClient({}), autoscaling: new ApplicationAutoScalingClient({}),
+  };
+  const settings = {
+    endpointName: 'e', primaryVariant: 'P', fallbackVariant: 'F', parameterName: 'p', tableName: 't', gpuCount: 0, errorWindowSeconds: 600,
+    metricPeriodSeconds: 60, perGpuMetrics: false, dryRun: false, metricNamespace: 'NS', config: DEFAULT_CONFIG,
+    primaryCapacity: { min: 2, max: 4, qpsPerInstance: 150 }, fallbackCapacity: { min: 2, max: 4, qpsPerInstance: 150 },
+  };
+  const log = console.log;
+  console.log = () => undefined;
+  const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event' };
+  try {
+    await evaluate(schedule, settings, clients, now); // first run writes the initial state
+    const steady = await evaluate(schedule, settings, clients, now);
+    memory = 90;
+    const transition = await evaluate(schedule, settings, clients, now);
+    const list = (calls: string[]) => calls.map(c => c.split(':')[1]).join(', ');
+    return {
+      'AWS calls per steady evaluation': `${steady.calls.length} reads (${list(steady.calls)}) (target ≤ 4)`,
+      'AWS calls on a transition (CLOSED → DEGRADED)': `${transition.calls.length} (${list(transition.calls)})`,
+    };
+  } finally {
+    console.log = log;
+  }
 }
 
 export function benchSimulator(): Record<string, string> {
@@ -51,7 +99,7 @@ export function benchSimulator(): Record<string, string> {
   const { primary, fallback } = simVariantsFrom(endpoint);
   const trace = dailyTrace(60, 3);
   const t0 = performance.now();
-  const r = runSimulation(trace, { primary, fallback, autoscaling: true, breaker: endpoint.circuitBreaker!.config, seed: 1 });
+  const r = runSimulation(trace, { primary, fallback, autoscaling: true, breaker: endpoint.circuitBreaker!.config, metricPeriodS: 10, seed: 1 });
   const secs = (performance.now() - t0) / 1000;
   return {
     'simulator: 24 h at 1 s resolution (recommender, autoscaling + breaker)': `${secs.toFixed(2)} s wall for ${r.arrivals.toLocaleString('en-US')} requests (target < 10 s)`,
@@ -59,11 +107,11 @@ export function benchSimulator(): Record<string, string> {
   };
 }
 
-function main(): void {
-  const rows: Record<string, string> = { ...benchBreaker(), ...benchSimulator() };
+async function main(): Promise<void> {
+  const rows: Record<string, string> = { ...benchBreaker(), ...(await benchCalls()), ...benchSimulator() };
   const width = Math.max(...Object.keys(rows).map(k => k.length));
   console.log('benchmark'.padEnd(width), ' result');
   for (const [k, v] of Object.entries(rows)) console.log(k.padEnd(width), ' ' + v);
 }
 
-main();
+void main();

@@ -237,3 +237,37 @@ describe('enforcement that does not wait for InService', () => {
     expect(thirty.next.state).toBe('RECOVERING');
   });
 });
+
+describe('de-escalation waits for settled capacity and for the load to fall', () => {
+  const degradedAt = (load?: number): BreakerState => ({ state: 'DEGRADED', since: 0, share: 0.5, entryShare: 0.5, step: 0, entryLoad: load });
+  const coolFor = (now: number) => Array.from({ length: 6 }, (_, i) => ({ t: now - 30_000 - (5 - i) * MIN, v: 50 }));
+  const now = 30 * MIN;
+
+  test('no step back while the endpoint is Updating (a scale-out in flight means load outgrew the fleet)', () => {
+    const d = decide(degradedAt(), { memory: coolFor(now) }, { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } }, V, DEFAULT_CONFIG, now);
+    expect(d.next.state).toBe('DEGRADED');
+    expect(d.reasons.join()).toMatch(/Updating: holding DEGRADED until capacity settles/);
+    const ok = decide(degradedAt(), { memory: coolFor(now) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
+    expect(ok.next.state).toBe('RECOVERING');
+  });
+
+  test('escalation is never held by Updating', () => {
+    const d = decide(degradedAt(), { memory: [{ t: now - 30_000, v: 97 }] }, { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } }, V, DEFAULT_CONFIG, now);
+    expect(d.next.state).toBe('OPEN');
+  });
+
+  test('cool memory under the caps is not enough: the load per instance must be ≤ 90 % of where it degraded', () => {
+    const high = decide(degradedAt(170), { memory: coolFor(now), loadPerInstance: 160 }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
+    expect(high.next.state).toBe('DEGRADED');
+    expect(high.reasons.join()).toMatch(/load 160 req\/s per instance > 90 % of the 170/);
+    const low = decide(degradedAt(170), { memory: coolFor(now), loadPerInstance: 150 }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
+    expect(low.next.state).toBe('RECOVERING');
+    expect(low.next.entryLoad).toBe(170); // kept until CLOSED
+  });
+
+  test('the entry load is recorded when trouble begins and survives the stored JSON', () => {
+    const d = decide(initialState(0), { memory: [{ t: now - 30_000, v: 85 }], loadPerInstance: 123 }, inService(1, 0), V, DEFAULT_CONFIG, now);
+    expect(d.next).toMatchObject({ state: 'DEGRADED', entryLoad: 123 });
+    expect(parseState(serializeState(d.next, []), 0)).toMatchObject({ entryLoad: 123 });
+  });
+});

@@ -351,5 +351,5 @@ export function parseState(raw: string | undefined, now: number): BreakerState {
 
 /** The JSON stored in the parameter: the container reads `level`. */
 export function serializeState(s: BreakerState, reasons: string[]): string {
-  return JSON.stringify({ level: LEVEL[s.state], state: s.state, since: s.since, share: s.share, entryShare: s.entryShare, step: s.step, reasons: reasons.slice(0, 3) });
+  return JSON.stringify({ level: LEVEL[s.state], state: s.state, since: s.since, share: s.share, entryShare: s.entryShare, step: s.step, entryLoad: s.entryLoad, reasons: reasons.slice(0, 3) });
 }
