@@ -1,8 +1,10 @@
-import { Arn, Aws, Stack, Token } from 'aws-cdk-lib';
+import { Arn, Aws, CfnMapping, Stack, Token } from 'aws-cdk-lib';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import { FactName } from 'aws-cdk-lib/region-info';
 import { Construct } from 'constructs';
+import { ModelServer } from './model-server';
 import { acknowledgeWildcard } from './nag';
 
 /** What a container image resolves to once bound to a model's execution role. */
@@ -22,6 +24,19 @@ export abstract class ContainerImage {
   }
 
   /**
+   * An AWS framework image for the stack's region: a Deep Learning Container (`pytorch-inference`,
+   * `huggingface-pytorch-inference`, `tensorflow-inference`, `mxnet-inference`, …) from the DLC
+   * account aws-cdk-lib's region facts know (`FactName.DLC_REPOSITORY_ACCOUNT`, as the sagemaker-alpha
+   * module's `ContainerImage.fromDlc` uses), or `sagemaker-scikit-learn` / `sagemaker-xgboost` from
+   * their per-region accounts (the SageMaker Python SDK's `image_uri_config/sklearn.json`). In a
+   * region-agnostic stack the account is a `Fn::FindInMap` over the regions. The serving stack is
+   * detected from the repository.
+   */
+  public static fromDlc(repositoryName: string, tag: string): ContainerImage {
+    return new DlcImage(repositoryName, tag);
+  }
+
+  /**
    * An image by URI, e.g. an AWS Deep Learning Container
    * (`763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.3-gpu-py311`).
    * ECR URIs get a pull grant scoped to that repository.
@@ -32,6 +47,81 @@ export abstract class ContainerImage {
 
   /** Grants the role pull access and returns the URI. */
   public abstract bind(scope: Construct, role: iam.IRole): ContainerImageConfig;
+
+  /**
+   * The serving stack this image runs, when the image says so (AWS framework images); undefined
+   * for other images.
+   */
+  public get modelServer(): ModelServer | undefined {
+    return undefined;
+  }
+}
+
+/**
+ * Pure: the serving stack of an AWS framework image repository (undefined when not recognised).
+ * PyTorch images run TorchServe; Hugging Face and MXNet ones the inference toolkit on MMS;
+ * scikit-learn and XGBoost their own servers; TensorFlow Serving reads none of these variables.
+ */
+export function modelServerOfRepository(repository: string): ModelServer | undefined {
+  const name = repository.split('/').pop() ?? repository;
+  if (/^sagemaker-scikit-learn/.test(name)) return ModelServer.SCIKIT_LEARN;
+  if (/^sagemaker-xgboost/.test(name)) return ModelServer.XGBOOST;
+  if (/^huggingface-(pytorch|tensorflow)-inference$/.test(name)) return ModelServer.SAGEMAKER_INFERENCE_TOOLKIT;
+  if (/^(huggingface-pytorch-tgi|djl|tei|huggingface-.*-tgi)/.test(name)) return ModelServer.NONE; // LLM servers with their own settings
+  if (/^pytorch-inference/.test(name)) return ModelServer.TORCHSERVE;
+  if (/^mxnet-inference/.test(name)) return ModelServer.SAGEMAKER_INFERENCE_TOOLKIT;
+  if (/^tensorflow-inference/.test(name)) return ModelServer.NONE;
+  return undefined;
+}
+
+/**
+ * Accounts of AWS's first-party scikit-learn and XGBoost images by region (the SageMaker Python
+ * SDK's `src/sagemaker/image_uri_config/sklearn.json`, "inference" registries; the XGBoost images
+ * ≥ 1.0 share them).
+ */
+const FIRST_PARTY_ACCOUNTS: Record<string, string> = {
+  'af-south-1': '510948584623', 'ap-east-1': '651117190479', 'ap-northeast-1': '354813040037', 'ap-northeast-2': '366743142698',
+  'ap-northeast-3': '867004704886', 'ap-south-1': '720646828776', 'ap-south-2': '628508329040', 'ap-southeast-1': '121021644041',
+  'ap-southeast-2': '783357654285', 'ap-southeast-3': '951798379941', 'ap-southeast-4': '106583098589', 'ca-central-1': '341280168497',
+  'cn-north-1': '450853457545', 'cn-northwest-1': '451049120500', 'eu-central-1': '492215442770', 'eu-central-2': '680994064768',
+  'eu-north-1': '662702820516', 'eu-west-1': '141502667606', 'eu-west-2': '764974769150', 'eu-west-3': '659782779980',
+  'eu-south-1': '978288397137', 'eu-south-2': '104374241257', 'me-south-1': '801668240914', 'me-central-1': '272398656194',
+  'sa-east-1': '737474898029', 'us-east-1': '683313688378', 'us-east-2': '257758044811', 'us-gov-west-1': '414596584902',
+  'us-gov-east-1': '237065988967', 'us-west-1': '746614075791', 'us-west-2': '246618743249',
+};
+
+class DlcImage extends ContainerImage {
+  constructor(private readonly repositoryName: string, private readonly tag: string) {
+    super();
+  }
+  public get modelServer(): ModelServer | undefined {
+    return modelServerOfRepository(this.repositoryName);
+  }
+  public bind(scope: Construct, role: iam.IRole): ContainerImageConfig {
+    const stack = Stack.of(scope);
+    const firstParty = /^sagemaker-(scikit-learn|xgboost)/.test(this.repositoryName);
+    const account = firstParty ? firstPartyAccount(stack) : stack.regionalFact(FactName.DLC_REPOSITORY_ACCOUNT);
+    role.addToPrincipalPolicy(new iam.PolicyStatement({
+      actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
+      resources: [Arn.format({ service: 'ecr', account, resource: 'repository', resourceName: this.repositoryName }, stack)],
+    }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
+    acknowledgeWildcard(role, 'Resource', '*', 'ecr:GetAuthorizationToken and cloudwatch:PutMetricData have no resource-level permissions (AWS requires "*"); PutMetricData is limited by a cloudwatch:namespace condition.');
+    return { imageUri: `${account}.dkr.ecr.${stack.region}.${stack.urlSuffix}/${this.repositoryName}:${this.tag}` };
+  }
+}
+
+/** The first-party image account for the stack's region: a literal when the region is known, else Fn::FindInMap. */
+function firstPartyAccount(stack: Stack): string {
+  if (!Token.isUnresolved(stack.region)) {
+    const account = FIRST_PARTY_ACCOUNTS[stack.region];
+    if (!account) throw new Error(`ContainerImage.fromDlc: no scikit-learn/XGBoost image account is known for region ${stack.region}; use ContainerImage.fromImageUri with the image URI for that region`);
+    return account;
+  }
+  const id = 'SageMakerFirstPartyImageAccounts';
+  const mapping = (stack.node.tryFindChild(id) as CfnMapping | undefined)
+    ?? new CfnMapping(stack, id, { mapping: Object.fromEntries(Object.entries(FIRST_PARTY_ACCOUNTS).map(([r, a]) => [r, { account: a }])) });
+  return mapping.findInMap(Aws.REGION, 'account');
 }
 
 class EcrImage extends ContainerImage {
@@ -49,6 +139,10 @@ const ECR_URI = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([^
 class UriImage extends ContainerImage {
   constructor(private readonly uri: string) {
     super();
+  }
+  public get modelServer(): ModelServer | undefined {
+    const m = Token.isUnresolved(this.uri) ? null : ECR_URI.exec(this.uri);
+    return m ? modelServerOfRepository(m[3]) : undefined;
   }
   public bind(scope: Construct, role: iam.IRole): ContainerImageConfig {
     const m = Token.isUnresolved(this.uri) ? null : ECR_URI.exec(this.uri);

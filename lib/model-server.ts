@@ -2,15 +2,48 @@ import { Duration, Size } from 'aws-cdk-lib';
 import { SageMakerInstanceType } from './instance-types';
 import { Described, PropErrors } from './validation';
 
-/** The model server inside the container, which decides the environment variable names. */
+/**
+ * The serving stack inside the container: it decides which variables exist, in which units, and
+ * which tuning is possible at all. Each contract below cites the server source it follows.
+ */
 export enum ModelServer {
-  /** The SageMaker inference toolkit on Multi Model Server (scikit-learn, XGBoost, MXNet, Hugging Face DLCs). */
+  /**
+   * Multi Model Server through the SageMaker inference toolkit (Hugging Face and MXNet DLCs, custom
+   * toolkit images). Workers: `SAGEMAKER_MODEL_SERVER_WORKERS`. Response timeout: MMS reads
+   * `default_response_timeout` in **minutes** (awslabs/multi-model-server `ConfigManager.java`), and
+   * the toolkit maps `SAGEMAKER_MODEL_SERVER_TIMEOUT` onto it (aws/sagemaker-inference-toolkit
+   * `model_server.py`), so both get whole minutes; the seconds variants of newer versions
+   * (`SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS`, `MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS`, MMS ≥ 1.1.11)
+   * get seconds. Sizes: `MMS_MAX_REQUEST_SIZE` / `MMS_MAX_RESPONSE_SIZE` in bytes
+   * (`enable_envvars_config=true` in the toolkit's `default-mms.properties`).
+   */
   SAGEMAKER_INFERENCE_TOOLKIT = 'SAGEMAKER_INFERENCE_TOOLKIT',
-  /** TorchServe, as in the SageMaker PyTorch inference toolkit (PyTorch DLCs). */
+  /**
+   * TorchServe, as AWS's PyTorch inference images run it (aws/sagemaker-pytorch-inference-toolkit
+   * `torchserve.py`, `etc/default-ts.properties`): it reads `TS_*` names only (pytorch/serve
+   * `ConfigManager.java`); `TS_DEFAULT_RESPONSE_TIMEOUT` in seconds; the toolkit maps
+   * `SAGEMAKER_MODEL_SERVER_WORKERS` and `SAGEMAKER_MODEL_SERVER_TIMEOUT` (seconds) too.
+   */
   TORCHSERVE = 'TORCHSERVE',
+  /**
+   * AWS's scikit-learn image: gunicorn behind nginx for single models (aws/sagemaker-scikit-learn-container
+   * `serving.py`, aws/sagemaker-containers `_server.py`): `SAGEMAKER_MODEL_SERVER_WORKERS` gunicorn
+   * workers, `SAGEMAKER_MODEL_SERVER_TIMEOUT` in seconds; nginx sets no body-size limit there
+   * (`nginx.conf.template`), so a request-size limit cannot be written.
+   */
+  SCIKIT_LEARN = 'SCIKIT_LEARN',
+  /**
+   * AWS's XGBoost image: it sets its own worker count (one per CPU) and reads the payload limit from
+   * `MAX_CONTENT_LENGTH` in bytes, capped at 20 MiB (aws/sagemaker-xgboost-container `serving.py`,
+   * `_set_mms_configs`). Workers cannot be tuned.
+   */
+  XGBOOST = 'XGBOOST',
   /** A custom server: no tuning variables are written; pass your own `environment`. */
   NONE = 'NONE',
 }
+
+/** XGBoost's own cap on `MAX_CONTENT_LENGTH` (sagemaker-xgboost-container `serving.py`, MAX_CONTENT_LEN_LIMIT). */
+export const XGBOOST_MAX_CONTENT_BYTES = 20 * 1024 * 1024;
 
 /** Memory one copy of the model needs. Each model-server worker loads its own copy. */
 export interface MemoryFootprint {
@@ -29,8 +62,10 @@ export interface MemoryFootprint {
 /** Model-server settings. Every field has an incident-proven default. */
 export interface ModelServerOptions {
   /**
-   * Which model server the container runs.
-   * @default ModelServer.SAGEMAKER_INFERENCE_TOOLKIT
+   * Which serving stack the container runs.
+   * @default - detected from an AWS framework image URI (PyTorch → TorchServe, scikit-learn,
+   * XGBoost, Hugging Face / MXNet → the inference toolkit, TensorFlow → NONE); otherwise the
+   * inference toolkit, with a warning
    */
   readonly server?: ModelServer;
   /**
@@ -106,6 +141,8 @@ export interface ModelServerTuning {
   readonly containerStartupHealthCheckTimeoutSeconds: number;
   /** Legal but risky settings, as warnings. */
   readonly warnings: string[];
+  /** The serving stack the variables were written for. */
+  readonly server: ModelServer;
 }
 
 /**
@@ -122,6 +159,7 @@ export function tuneModelServer(
   const warnings: string[] = [];
   const spec = instanceType.spec;
   const server = options.server ?? ModelServer.SAGEMAKER_INFERENCE_TOOLKIT;
+  const unsupported = (what: string, why: string) => warnings.push(`modelServer.${what} is set, but ${why}: it is not written.`);
   const hostBytes = footprint?.host?.toBytes();
   const gpuBytes = footprint?.gpu?.toBytes();
   const memBytes = spec.memoryGiB * GIB;
@@ -186,6 +224,15 @@ export function tuneModelServer(
     }
   }
 
+  if (server === ModelServer.XGBOOST && !instanceType.specUnknown) {
+    // The XGBoost image starts one worker per CPU whatever the environment says.
+    workers = Math.max(1, spec.vCpus);
+    workersReason = 'the XGBoost image runs one worker per CPU';
+    if (hostBytes && workers * hostBytes > MEMORY_BUDGET_SHARE * memBytes) {
+      warnings.push(`the XGBoost image runs ${workers} workers (one per CPU) × host footprint ${fmtBytes(hostBytes)} > 80 % of ${instanceType.name}'s ${spec.memoryGiB} GiB: choose a type with more memory per vCPU (e.g. ml.r5).`);
+    }
+  }
+
   // --- sizes and timeouts ---
   const maxRequestBytes = options.maxRequestSize?.toBytes() ?? DEFAULT_MAX_REQUEST_BYTES;
   const maxResponseBytes = options.maxResponseSize?.toBytes() ?? maxRequestBytes;
@@ -207,22 +254,39 @@ export function tuneModelServer(
   errors.range('modelServer.containerStartupHealthCheckTimeout (s)', startup, 60, 3600, 'use Duration.seconds(60..3600)', true);
 
   const environment: { [key: string]: string } = {};
+  const minutes = String(Math.max(1, Math.ceil(responseTimeout / 60)));
   switch (server) {
     case ModelServer.SAGEMAKER_INFERENCE_TOOLKIT:
       environment.SAGEMAKER_MODEL_SERVER_WORKERS = String(workers);
-      environment.SAGEMAKER_MODEL_SERVER_TIMEOUT = String(responseTimeout);
+      // MMS reads default_response_timeout in minutes; the seconds variants win where they exist.
+      environment.SAGEMAKER_MODEL_SERVER_TIMEOUT = minutes;
+      environment.SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS = String(responseTimeout);
+      environment.MMS_DEFAULT_RESPONSE_TIMEOUT = minutes;
+      environment.MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS = String(responseTimeout);
       environment.MMS_MAX_REQUEST_SIZE = String(maxRequestBytes);
       environment.MMS_MAX_RESPONSE_SIZE = String(maxResponseBytes);
-      environment.MMS_DEFAULT_RESPONSE_TIMEOUT = String(responseTimeout);
       if (options.jobQueueSize !== undefined) environment.MMS_JOB_QUEUE_SIZE = String(options.jobQueueSize);
       break;
     case ModelServer.TORCHSERVE:
       environment.SAGEMAKER_MODEL_SERVER_WORKERS = String(workers);
+      environment.TS_DEFAULT_WORKERS_PER_MODEL = String(workers);
       environment.SAGEMAKER_MODEL_SERVER_TIMEOUT = String(responseTimeout);
+      environment.TS_DEFAULT_RESPONSE_TIMEOUT = String(responseTimeout);
       environment.TS_MAX_REQUEST_SIZE = String(maxRequestBytes);
       environment.TS_MAX_RESPONSE_SIZE = String(maxResponseBytes);
-      environment.TS_DEFAULT_RESPONSE_TIMEOUT = String(responseTimeout);
       if (options.jobQueueSize !== undefined) environment.TS_JOB_QUEUE_SIZE = String(options.jobQueueSize);
+      break;
+    case ModelServer.SCIKIT_LEARN:
+      environment.SAGEMAKER_MODEL_SERVER_WORKERS = String(workers);
+      environment.SAGEMAKER_MODEL_SERVER_TIMEOUT = String(responseTimeout); // gunicorn's timeout, seconds
+      if (options.maxRequestSize || options.maxResponseSize) unsupported('maxRequestSize/maxResponseSize', 'the scikit-learn image\'s nginx has no body-size limit to set');
+      if (options.jobQueueSize !== undefined) unsupported('jobQueueSize', 'gunicorn has no such queue setting in the scikit-learn image');
+      break;
+    case ModelServer.XGBOOST:
+      environment.MAX_CONTENT_LENGTH = String(Math.min(maxRequestBytes, XGBOOST_MAX_CONTENT_BYTES));
+      if (maxRequestBytes > XGBOOST_MAX_CONTENT_BYTES) warnings.push(`modelServer.maxRequestSize is ${maxRequestBytes} bytes; the XGBoost image caps MAX_CONTENT_LENGTH at ${XGBOOST_MAX_CONTENT_BYTES}: ${XGBOOST_MAX_CONTENT_BYTES} is written.`);
+      if (options.workers !== undefined) unsupported('workers', 'the XGBoost image starts one worker per CPU whatever the environment says');
+      if (options.jobQueueSize !== undefined) unsupported('jobQueueSize', 'the XGBoost image sizes its own queue (2 × workers)');
       break;
     case ModelServer.NONE:
       break;
@@ -237,6 +301,7 @@ export function tuneModelServer(
     modelDataDownloadTimeoutSeconds: clampInt(download, 60, 3600),
     containerStartupHealthCheckTimeoutSeconds: clampInt(startup, 60, 3600),
     warnings,
+    server,
   };
 }
 

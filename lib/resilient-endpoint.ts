@@ -10,7 +10,7 @@ import { DataCapture, DataCaptureOptions } from './data-capture';
 import { deploymentConfig, DeploymentOptions } from './deployment';
 import { SageMakerInstanceType } from './instance-types';
 import { ContainerImage, ModelData } from './model-artifacts';
-import { MemoryFootprint, ModelServerOptions, ModelServerTuning, tuneModelServer } from './model-server';
+import { MemoryFootprint, ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer } from './model-server';
 import { APPLICATION_NAMESPACE_ENV, EndpointMonitoring, MonitoringOptions } from './monitoring/endpoint-monitoring';
 import { EndpointMetricFactory, EndpointMetricOptions } from './monitoring/metrics';
 import { acknowledgeWildcard } from './nag';
@@ -656,7 +656,15 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
 
   private tune(prefix: string, type: SageMakerInstanceType, model: ModelProps, options?: ModelServerOptions): ModelServerTuning {
     const errs = new PropErrors();
-    const tuning = tuneModelServer(type, model.memoryFootprint, options, errs);
+    // The serving stack: as given, else as the image says (AWS framework images), else the toolkit with a warning.
+    const detected = model.image?.modelServer;
+    const server = options?.server ?? detected ?? ModelServer.SAGEMAKER_INFERENCE_TOOLKIT;
+    if (!options?.server && detected === undefined) {
+      Validations.of(this).addWarning(`${prefix}ModelServerUnknown`,
+        `${prefix ? `[${prefix.slice(0, -1)}] ` : ''}The image is not an AWS framework image this library recognises, so the SageMaker inference toolkit (MMS) variables are written. `
+        + 'If the container runs another server, say so: modelServer: { server: ModelServer.TORCHSERVE | SCIKIT_LEARN | XGBOOST | NONE } (NONE writes nothing; pass your own environment).');
+    }
+    const tuning = tuneModelServer(type, model.memoryFootprint, { ...options, server }, errs);
     this.errors.merge(prefix, errs);
     for (const w of tuning.warnings) {
       Validations.of(this).addWarning(`${prefix}ModelServer`, `${prefix ? `[${prefix.slice(0, -1)}] ` : ''}${w}`);
@@ -669,7 +677,13 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
   }
 
   private createModel(id: string, model: ModelProps, variant: VariantInfo): sagemaker.CfnModel {
-    const image = model.image.bind(this, this.role);
+    let image: { imageUri: string };
+    try {
+      image = model.image.bind(this, this.role);
+    } catch (e) {
+      this.errors.addMessage(`model.image: ${(e as Error).message}`);
+      image = { imageUri: 'invalid-image' };
+    }
     const data = model.modelData?.bind(this, this.role);
     for (const e of model.modelData?.validate() ?? []) this.errors.addMessage(e);
     let vpcConfig: sagemaker.CfnModel.VpcConfigProperty | undefined;

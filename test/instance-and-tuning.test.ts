@@ -76,7 +76,9 @@ describe('model-server tuning', () => {
   test('environment names follow the server; the 6 MiB real-time limit by default, warned only above it', () => {
     const mms = tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined);
     expect(mms.environment).toMatchObject({
-      SAGEMAKER_MODEL_SERVER_WORKERS: '6', MMS_MAX_REQUEST_SIZE: '6291456', MMS_MAX_RESPONSE_SIZE: '6291456', SAGEMAKER_MODEL_SERVER_TIMEOUT: '60',
+      SAGEMAKER_MODEL_SERVER_WORKERS: '6', MMS_MAX_REQUEST_SIZE: '6291456', MMS_MAX_RESPONSE_SIZE: '6291456',
+      // MMS reads default_response_timeout in minutes; the *_SECONDS variants in seconds.
+      SAGEMAKER_MODEL_SERVER_TIMEOUT: '1', MMS_DEFAULT_RESPONSE_TIMEOUT: '1', SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS: '60', MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS: '60',
     });
     expect(mms.warnings).toEqual([]);
     expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, { maxRequestSize: Size.mebibytes(8) }).warnings.join())

@@ -37,10 +37,11 @@ describe('example stacks', () => {
     clu = Template.fromStack(cluStack);
   });
 
-  test('m5.xlarge container gets 6 workers and the 6 MiB real-time request limit', () => {
+  test('m5.xlarge scikit-learn container gets 6 gunicorn workers and a 60 s timeout; no MMS variable (gunicorn reads none)', () => {
     const env = containerEnv(clu, 'Primary');
     expect(env.SAGEMAKER_MODEL_SERVER_WORKERS).toBe('6');
-    expect(env.MMS_MAX_REQUEST_SIZE).toBe('6291456');
+    expect(env.SAGEMAKER_MODEL_SERVER_TIMEOUT).toBe('60');
+    expect(Object.keys(env).filter(k => k.startsWith('MMS_') || k.startsWith('TS_'))).toEqual([]);
   });
 
   test('g4dn.2xlarge recommender: TorchServe names, 3 workers from the 4 GiB GPU footprint, incident A\'s length tiers, user env wins', () => {

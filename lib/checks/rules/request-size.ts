@@ -1,7 +1,7 @@
 import { INVOKE_PAYLOAD_LIMIT_BYTES } from '../../model-server';
 import { ReadinessRule, RuleLevel } from '../rule';
 const LIMIT = INVOKE_PAYLOAD_LIMIT_BYTES;
-const KEYS = ['MMS_MAX_REQUEST_SIZE', 'TS_MAX_REQUEST_SIZE'];
+const KEYS = ['MMS_MAX_REQUEST_SIZE', 'TS_MAX_REQUEST_SIZE', 'MAX_CONTENT_LENGTH'];
 export const RequestSize: ReadinessRule = {
   id: 'RE-RequestSize', level: RuleLevel.WARNING,
   what: 'The model server caps request bodies at the real-time payload limit (6 MiB) or less',

@@ -1,0 +1,95 @@
+import { App, Duration, Size, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { ContainerImage, ModelServer, modelServerOfRepository, ResilientEndpoint, SageMakerInstanceType, tuneModelServer } from '../lib';
+import { newStack, warnings } from './util';
+
+/** The container environment of the primary model of a one-endpoint stack. */
+function envOf(stack: Stack): Record<string, string> {
+  const models = Object.values(Template.fromStack(stack).findResources('AWS::SageMaker::Model')) as any[];
+  return models[0].Properties.PrimaryContainer.Environment;
+}
+
+const families: [string, string, ModelServer, string[], string[]][] = [
+  // image family, repository:tag, contract, variables that must be written, prefixes that must not appear
+  ['PyTorch', 'pytorch-inference:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker', ModelServer.TORCHSERVE,
+    ['TS_MAX_REQUEST_SIZE', 'TS_DEFAULT_RESPONSE_TIMEOUT', 'TS_DEFAULT_WORKERS_PER_MODEL', 'SAGEMAKER_MODEL_SERVER_WORKERS'], ['MMS_']],
+  ['Hugging Face', 'huggingface-pytorch-inference:2.1.0-transformers4.37.0-gpu-py310-cu118-ubuntu20.04', ModelServer.SAGEMAKER_INFERENCE_TOOLKIT,
+    ['MMS_MAX_REQUEST_SIZE', 'SAGEMAKER_MODEL_SERVER_TIMEOUT', 'SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS'], ['TS_']],
+  ['MXNet', 'mxnet-inference:1.9.0-cpu-py38-ubuntu20.04-sagemaker', ModelServer.SAGEMAKER_INFERENCE_TOOLKIT, ['MMS_MAX_REQUEST_SIZE'], ['TS_']],
+  ['scikit-learn', 'sagemaker-scikit-learn:1.2-1-cpu-py3', ModelServer.SCIKIT_LEARN, ['SAGEMAKER_MODEL_SERVER_WORKERS', 'SAGEMAKER_MODEL_SERVER_TIMEOUT'], ['MMS_', 'TS_', 'MAX_CONTENT_LENGTH']],
+  ['XGBoost', 'sagemaker-xgboost:1.7-1', ModelServer.XGBOOST, ['MAX_CONTENT_LENGTH'], ['MMS_', 'TS_', 'SAGEMAKER_MODEL_SERVER_WORKERS']],
+  ['TensorFlow', 'tensorflow-inference:2.14.1-cpu', ModelServer.NONE, [], ['MMS_', 'TS_', 'SAGEMAKER_MODEL_SERVER', 'MAX_CONTENT_LENGTH']],
+];
+
+describe.each(families)('%s image', (_family, repoTag, server, written, absent) => {
+  const [repo, tag] = repoTag.split(':');
+
+  test('the contract is detected from the repository', () => {
+    expect(modelServerOfRepository(repo)).toBe(server);
+    expect(ContainerImage.fromImageUri(`763104351884.dkr.ecr.eu-west-1.amazonaws.com/${repoTag}`).modelServer).toBe(server);
+  });
+
+  test('fromDlc: the region\'s account, the variables that server reads and no others, no warning', () => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', { model: { image: ContainerImage.fromDlc(repo, tag) }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+    const t = Template.fromStack(stack);
+    const image = (Object.values(t.findResources('AWS::SageMaker::Model'))[0] as any).Properties.PrimaryContainer.Image;
+    const account = repo.startsWith('sagemaker-') ? '683313688378' : '763104351884';
+    expect(JSON.stringify(image)).toContain(`${account}.dkr.ecr.us-east-1.`);
+    expect(JSON.stringify(image)).toContain(`/${repoTag}`);
+    const env = envOf(stack);
+    for (const k of written) expect(env[k]).toBeDefined();
+    for (const p of absent) expect(Object.keys(env).filter(k => k.startsWith(p))).toEqual([]);
+    expect(warnings(stack).join('\n')).not.toMatch(/not an AWS framework image/);
+  });
+});
+
+test('region-agnostic stacks resolve both accounts per region with Fn::FindInMap', () => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, 'Agnostic');
+  new ResilientEndpoint(stack, 'Sk', { model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+  new ResilientEndpoint(stack, 'Pt', { model: { image: ContainerImage.fromDlc('pytorch-inference', '2.3.0-cpu-py311-ubuntu20.04-sagemaker') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+  const t = Template.fromStack(stack).toJSON();
+  const images = Object.values(t.Resources).filter((r: any) => r.Type === 'AWS::SageMaker::Model').map((r: any) => JSON.stringify(r.Properties.PrimaryContainer.Image));
+  expect(images.every(i => i.includes('Fn::FindInMap'))).toBe(true);
+  const mappings = JSON.stringify(t.Mappings);
+  expect(mappings).toContain('"eu-west-1":{"account":"141502667606"}'); // scikit-learn in Ireland
+  expect(mappings).toContain('763104351884'); // the DLC account from aws-cdk-lib's region facts
+});
+
+test('an unknown image gets the toolkit contract with a warning that says how to choose', () => {
+  const { stack } = newStack();
+  new ResilientEndpoint(stack, 'E', { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/my-server:1') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+  expect(warnings(stack).join('\n')).toMatch(/not an AWS framework image .* modelServer: \{ server: ModelServer\.TORCHSERVE \| SCIKIT_LEARN \| XGBOOST \| NONE \}/);
+  expect(envOf(stack).MMS_MAX_REQUEST_SIZE).toBe('6291456');
+});
+
+describe('units and unsupported tuning', () => {
+  const m5 = SageMakerInstanceType.ML_M5_XLARGE;
+  test('MMS timeouts in whole minutes (rounded up), the seconds variants in seconds; TorchServe and gunicorn in seconds', () => {
+    const o = { responseTimeout: Duration.seconds(90) };
+    expect(tuneModelServer(m5, undefined, { ...o, server: ModelServer.SAGEMAKER_INFERENCE_TOOLKIT }).environment).toMatchObject({
+      SAGEMAKER_MODEL_SERVER_TIMEOUT: '2', MMS_DEFAULT_RESPONSE_TIMEOUT: '2', SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS: '90', MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS: '90',
+    });
+    expect(tuneModelServer(m5, undefined, { ...o, server: ModelServer.TORCHSERVE }).environment).toMatchObject({ TS_DEFAULT_RESPONSE_TIMEOUT: '90', SAGEMAKER_MODEL_SERVER_TIMEOUT: '90' });
+    expect(tuneModelServer(m5, undefined, { ...o, server: ModelServer.SCIKIT_LEARN }).environment).toEqual({ SAGEMAKER_MODEL_SERVER_WORKERS: '6', SAGEMAKER_MODEL_SERVER_TIMEOUT: '90' });
+  });
+
+  test('XGBoost: one worker per CPU whatever is asked; MAX_CONTENT_LENGTH capped at the image\'s 20 MiB', () => {
+    const x = tuneModelServer(m5, undefined, { server: ModelServer.XGBOOST, workers: 2, maxRequestSize: Size.mebibytes(64) });
+    expect(x.workers).toBe(4);
+    expect(x.environment).toEqual({ MAX_CONTENT_LENGTH: String(20 * 1024 * 1024) });
+    expect(x.warnings.join('\n')).toMatch(/modelServer\.workers is set, but the XGBoost image starts one worker per CPU/);
+    expect(x.warnings.join('\n')).toMatch(/caps MAX_CONTENT_LENGTH at 20971520/);
+  });
+
+  test('scikit-learn: a request-size limit cannot be written (nginx has none there): warned, not written', () => {
+    const s = tuneModelServer(m5, undefined, { server: ModelServer.SCIKIT_LEARN, maxRequestSize: Size.mebibytes(1) });
+    expect(s.warnings.join()).toMatch(/nginx has no body-size limit/);
+    expect(Object.keys(s.environment)).toEqual(['SAGEMAKER_MODEL_SERVER_WORKERS', 'SAGEMAKER_MODEL_SERVER_TIMEOUT']);
+  });
+
+  test('NONE writes nothing', () => {
+    expect(tuneModelServer(m5, undefined, { server: ModelServer.NONE }).environment).toEqual({});
+  });
+});
