@@ -1,7 +1,10 @@
+import { createHash } from 'crypto';
+import * as fs from 'fs';
 import { Arn, Aws, CfnMapping, Stack, Token } from 'aws-cdk-lib';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { FactName } from 'aws-cdk-lib/region-info';
 import { Construct } from 'constructs';
 import { ModelServer } from './model-server';
@@ -178,6 +181,14 @@ export abstract class ModelData {
     return new UriModelData(uri);
   }
 
+  /**
+   * A local `model.tar.gz`, uploaded as a CDK file asset at deploy time (no AWS call at synth).
+   * The role may read exactly that object.
+   */
+  public static fromAsset(path: string): ModelData {
+    return new AssetModelData(path);
+  }
+
   /** Grants the role read access and returns the URI. */
   public abstract bind(scope: Construct, role: iam.IRole): ModelDataConfig;
 
@@ -194,6 +205,30 @@ class BucketModelData extends ModelData {
   public bind(_scope: Construct, role: iam.IRole): ModelDataConfig {
     this.bucket.grantRead(role, this.key);
     return { uri: this.bucket.s3UrlForObject(this.key) };
+  }
+}
+
+class AssetModelData extends ModelData {
+  constructor(private readonly path: string) {
+    super();
+  }
+  public validate(): string[] {
+    if (!fs.existsSync(this.path)) {
+      return [`model.modelData: got the file '${this.path}'; allowed: an existing model.tar.gz. Fix: build it first (the examples' models: npm run bundle), or use ModelData.fromS3Uri`];
+    }
+    return [];
+  }
+  public bind(scope: Construct, role: iam.IRole): ModelDataConfig {
+    if (!fs.existsSync(this.path)) return { uri: 's3://missing-model-asset/model.tar.gz' }; // reported by validate()
+    // One asset per file per construct: the same file bound twice (primary and fallback) is uploaded once.
+    const id = `ModelData${createHash('sha256').update(this.path).digest('hex').slice(0, 8)}`;
+    const asset = (scope.node.tryFindChild(id) as s3assets.Asset | undefined) ?? new s3assets.Asset(scope, id, { path: this.path });
+    // Exactly that object (Asset.grantRead would allow s3:GetObject*, GetBucket* and List* on the whole assets bucket).
+    role.addToPrincipalPolicy(new iam.PolicyStatement({
+      actions: ['s3:GetObject'],
+      resources: [`arn:${Aws.PARTITION}:s3:::${asset.s3BucketName}/${asset.s3ObjectKey}`],
+    }));
+    return { uri: asset.s3ObjectUrl };
   }
 }
 

@@ -98,28 +98,26 @@ describe('example stacks', () => {
     });
   });
 
-  test('execution role: no managed policies, scoped model data and image', () => {
+  test('execution role: no managed policies; reads exactly the model asset object; pulls exactly the region\'s PyTorch image', () => {
     rec.hasResourceProperties('AWS::IAM::Role', {
       AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Principal: { Service: 'sagemaker.amazonaws.com' } })] },
       ManagedPolicyArns: Match.absent(),
     });
-    rec.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({ Action: 's3:GetObject', Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::example-models-placeholder/recommender/model.tar.gz']] } }),
-        ]),
-      },
-    });
-    rec.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({
-            Action: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
-            Resource: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([':ecr:us-east-1:763104351884:repository/pytorch-inference'])]) }),
-          }),
-        ]),
-      },
-    });
+    const statements = (Object.values(rec.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+    const model = (Object.values(rec.findResources('AWS::SageMaker::Model')) as any[])[0].Properties.PrimaryContainer;
+    // The model artifact is this repo's asset: s3:GetObject on that one object key, nothing else in the bucket.
+    const objectKey = JSON.stringify(model.ModelDataUrl).match(/([0-9a-f]{64}\.gz)/)![1];
+    const get = statements.find(s => s.Action === 's3:GetObject' && JSON.stringify(s.Resource).includes(objectKey));
+    expect(get).toBeDefined();
+    expect(statements.filter(s => JSON.stringify(s.Action).includes('s3:List') || JSON.stringify(s.Action).includes('s3:GetBucket'))).toEqual([]);
+    // The image is AWS's PyTorch DLC for the stack's region (region-agnostic: the account by Fn::FindInMap).
+    expect(JSON.stringify(model.Image)).toMatch(/Fn::FindInMap.*\/pytorch-inference:2\.3\.0-gpu-py311-cu121-ubuntu20\.04-sagemaker/);
+    const pull = statements.find(s => JSON.stringify(s.Action) === JSON.stringify(['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage']));
+    expect(JSON.stringify(pull.Resource)).toMatch(/:repository\/pytorch-inference"/);
+  });
+
+  test('no placeholder image or model anywhere in the example app', () => {
+    for (const t of [rec, clu]) expect(JSON.stringify(t.toJSON())).not.toMatch(/placeholder/);
   });
 
   test('cdk-nag AwsSolutions finds nothing on both examples', () => {

@@ -3,14 +3,16 @@ import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage, ModelData } from '../model-artifacts';
 import { ResilientEndpoint } from '../resilient-endpoint';
-import { ExampleModelSource } from './recommender-stack';
+import { ExampleModelSource, exampleModelArtifact } from './recommender-stack';
 
 /** Props of the clustering example. */
 export interface ClusteringStackProps extends StackProps, ExampleModelSource {}
 
 /**
  * Incident B, fixed: a K-Means clustering model on ml.m5.xlarge (4 vCPU, 16 GiB) instead of a
- * demo-grade ml.t2.medium, with workers sized from vCPUs and the model's 2.1 GB peak.
+ * demo-grade ml.t2.medium, with workers sized from vCPUs and the model's 2.1 GB peak. Deploys as is:
+ * AWS's scikit-learn image for the stack's region, and a real model this repo builds (centroids
+ * fitted on examples/models/clustering/data, packed with its inference code by `npm run bundle`).
  */
 export class ClusteringStack extends Stack {
   public readonly endpoint: ResilientEndpoint;
@@ -19,11 +21,18 @@ export class ClusteringStack extends Stack {
     super(scope, id, props);
     this.endpoint = new ResilientEndpoint(this, 'Clustering', {
       model: {
-        image: ContainerImage.fromImageUri(props.imageUri
-          ?? '683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3'),
-        modelData: ModelData.fromS3Uri(props.modelDataUrl ?? 's3://example-models-placeholder/clustering/model.tar.gz'),
+        image: props.imageUri ? ContainerImage.fromImageUri(props.imageUri) : ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3'),
+        modelData: props.modelDataUrl ? ModelData.fromS3Uri(props.modelDataUrl) : ModelData.fromAsset(exampleModelArtifact('clustering')),
         // 2.1 GB peak per copy (StandardScaler, no per-request copies).
         memoryFootprint: { host: Size.mebibytes(2100) },
+        environment: {
+          // The inference code travels inside model.tar.gz (code/), as the SageMaker Python SDK packs it.
+          SAGEMAKER_PROGRAM: 'inference.py',
+          SAGEMAKER_SUBMIT_DIRECTORY: '/opt/ml/model/code',
+          // Incident B: bounded requests (rows per request); 512 when degraded, longer ones refused when critical.
+          MAX_SEQ_LEN: '3000',
+          DEGRADED_MAX_SEQ_LEN: '512',
+        },
       },
       instanceType: SageMakerInstanceType.ML_M5_XLARGE,
       instanceCount: 2,

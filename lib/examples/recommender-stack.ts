@@ -1,22 +1,32 @@
+import * as fs from 'fs';
+import * as path from 'path';
 import { Size, Stack, StackProps, Validations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage, ModelData } from '../model-artifacts';
-import { ModelServer } from '../model-server';
 import { ResilientEndpoint } from '../resilient-endpoint';
 
 /** Where the example's model comes from. */
 export interface ExampleModelSource {
   /**
    * Container image URI.
-   * @default - a PyTorch inference DLC URI (placeholder for offline synthesis)
+   * @default - AWS's framework image for the stack's region (`ContainerImage.fromDlc`)
    */
   readonly imageUri?: string;
   /**
    * Model artifact S3 URI.
-   * @default - a placeholder `s3://` URI
+   * @default - the model.tar.gz this repo builds (`npm run bundle`), uploaded as a CDK asset
    */
   readonly modelDataUrl?: string;
+}
+
+/** The model.tar.gz `scripts/build-models.py` builds for an example (source tree or packed library). */
+export function exampleModelArtifact(name: string): string {
+  const candidates = [
+    path.join(__dirname, '..', '..', 'models', name, 'model.tar.gz'), // dist/lib/examples → dist/models
+    path.join(__dirname, '..', '..', 'dist', 'models', name, 'model.tar.gz'), // lib/examples → dist/models
+  ];
+  return candidates.find(p => fs.existsSync(p)) ?? candidates[candidates.length - 1];
 }
 
 /** Props of the recommender example. */
@@ -26,16 +36,19 @@ export interface RecommenderStackProps extends StackProps, ExampleModelSource {}
  * Incident A, fixed, in its final configuration: a multi-task Transformer recommender on
  * ml.g4dn.2xlarge (one T4, 16 GiB, 8 vCPUs, 32 GiB), 2 instances daily, autoscaled to 4 at peak,
  * the input capped by the incident's length tiers (≤ 512 normal, 512–1024 degraded, > 1024
- * rejected), with a lighter fallback variant for the breaker.
+ * rejected), with a lighter fallback variant for the breaker. Deploys as is: AWS's PyTorch GPU
+ * image for the stack's region (TorchServe) and this repo's inference code (its small model is
+ * generated at load time).
  */
 export class RecommenderStack extends Stack {
   public readonly endpoint: ResilientEndpoint;
 
   constructor(scope: Construct, id: string, props: RecommenderStackProps = {}) {
     super(scope, id, props);
-    const image = ContainerImage.fromImageUri(props.imageUri
-      ?? '763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker');
-    const modelData = ModelData.fromS3Uri(props.modelDataUrl ?? 's3://example-models-placeholder/recommender/model.tar.gz');
+    const image = props.imageUri
+      ? ContainerImage.fromImageUri(props.imageUri)
+      : ContainerImage.fromDlc('pytorch-inference', '2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker');
+    const modelData = props.modelDataUrl ? ModelData.fromS3Uri(props.modelDataUrl) : ModelData.fromAsset(exampleModelArtifact('recommender'));
 
     this.endpoint = new ResilientEndpoint(this, 'Recommender', {
       model: {
@@ -51,10 +64,9 @@ export class RecommenderStack extends Stack {
       instanceCount: 2,
       // 2 instances off-peak, up to 4 at peak (incident A's post-mortem); 150 QPS per instance (incident B).
       autoScaling: { capacity: { min: 2, max: 4 }, qpsPerInstance: 150 },
-      modelServer: { server: ModelServer.TORCHSERVE },
       fallback: {
         // Same model, degraded mode: shorter sequences, secondary heads off.
-        model: { image, modelData, memoryFootprint: { gpu: Size.gibibytes(2), host: Size.gibibytes(2) }, environment: { MAX_SEQ_LEN: '256', DEGRADED_MODE: 'true' } },
+        model: { image, modelData, memoryFootprint: { gpu: Size.gibibytes(2), host: Size.gibibytes(2) }, environment: { MAX_SEQ_LEN: '256', DEGRADED_MAX_SEQ_LEN: '256', DEGRADED_MODE: 'true' } },
         instanceCount: 1,
       },
     });
