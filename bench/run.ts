@@ -8,6 +8,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { performance } from 'perf_hooks';
 import { DEFAULT_CONFIG, decide, initialState, MemoryPoint } from '../lambda/circuit-breaker/policy';
+import { App, Stack } from 'aws-cdk-lib';
+import { ContainerImage, ResilientEndpointFleet, SageMakerInstanceType } from '../lib';
 import { dailyTrace, runSimulation, simVariantsFrom } from '../lib/simulation';
 import { exampleEndpoint } from '../lib/simulation/cli';
 
@@ -107,8 +109,30 @@ export function benchSimulator(): Record<string, string> {
   };
 }
 
+/** Synthesizes a fleet of n ml.m5.xlarge endpoints (one nested stack each): wall time and parent-stack resources. */
+function synthFleet(n: number): { ms: number; parent: number } {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, 'Fleet', { env: { account: '123456789012', region: 'us-east-1' } });
+  const fleet = new ResilientEndpointFleet(stack, 'Models');
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) fleet.addEndpoint(`Model${i}`, { model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+  const assembly = app.synth();
+  return { ms: performance.now() - t0, parent: Object.keys(assembly.getStackByName('Fleet').template.Resources).length };
+}
+
+/** Synthesis time of fleets of 1, 10 and 30 endpoints (after one warm-up run that loads the modules). */
+export function benchFleet(): Record<string, string> {
+  synthFleet(1);
+  const out: Record<string, string> = {};
+  for (const n of [1, 10, 30]) {
+    const { ms, parent } = synthFleet(n);
+    out[`fleet synth: ${n} × ml.m5.xlarge`] = `${(ms / 1000).toFixed(2)} s (${(ms / n).toFixed(0)} ms per endpoint); parent stack ${parent} resources`;
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
-  const rows: Record<string, string> = { ...benchBreaker(), ...(await benchCalls()), ...benchSimulator() };
+  const rows: Record<string, string> = { ...benchBreaker(), ...(await benchCalls()), ...benchSimulator(), ...benchFleet() };
   const width = Math.max(...Object.keys(rows).map(k => k.length));
   console.log('benchmark'.padEnd(width), ' result');
   for (const [k, v] of Object.entries(rows)) console.log(k.padEnd(width), ' ' + v);

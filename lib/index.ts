@@ -3,6 +3,8 @@ export * from './model-server';
 export * from './model-artifacts';
 export * from './data-capture';
 export * from './resilient-endpoint';
+export * from './fleet';
+export { CFN_RESOURCE_LIMIT } from './resource-limit';
 export * from './monitoring/metrics';
 export * from './monitoring/endpoint-monitoring';
 export * from './circuit-breaker';

@@ -13,6 +13,7 @@ import { ContainerImage, ModelData } from './model-artifacts';
 import { MemoryFootprint, ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer } from './model-server';
 import { APPLICATION_NAMESPACE_ENV, EndpointMonitoring, MonitoringOptions } from './monitoring/endpoint-monitoring';
 import { EndpointMetricFactory, EndpointMetricOptions } from './monitoring/metrics';
+import { addResourceLimitCheck, ENDPOINT_MARK } from './resource-limit';
 import { acknowledgeWildcard } from './nag';
 import { Described, PropErrors } from './validation';
 
@@ -348,6 +349,8 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
   constructor(scope: Construct, id: string, propsIn: ResilientEndpointProps) {
     super(scope, id);
     this.node.addValidation({ validate: () => this.errors.all });
+    (this as unknown as Record<symbol, boolean>)[ENDPOINT_MARK] = true;
+    addResourceLimitCheck(this);
     // Plain-JavaScript (and jsii) callers can omit required props: report them, keep synthesizing.
     const props = this.requireProps(propsIn);
 
