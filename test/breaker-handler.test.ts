@@ -402,20 +402,25 @@ describe('seen within seconds, on every GPU', () => {
     const fake = metrics([30, 30, 30], [160, 190, 220]);
     const perGpu = { ...DIMS, InstanceId: 'i-1', AcceleratorId: 'GPU-2' };
     fake.putMinutes('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', perGpu, LAST_MINUTE, [70, 85, 100]);
+    let insightsFails = false;
     cw.on(GetMetricDataCommand).callsFake(input => {
-      const out = fake.getMetricData({ ...input, MetricDataQueries: input.MetricDataQueries.filter((q: any) => q.MetricStat) }, NOW);
-      // Metrics Insights: the MAX over every per-GPU series of the variant, per period.
+      // Metrics Insights (its own call): the MAX over every per-GPU series of the variant, per period.
       const insights = input.MetricDataQueries.find((q: any) => q.Expression);
-      if (insights) {
-        expect(insights.Expression).toBe(perGpuQuery('rec', 'Primary'));
-        out.MetricDataResults!.push({ Id: insights.Id, Timestamps: [60_000 * 2, 60_000, 0].map(d => new Date(LAST_MINUTE - d)), Values: [70, 85, 100] });
-      }
-      return out;
+      if (!insights) return fake.getMetricData(input, NOW);
+      expect(input.MetricDataQueries).toHaveLength(1);
+      expect(insights.Expression).toBe(perGpuQuery('rec', 'Primary'));
+      if (insightsFails) throw Object.assign(new Error('invalid query'), { name: 'InvalidParameterValueException', $metadata: {} });
+      return { MetricDataResults: [{ Id: insights.Id, Timestamps: [60_000 * 2, 60_000, 0].map(d => new Date(LAST_MINUTE - d)), Values: [70, 85, 100] }] };
     });
     const r = await evaluate(alarmEvent, fourGpus, clients, NOW);
     expect(r.state).toBe('OPEN'); // 100 % on one GPU ≥ 95 %
     stored(CLOSED);
     const meanOnly = await evaluate(alarmEvent, { ...fourGpus, perGpuMetrics: false }, clients, NOW);
     expect(meanOnly.state).toBe('CLOSED'); // the mean GPU (220 / 4 = 55 %) would not even degrade
+    // A rejected per-GPU query costs only the per-GPU data: the evaluation goes on with the mean.
+    insightsFails = true;
+    stored(CLOSED);
+    const rejected = await evaluate(alarmEvent, fourGpus, clients, NOW);
+    expect(rejected).toMatchObject({ outcome: 'evaluated', state: 'CLOSED' });
   });
 });

@@ -2,7 +2,8 @@
  * Circuit-breaker Lambda: thin AWS I/O around the pure policy in ./policy.ts.
  *
  * Per evaluation, reads: the state item (DynamoDB, consistent read), the published degrade level
- * (SSM), one batched GetMetricData, DescribeEndpoint. Writes happen only when something must
+ * (SSM), one batched GetMetricData (plus one for the per-GPU Metrics Insights query on multi-GPU
+ * types with enhanced metrics), DescribeEndpoint. Writes happen only when something must
  * change, and only after the evaluation has claimed them with a conditional write on the state's
  * version (compare-and-swap): of two evaluations that run at once (an alarm event and the schedule),
  * exactly one acts and the other stops as "superseded", with or without reserved concurrency.
@@ -318,8 +319,6 @@ async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise
     ...(s.gpuCount > 0 ? [q('gpu', '/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', 'Maximum', P)] : []),
     ...(P < 60 ? [q('mem60', '/aws/sagemaker/Endpoints', 'MemoryUtilization', 'Maximum', 60)] : []),
     ...(P < 60 && s.gpuCount > 0 ? [q('gpu60', '/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', 'Maximum', 60)] : []),
-    // The hottest single GPU of any instance (enhanced metrics' AcceleratorId dimension).
-    ...(s.perGpuMetrics && s.gpuCount > 1 ? [{ Id: 'gpudev', Expression: perGpuQuery(s.endpointName, s.primaryVariant), Period: P }] : []),
     q('err', 'AWS/SageMaker', 'Invocation5XXErrors', 'Sum', 60),
     q('inv', 'AWS/SageMaker', 'Invocations', 'Sum', 60),
     // The fallback's share of the endpoint's traffic, for the load per primary instance.
@@ -331,6 +330,20 @@ async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise
   const minuteEnd = Math.floor(now / 60_000) * 60_000;
   const windowStart = minuteEnd - s.errorWindowSeconds * 1000;
   const out = await c.cloudwatch.send(new GetMetricDataCommand({ MetricDataQueries: queries, StartTime: start, EndTime: end, ScanBy: 'TimestampAscending' }));
+  // The hottest single GPU of any instance (enhanced metrics' AcceleratorId dimension), in a call of
+  // its own: a Metrics Insights query that CloudWatch rejected must not cost the breaker its other data.
+  let perGpu: MemoryPoint[] = [];
+  if (s.perGpuMetrics && s.gpuCount > 1) {
+    try {
+      const g = await c.cloudwatch.send(new GetMetricDataCommand({
+        MetricDataQueries: [{ Id: 'gpudev', Expression: perGpuQuery(s.endpointName, s.primaryVariant), Period: P }], StartTime: start, EndTime: end, ScanBy: 'TimestampAscending',
+      }));
+      const r = g.MetricDataResults?.[0];
+      perGpu = (r?.Timestamps ?? []).map((t, i) => ({ t: new Date(t).getTime(), v: r!.Values![i] })).filter(p => Number.isFinite(p.v));
+    } catch (e: any) {
+      log({ level: 'warn', endpoint: s.endpointName, message: `per-GPU query failed (${e?.name}): judging the mean GPU only` });
+    }
+  }
   const series = (id: string): MemoryPoint[] => {
     const r = out.MetricDataResults?.find(x => x.Id === id);
     return (r?.Timestamps ?? []).map((t, i) => ({ t: new Date(t).getTime(), v: r!.Values![i] })).filter(p => Number.isFinite(p.v));
@@ -346,7 +359,7 @@ async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise
   const bump = (t: number, v: number) => byTime.set(t, Math.max(byTime.get(t) ?? 0, v));
   for (const p of host) bump(p.t, p.v);
   for (const p of gpuSum) bump(p.t, p.v / Math.max(1, s.gpuCount));
-  if (fine) for (const p of series('gpudev')) bump(p.t, p.v);
+  if (fine) for (const p of perGpu) bump(p.t, p.v);
   const memory = [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => ({ t, v }));
   const windowSum = (id: string): number | undefined => {
     const pts = series(id).filter(p => p.t >= windowStart && p.t < minuteEnd);
