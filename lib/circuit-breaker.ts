@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { ArnFormat, Duration, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -108,6 +108,12 @@ export interface CircuitBreakerOptions {
    * @default - no reserved concurrency
    */
   readonly reservedConcurrency?: number;
+  /**
+   * Run this endpoint's breaker in a function shared by several endpoints (one function, queue, log
+   * group, schedule and table for all), as `ResilientEndpointFleet` does.
+   * @default - a function of its own
+   */
+  readonly shared?: SharedCircuitBreaker;
 }
 
 /** Props of {@link CircuitBreaker}. */
@@ -210,97 +216,67 @@ export class CircuitBreaker extends Construct {
       description: 'Circuit-breaker degrade level of a SageMaker endpoint; the container reads "level" (0 normal, 1 degraded, 2 critical)',
       stringValue: JSON.stringify({ level: 0, state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0, reasons: ['initial'] }),
     });
-    // The breaker's own state, in an item only the function writes (CloudFormation owns the table, never
-    // its items), with a version for compare-and-swap between concurrent evaluations.
-    this.stateTable = new dynamodb.Table(this, 'StateTable', {
-      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      removalPolicy: RemovalPolicy.DESTROY, // runtime state only: rebuilt from CLOSED by the next evaluation
-    });
-
-    const logGroup = new logs.LogGroup(this, 'Logs', {
-      retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    Validations.of(this.deadLetterQueue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself the dead-letter queue of the breaker function.' });
-
-    const role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `Circuit breaker of SageMaker endpoint ${props.endpointName}`,
-    });
     // Never lower-case a token's string form: that corrupts the token. Literal names are lower-cased
     // because SageMaker writes endpoint ARNs in lower case.
     const endpointArn = props.endpointArn ?? stack.formatArn({
       service: 'sagemaker', resource: 'endpoint',
       resourceName: Token.isUnresolved(props.endpointName) ? props.endpointName : props.endpointName.toLowerCase(),
     });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({
-      actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'],
-      resources: [endpointArn],
-    }));
-    this.parameter.grantRead(role);
-    this.parameter.grantWrite(role);
-    this.stateTable.grant(role, 'dynamodb:GetItem', 'dynamodb:PutItem');
-    // Capacity actions go through Application Auto Scaling's own settings of exactly these targets.
-    // A scalable target's ARN has a generated id that CloudFormation does not return, so the grant is
-    // scoped by a tag this breaker puts on its targets (aws:ResourceTag). Inferred from Application
-    // Auto Scaling's tag-based authorization: were it not honoured, the call is denied, the function
-    // logs it, and weights and the degrade level work as before.
     const scaled = [props.primaryAutoScaling, props.fallbackAutoScaling].filter((x): x is VariantAutoScaling => x !== undefined);
-    if (scaled.length) {
-      const tagValue = this.node.addr;
-      for (const t of scaled) Tags.of(t.scalableTarget).add(BREAKER_TAG, tagValue);
-      const anyTarget = stack.formatArn({ service: 'application-autoscaling', resource: 'scalable-target', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
-      role.addToPrincipalPolicy(new iam.PolicyStatement({
-        actions: ['application-autoscaling:RegisterScalableTarget'],
-        resources: [anyTarget],
-        conditions: { StringEquals: { [`aws:ResourceTag/${BREAKER_TAG}`]: tagValue } },
-      }));
-      acknowledgeWildcard(role, 'Resource', anyTarget, 'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).');
-    }
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
-    acknowledgeWildcard(role, 'Resource', '*', 'cloudwatch:GetMetricData has no resource-level permissions; AWS requires "*". It only reads metrics.');
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
-    acknowledgeWildcard(role, 'Resource', logGroup.logGroupArn, 'The ARN of the function\'s own log group ends in ":*" (all its streams).');
+    // What the function needs to know of this endpoint (environment of its own function, or the
+    // settings parameter a shared function reads).
+    const settings = {
+      endpointName: props.endpointName,
+      primaryVariant: props.primaryVariantName,
+      fallbackVariant: props.fallbackVariantName,
+      parameterName: this.parameter.parameterName,
+      gpuCount: spec.gpuCount,
+      errorWindowSeconds: ERROR_WINDOW.toSeconds(),
+      metricPeriodSeconds: period.toSeconds(),
+      perGpuMetrics: perGpu,
+      primaryCapacity: props.primaryAutoScaling ? capacityOf(props.primaryAutoScaling) : undefined,
+      fallbackCapacity: props.fallbackAutoScaling && props.fallbackVariantName ? capacityOf(props.fallbackAutoScaling) : undefined,
+      dryRun: props.dryRun ?? false,
+      metricNamespace: BREAKER_NAMESPACE,
+      config,
+    };
 
-    this.function = new lambda.Function(this, 'Function', {
-      description: `Memory circuit breaker of SageMaker endpoint ${props.endpointName}`,
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
-      handler: 'index.handler',
-      code: lambda.Code.fromAsset(lambdaBundleDir('circuit-breaker')),
-      role,
-      memorySize: 256,
-      timeout: Duration.seconds(60),
-      reservedConcurrentExecutions: props.reservedConcurrency,
-      logGroup,
-      deadLetterQueue: this.deadLetterQueue,
-      retryAttempts: 2,
-      environment: {
-        ENDPOINT_NAME: props.endpointName,
-        PRIMARY_VARIANT: props.primaryVariantName,
-        FALLBACK_VARIANT: props.fallbackVariantName ?? '',
-        PARAMETER_NAME: this.parameter.parameterName,
-        GPU_COUNT: String(spec.gpuCount),
-        ERROR_WINDOW_SECONDS: String(ERROR_WINDOW.toSeconds()),
-        TABLE_NAME: this.stateTable.tableName,
-        METRIC_PERIOD_SECONDS: String(period.toSeconds()),
-        PER_GPU_METRICS: String(perGpu),
-        ...(props.primaryAutoScaling ? { PRIMARY_CAPACITY: JSON.stringify(capacityOf(props.primaryAutoScaling)) } : {}),
-        ...(props.fallbackAutoScaling && props.fallbackVariantName ? { FALLBACK_CAPACITY: JSON.stringify(capacityOf(props.fallbackAutoScaling)) } : {}),
-        DRY_RUN: String(props.dryRun ?? false),
-        METRIC_NAMESPACE: BREAKER_NAMESPACE,
-        BREAKER_CONFIG: JSON.stringify(config),
-      },
-    });
-    this.deadLetterQueue.grantSendMessages(role);
+    let runtime: BreakerRuntime;
+    if (props.shared) {
+      const settingsParameter = new ssm.StringParameter(this, 'Settings', {
+        description: 'Circuit-breaker settings of a SageMaker endpoint, read by the shared breaker function',
+        stringValue: stack.toJsonString(settings),
+      });
+      runtime = props.shared.register({ endpointName: props.endpointName, endpointArn, levelParameter: this.parameter, settingsParameter, scalableTargets: scaled });
+    } else {
+      runtime = createBreakerRuntime(this, {
+        description: `Memory circuit breaker of SageMaker endpoint ${props.endpointName}`,
+        logRetention: props.logRetention,
+        reservedConcurrency: props.reservedConcurrency,
+        environment: {
+          ENDPOINT_NAME: props.endpointName,
+          PRIMARY_VARIANT: props.primaryVariantName,
+          FALLBACK_VARIANT: props.fallbackVariantName ?? '',
+          PARAMETER_NAME: this.parameter.parameterName,
+          GPU_COUNT: String(spec.gpuCount),
+          ERROR_WINDOW_SECONDS: String(ERROR_WINDOW.toSeconds()),
+          METRIC_PERIOD_SECONDS: String(period.toSeconds()),
+          PER_GPU_METRICS: String(perGpu),
+          ...(settings.primaryCapacity ? { PRIMARY_CAPACITY: JSON.stringify(settings.primaryCapacity) } : {}),
+          ...(settings.fallbackCapacity ? { FALLBACK_CAPACITY: JSON.stringify(settings.fallbackCapacity) } : {}),
+          DRY_RUN: String(props.dryRun ?? false),
+          METRIC_NAMESPACE: BREAKER_NAMESPACE,
+          BREAKER_CONFIG: JSON.stringify(config),
+        },
+      });
+      runtime.endpoints.addResources(endpointArn);
+      this.parameter.grantRead(runtime.role);
+      this.parameter.grantWrite(runtime.role);
+      grantScaling(this, runtime.role, scaled, this.node.addr);
+    }
+    this.function = runtime.function;
+    this.deadLetterQueue = runtime.deadLetterQueue;
+    this.stateTable = runtime.stateTable;
 
     // Fast path: alarms on the breaker thresholds → EventBridge → function. Memory triggers use the
     // endpoint's publishing period: at 10 s they are high-resolution alarms on one 10-s period. (If
@@ -337,6 +313,7 @@ export class CircuitBreaker extends Construct {
       label: '5XX rate over 10 minutes',
     }), errorRate, `Breaker trigger: 5XX rate >= ${errorRate * 100} % over 10 minutes.`);
 
+    if (props.shared) return; // the shared function's rules cover this endpoint's alarms and state changes
     new events.Rule(this, 'AlarmRule', {
       description: `Evaluate the circuit breaker of ${props.endpointName} when its alarms change state`,
       eventPattern: {
@@ -356,11 +333,6 @@ export class CircuitBreaker extends Construct {
         detailType: ['SageMaker Endpoint State Change'],
         detail: { EndpointName: [props.endpointName] },
       },
-      targets: [new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 })],
-    });
-    new events.Rule(this, 'Schedule', {
-      description: `Evaluate the circuit breaker of ${props.endpointName} every minute (recovery steps)`,
-      schedule: events.Schedule.rate(Duration.minutes(1)),
       targets: [new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 })],
     });
   }
@@ -394,6 +366,195 @@ export class CircuitBreaker extends Construct {
       new cloudwatch.GraphWidget({ title: 'Traffic on fallback (%)', left: [this.metricFallbackShare()], width: 12, leftYAxis: { min: 0, max: 100 } }),
     ];
   }
+}
+
+/** The function and what it needs, as one breaker (own or shared) runs it. */
+export interface BreakerRuntime {
+  /** The function. */
+  readonly function: lambda.Function;
+  /** Its role. */
+  readonly role: iam.Role;
+  /** Failed invocations. */
+  readonly deadLetterQueue: sqs.Queue;
+  /** The breakers' state items. */
+  readonly stateTable: dynamodb.Table;
+  /** The statement allowing the SageMaker actions: its resources are the endpoints served. */
+  readonly endpoints: iam.PolicyStatement;
+}
+
+/**
+ * The breaker function with its table, log group, dead-letter queue, role and 1-minute schedule,
+ * created under `scope` (the same construct ids for an own or a shared breaker).
+ */
+function createBreakerRuntime(scope: Construct, o: { description: string; logRetention?: logs.RetentionDays; reservedConcurrency?: number; environment: Record<string, string> }): BreakerRuntime {
+  // The breaker's own state, in items only the function writes (CloudFormation owns the table, never
+  // its items), with a version for compare-and-swap between concurrent evaluations.
+  const stateTable = new dynamodb.Table(scope, 'StateTable', {
+    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    removalPolicy: RemovalPolicy.DESTROY, // runtime state only: rebuilt from CLOSED by the next evaluation
+  });
+  const logGroup = new logs.LogGroup(scope, 'Logs', {
+    retention: o.logRetention ?? logs.RetentionDays.THREE_MONTHS,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  const deadLetterQueue = new sqs.Queue(scope, 'DeadLetters', {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
+  Validations.of(deadLetterQueue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself the dead-letter queue of the breaker function.' });
+  const role = new iam.Role(scope, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: o.description });
+  const endpoints = new iam.PolicyStatement({ actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'] });
+  role.addToPrincipalPolicy(endpoints);
+  stateTable.grant(role, 'dynamodb:GetItem', 'dynamodb:PutItem');
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
+  acknowledgeWildcard(role, 'Resource', '*', 'cloudwatch:GetMetricData has no resource-level permissions; AWS requires "*". It only reads metrics.');
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+  acknowledgeWildcard(role, 'Resource', logGroup.logGroupArn, 'The ARN of the function\'s own log group ends in ":*" (all its streams).');
+  const fn = new lambda.Function(scope, 'Function', {
+    description: o.description,
+    runtime: lambda.Runtime.NODEJS_24_X,
+    architecture: lambda.Architecture.ARM_64,
+    handler: 'index.handler',
+    code: lambda.Code.fromAsset(lambdaBundleDir('circuit-breaker')),
+    role,
+    memorySize: 256,
+    timeout: Duration.seconds(60),
+    reservedConcurrentExecutions: o.reservedConcurrency,
+    logGroup,
+    deadLetterQueue,
+    retryAttempts: 2,
+    environment: { ...o.environment, TABLE_NAME: stateTable.tableName },
+  });
+  deadLetterQueue.grantSendMessages(role);
+  new events.Rule(scope, 'Schedule', {
+    description: 'Evaluate the circuit breaker every minute (recovery steps)',
+    schedule: events.Schedule.rate(Duration.minutes(1)),
+    targets: [new targets.LambdaFunction(fn, { deadLetterQueue, retryAttempts: 2 })],
+  });
+  return { function: fn, role, deadLetterQueue, stateTable, endpoints };
+}
+
+/**
+ * Capacity actions go through Application Auto Scaling's own settings of exactly these targets. A
+ * scalable target's ARN has a generated id that CloudFormation does not return, so the grant is
+ * scoped by a tag put on the targets (aws:ResourceTag). Inferred from Application Auto Scaling's
+ * tag-based authorization: were it not honoured, the call is denied, the function logs it, and
+ * weights and the degrade level work as before.
+ */
+function grantScaling(scope: Construct, role: iam.IRole, scaled: VariantAutoScaling[], tagValue: string): void {
+  if (!scaled.length) return;
+  for (const t of scaled) Tags.of(t.scalableTarget).add(BREAKER_TAG, tagValue);
+  const anyTarget = Stack.of(scope).formatArn({ service: 'application-autoscaling', resource: 'scalable-target', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+  role.addToPrincipalPolicy(new iam.PolicyStatement({
+    actions: ['application-autoscaling:RegisterScalableTarget'],
+    resources: [anyTarget],
+    conditions: { StringEquals: { [`aws:ResourceTag/${BREAKER_TAG}`]: tagValue } },
+  }));
+  acknowledgeWildcard(role, 'Resource', anyTarget, 'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).');
+}
+
+/** What an endpoint hands a shared breaker. */
+export interface SharedBreakerEndpoint {
+  /** Endpoint name. */
+  readonly endpointName: string;
+  /** Endpoint ARN (the function may act on exactly the registered endpoints). */
+  readonly endpointArn: string;
+  /** The parameter with the endpoint's degrade level (read and written by the function). */
+  readonly levelParameter: ssm.IStringParameter;
+  /** The parameter with the endpoint's breaker settings (read by the function). */
+  readonly settingsParameter: ssm.IStringParameter;
+  /** Scalable targets the function may adjust. */
+  readonly scalableTargets: VariantAutoScaling[];
+}
+
+/**
+ * One breaker function for several endpoints: one function, dead-letter queue, log group, 1-minute
+ * schedule and state table (one item per endpoint), rules for the endpoints' breaker alarms and
+ * state changes. Each evaluation batches its reads across the endpoints (GetMetricData takes up to
+ * 500 queries a call) and decides for each endpoint on its own, so one endpoint's failure or
+ * `Updating` status never delays another's. The function may act only on the registered endpoints,
+ * their parameters and their tagged scalable targets. Use `SharedCircuitBreaker.of(scope)` for the
+ * one of a stack, or create your own and pass it as `circuitBreaker.shared`.
+ */
+export class SharedCircuitBreaker extends Construct {
+  /** The stack's shared breaker, created on first use. */
+  public static of(scope: Construct): SharedCircuitBreaker {
+    const stack = Stack.of(scope);
+    const id = 'ResilientEndpointSharedBreaker';
+    return (stack.node.tryFindChild(id) as SharedCircuitBreaker | undefined) ?? new SharedCircuitBreaker(stack, id);
+  }
+
+  /** The function. */
+  public readonly function: lambda.Function;
+  /** Failed invocations. */
+  public readonly deadLetterQueue: sqs.Queue;
+  /** One state item per endpoint. */
+  public readonly stateTable: dynamodb.Table;
+  private readonly runtime: BreakerRuntime;
+  private readonly names: string[] = [];
+  private readonly settings: string[] = [];
+
+  constructor(scope: Construct, id: string, props: SharedCircuitBreakerProps = {}) {
+    super(scope, id);
+    this.runtime = createBreakerRuntime(this, {
+      description: 'Memory circuit breaker of the SageMaker endpoints of this stack',
+      logRetention: props.logRetention,
+      environment: {
+        CONFIG_PARAMETERS: Lazy.string({ produce: () => this.settings.join(',') }),
+        METRIC_NAMESPACE: BREAKER_NAMESPACE,
+      },
+    });
+    this.function = this.runtime.function;
+    this.deadLetterQueue = this.runtime.deadLetterQueue;
+    this.stateTable = this.runtime.stateTable;
+    this.stateTable.grant(this.runtime.role, 'dynamodb:BatchGetItem'); // the endpoints' states in one read
+    const target = () => new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 });
+    new events.Rule(this, 'AlarmRule', {
+      description: 'Evaluate the circuit breakers when one of their alarms (<endpoint>-<variant>-breaker-<metric>) changes state',
+      eventPattern: { source: ['aws.cloudwatch'], detailType: ['CloudWatch Alarm State Change'], detail: { alarmName: events.Match.wildcard('*-breaker-*') } },
+      targets: [target()],
+    });
+    new events.Rule(this, 'EndpointStateChange', {
+      description: 'Re-evaluate a circuit breaker when its endpoint changes state (e.g. back to InService)',
+      eventPattern: { source: ['aws.sagemaker'], detailType: ['SageMaker Endpoint State Change'], detail: { EndpointName: Lazy.list({ produce: () => this.names }) } },
+      targets: [target()],
+    });
+    this.node.addValidation({ validate: () => (this.names.length ? [] : [`${this.node.path}: got no endpoints; allowed: at least one. Fix: pass it as circuitBreaker.shared of a ResilientEndpoint, or remove it`]) });
+  }
+
+  /** Registers an endpoint: the function may act on it, its parameters and its scalable targets. */
+  public register(e: SharedBreakerEndpoint): BreakerRuntime {
+    this.names.push(e.endpointName);
+    this.settings.push(e.settingsParameter.parameterName);
+    this.runtime.endpoints.addResources(e.endpointArn);
+    e.levelParameter.grantRead(this.runtime.role);
+    e.levelParameter.grantWrite(this.runtime.role);
+    e.settingsParameter.grantRead(this.runtime.role);
+    if (e.scalableTargets.length) {
+      if (!this.scalingGranted) {
+        grantScaling(this, this.runtime.role, e.scalableTargets, this.node.addr);
+        this.scalingGranted = true;
+      } else {
+        for (const t of e.scalableTargets) Tags.of(t.scalableTarget).add(BREAKER_TAG, this.node.addr);
+      }
+    }
+    return this.runtime;
+  }
+
+  private scalingGranted = false;
+}
+
+/** Props of {@link SharedCircuitBreaker}. */
+export interface SharedCircuitBreakerProps {
+  /**
+   * Retention of the function's logs.
+   * @default logs.RetentionDays.THREE_MONTHS
+   */
+  readonly logRetention?: logs.RetentionDays;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { NestedStack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { SharedCircuitBreaker } from './circuit-breaker';
 import { ResilientEndpoint, ResilientEndpointProps } from './resilient-endpoint';
 
 /**
@@ -7,17 +8,27 @@ import { ResilientEndpoint, ResilientEndpointProps } from './resilient-endpoint'
  * models, config, role, scaling, about 15 alarms, its breaker, buckets), so one stack holds at most
  * 11 CPU or 8 GPU endpoints with a fallback before CloudFormation's 500-resource limit. A fleet puts
  * each endpoint in its own nested stack (aws-cdk-lib `NestedStack`): the parent holds one
- * `AWS::CloudFormation::Stack` per endpoint, and each endpoint keeps every alarm and its own
- * breaker. 30 endpoints deploy (and update) as one stack.
+ * `AWS::CloudFormation::Stack` per endpoint, each endpoint keeps every alarm, and all share one
+ * breaker function, queue, log group, schedule and state table in the parent. 30 endpoints deploy
+ * (and update) as one stack.
  */
 export class ResilientEndpointFleet extends Construct {
   /** The endpoints, in the order added. */
   public readonly endpoints: ResilientEndpoint[] = [];
+  /** The breaker function the fleet's endpoints share (created with the first endpoint that has a breaker). */
+  public get sharedBreaker(): SharedCircuitBreaker | undefined {
+    return this.node.tryFindChild('SharedBreaker') as SharedCircuitBreaker | undefined;
+  }
 
-  /** Adds an endpoint in a nested stack of its own (named after `id`). */
+  /**
+   * Adds an endpoint in a nested stack of its own (named after `id`). Its circuit breaker runs in the
+   * fleet's shared breaker function unless `circuitBreaker.shared` names another.
+   */
   public addEndpoint(id: string, props: ResilientEndpointProps): ResilientEndpoint {
     const nested = new NestedStack(this, id, { description: `SageMaker endpoint ${id} of fleet ${this.node.path}` });
-    const endpoint = new ResilientEndpoint(nested, 'Endpoint', props);
+    const breaker = props.circuitBreaker?.enabled === false ? props.circuitBreaker
+      : { ...props.circuitBreaker, shared: props.circuitBreaker?.shared ?? this.sharedBreaker ?? new SharedCircuitBreaker(this, 'SharedBreaker') };
+    const endpoint = new ResilientEndpoint(nested, 'Endpoint', { ...props, circuitBreaker: breaker });
     this.endpoints.push(endpoint);
     return endpoint;
   }

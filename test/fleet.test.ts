@@ -33,11 +33,56 @@ describe('30 fully guarded ml.m5.xlarge endpoints in one stack, as a fleet', () 
     expect(fleet.endpoints).toHaveLength(30);
   });
 
-  test('each nested stack holds one complete guarded endpoint, under the limit', () => {
+  test('each nested stack holds one complete guarded endpoint (its alarms, level and settings parameters), under the limit', () => {
     const nested = Template.fromStack(fleet.endpoints[7].node.scope as NestedStack);
     nested.resourceCountIs('AWS::SageMaker::Endpoint', 1);
-    nested.resourceCountIs('AWS::Lambda::Function', 1);
+    nested.resourceCountIs('AWS::Lambda::Function', 0); // the breaker runs in the fleet's shared function
+    nested.resourceCountIs('AWS::SSM::Parameter', 2);
+    expect(Object.values(nested.findResources('AWS::CloudWatch::Alarm')).length).toBeGreaterThan(10);
     expect(Object.keys(nested.toJSON().Resources).length).toBeLessThan(CFN_RESOURCE_LIMIT);
     expect(new Set(fleet.endpoints.map(e => e.endpointName)).size).toBe(30); // distinct generated names
+  });
+});
+
+describe('one shared breaker function per fleet', () => {
+  const app = newApp();
+  const stack = new Stack(app, 'Fleet', { env });
+  const fleet = new ResilientEndpointFleet(stack, 'Models');
+  for (let i = 0; i < 30; i++) fleet.addEndpoint(`Model${i}`, props);
+  const t = Template.fromStack(stack);
+
+  test('one function, queue, log group, table and schedule for all 30 endpoints', () => {
+    t.resourceCountIs('AWS::Lambda::Function', 1);
+    t.resourceCountIs('AWS::SQS::Queue', 1);
+    t.resourceCountIs('AWS::Logs::LogGroup', 1);
+    t.resourceCountIs('AWS::DynamoDB::Table', 1);
+    t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
+    t.hasResourceProperties('AWS::Events::Rule', { EventPattern: { source: ['aws.cloudwatch'], detail: { alarmName: [{ wildcard: '*-breaker-*' }] } } });
+  });
+
+  test('least privilege: the SageMaker actions name exactly the fleet\'s 30 endpoints (no wildcard); its settings reach the function', () => {
+    const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+    const sm = statements.find(s => JSON.stringify(s.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
+    expect(sm.Resource).toHaveLength(30);
+    expect(JSON.stringify(sm.Resource)).not.toContain('*');
+    const fn = Object.values(t.findResources('AWS::Lambda::Function'))[0] as any;
+    const parts = fn.Properties.Environment.Variables.CONFIG_PARAMETERS['Fn::Join'][1].filter((x: unknown) => typeof x !== 'string');
+    expect(parts).toHaveLength(30);
+  });
+
+  test('endpoints in two different stacks do not share a breaker', () => {
+    const app2 = newApp();
+    const a = new Stack(app2, 'A', { env });
+    const b = new Stack(app2, 'B', { env });
+    const fa = new ResilientEndpointFleet(a, 'F');
+    const fb = new ResilientEndpointFleet(b, 'F');
+    fa.addEndpoint('One', props);
+    fb.addEndpoint('Two', props);
+    expect(fa.sharedBreaker).not.toBe(fb.sharedBreaker);
+    for (const s of [a, b]) {
+      const statements = (Object.values(Template.fromStack(s).findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+      const sm = statements.find(x => JSON.stringify(x.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
+      expect([sm.Resource].flat()).toHaveLength(1);
+    }
   });
 });

@@ -19,10 +19,10 @@
  * the channel to the container, re-published whenever its value differs from the state's.
  */
 import { ApplicationAutoScalingClient, RegisterScalableTargetCommand } from '@aws-sdk/client-application-auto-scaling';
-import { CloudWatchClient, GetMetricDataCommand, MetricDataQuery } from '@aws-sdk/client-cloudwatch';
-import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CloudWatchClient, GetMetricDataCommand, MetricDataQuery, MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { BatchGetItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
-import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { GetParameterCommand, GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import {
   BreakerConfig, CapacityPlan, DEFAULT_CONFIG, decide, EndpointView, initialState, LEVEL, MemoryPoint, Readings, serializeState,
   STATE_CODE, tryParseState, VariantCapacity,
@@ -48,6 +48,11 @@ export interface HandlerSettings {
   readonly dryRun: boolean;
   readonly metricNamespace: string;
   readonly config: BreakerConfig;
+  /**
+   * The state item's key in the table.
+   * @default 'breaker' (one endpoint per table); a fleet uses the endpoint's name
+   */
+  readonly stateKey?: string;
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): HandlerSettings {
@@ -117,15 +122,23 @@ export function isTrigger(event: any): boolean {
 }
 
 /** The DynamoDB item: the breaker state, its version (for compare-and-swap), the capacity settings last applied. */
-interface StoredItem {
+export interface StoredItem {
   readonly version: number;
   readonly raw?: string;
   readonly capacity?: CapacityPlan;
 }
 
-const KEY = { pk: { S: 'breaker' } };
+/** The state item's key: one item per endpoint (a fleet's endpoints share a table). */
+const keyOf = (s: HandlerSettings) => ({ pk: { S: s.stateKey ?? 'breaker' } });
 
-export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, now: number = Date.now()): Promise<EvaluationResult> {
+/** One endpoint's reads, made in batches for a fleet (see `evaluateFleet`). */
+export interface Prefetched {
+  readonly item: StoredItem;
+  readonly published?: { level?: number; state?: string };
+  readonly readings: MetricReadings;
+}
+
+export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, now: number = Date.now(), pre?: Prefetched): Promise<EvaluationResult> {
   const calls: string[] = [];
   if (!isTrigger(event)) {
     const r: EvaluationResult = { outcome: 'ignored', reasons: ['not a schedule, alarm or endpoint state-change event'], calls };
@@ -133,16 +146,24 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
     return r;
   }
   try {
-    calls.push('dynamodb:GetItem');
-    const item = await readItem(s, c);
+    if (!pre) calls.push('dynamodb:GetItem');
+    const item = pre?.item ?? await readItem(s, c);
     const stored = tryParseState(item.raw);
     const prev = stored ?? initialState(now);
 
-    calls.push('ssm:GetParameter');
-    const published = await readPublished(s, c);
+    if (!pre) calls.push('ssm:GetParameter');
+    const published = pre ? pre.published : await readPublished(s, c);
 
-    calls.push('cloudwatch:GetMetricData');
-    const readings = await readMetrics(s, c, now);
+    const readings = pre?.readings ?? await readMetrics(s, c, now, calls);
+
+    // A fleet skips DescribeEndpoint for an endpoint that is CLOSED, stays CLOSED and has its level
+    // published (its weights were set at its last transition; the endpoint retains them).
+    if (pre && stored?.state === 'CLOSED' && published?.level === 0 && published?.state === 'CLOSED') {
+      const quiet = decide(prev, readings, undefined, { primary: s.primaryVariant, fallback: s.fallbackVariant }, s.config, now);
+      if (quiet.next.state === 'CLOSED' && !quiet.changed) {
+        return { outcome: 'evaluated', state: 'CLOSED', level: 0, reasons: quiet.reasons, calls };
+      }
+    }
 
     calls.push('sagemaker:DescribeEndpoint');
     const d = await c.sagemaker.send(new DescribeEndpointCommand({ EndpointName: s.endpointName }));
@@ -227,8 +248,11 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
 }
 
 async function readItem(s: HandlerSettings, c: Clients): Promise<StoredItem> {
-  const out = await c.dynamodb.send(new GetItemCommand({ TableName: s.tableName, Key: KEY, ConsistentRead: true }));
-  const it = out.Item;
+  const out = await c.dynamodb.send(new GetItemCommand({ TableName: s.tableName, Key: keyOf(s), ConsistentRead: true }));
+  return itemFrom(out.Item);
+}
+
+function itemFrom(it: Record<string, any> | undefined): StoredItem {
   if (!it) return { version: 0 };
   let capacity: CapacityPlan | undefined;
   try {
@@ -245,7 +269,7 @@ async function writeItem(s: HandlerSettings, c: Clients, version: number, state:
     await c.dynamodb.send(new PutItemCommand({
       TableName: s.tableName,
       Item: {
-        ...KEY, version: { N: String(version + 1) }, state: { S: state },
+        ...keyOf(s), version: { N: String(version + 1) }, state: { S: state },
         ...(capacity ? { capacity: { S: JSON.stringify(capacity) } } : {}),
       },
       ConditionExpression: version === 0 ? 'attribute_not_exists(pk)' : 'version = :v',
@@ -260,12 +284,19 @@ async function writeItem(s: HandlerSettings, c: Clients, version: number, state:
 
 async function readPublished(s: HandlerSettings, c: Clients): Promise<{ level?: number; state?: string } | undefined> {
   try {
-    const raw = (await c.ssm.send(new GetParameterCommand({ Name: s.parameterName }))).Parameter?.Value;
+    return publishedFrom((await c.ssm.send(new GetParameterCommand({ Name: s.parameterName }))).Parameter?.Value);
+  } catch (e: any) {
+    if (e?.name === 'ParameterNotFound') return undefined;
+    throw e;
+  }
+}
+
+function publishedFrom(raw: string | undefined): { level?: number; state?: string } | undefined {
+  try {
     const o = raw ? JSON.parse(raw) : undefined;
     return o && typeof o === 'object' ? { level: o.level, state: o.state } : undefined;
-  } catch (e: any) {
-    if (e?.name === 'ParameterNotFound' || e instanceof SyntaxError) return undefined;
-    throw e;
+  } catch {
+    return undefined;
   }
 }
 
@@ -304,17 +335,32 @@ async function applyCapacity(s: HandlerSettings, c: Clients, want: CapacityPlan,
   return ok;
 }
 
-async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise<Readings & { newestMinuteInvocations?: number }> {
-  const dims = (variant: string) => [{ Name: 'EndpointName', Value: s.endpointName }, { Name: 'VariantName', Value: variant }];
-  const q = (Id: string, Namespace: string, MetricName: string, Stat: string, Period: number): MetricDataQuery =>
-    ({ Id, MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims(s.primaryVariant) }, Period, Stat } });
+/** What one evaluation reads from CloudWatch, parsed (readings plus the newest minute's traffic). */
+export type MetricReadings = Readings & { newestMinuteInvocations?: number };
+
+/** The GetMetricData range for an endpoint: memory at its period, the error window on minute boundaries. */
+function metricWindow(s: HandlerSettings, now: number) {
   const P = s.metricPeriodSeconds;
-  // Memory at the endpoint's publishing period, and at 60 s in case finer data is not stored (the
-  // newest usable series wins); the 5XX rate as the sum of the 1-minute buckets inside the error
-  // window [end − window, end): exactly the window the error-rate alarm judges. (One bucket of the
-  // window's length would not do: GetMetricData aligns buckets to StartTime, so the newest bucket of
-  // a longer range covers only part of the window.)
-  const queries: MetricDataQuery[] = [
+  const align = P >= 60 ? 60_000 : P * 1000;
+  const end = Math.floor(now / align) * align;
+  const start = Math.floor((end - Math.max(15 * 60, s.errorWindowSeconds) * 1000) / 60_000) * 60_000;
+  return { start, end };
+}
+
+/**
+ * The queries for one endpoint, their ids prefixed (so a fleet's endpoints share one call). Memory
+ * at the endpoint's publishing period, and at 60 s in case finer data is not stored (the newest
+ * usable series wins); the 5XX rate as the sum of the 1-minute buckets inside the error window
+ * [end − window, end): exactly the window the error-rate alarm judges. (One bucket of the window's
+ * length would not do: GetMetricData aligns buckets to StartTime, so the newest bucket of a longer
+ * range covers only part of the window.)
+ */
+function metricQueries(s: HandlerSettings, prefix: string): MetricDataQuery[] {
+  const dims = (variant: string) => [{ Name: 'EndpointName', Value: s.endpointName }, { Name: 'VariantName', Value: variant }];
+  const q = (id: string, Namespace: string, MetricName: string, Stat: string, Period: number, variant = s.primaryVariant): MetricDataQuery =>
+    ({ Id: prefix + id, MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims(variant) }, Period, Stat } });
+  const P = s.metricPeriodSeconds;
+  return [
     q('mem', '/aws/sagemaker/Endpoints', 'MemoryUtilization', 'Maximum', P),
     ...(s.gpuCount > 0 ? [q('gpu', '/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', 'Maximum', P)] : []),
     ...(P < 60 ? [q('mem60', '/aws/sagemaker/Endpoints', 'MemoryUtilization', 'Maximum', 60)] : []),
@@ -322,35 +368,42 @@ async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise
     q('err', 'AWS/SageMaker', 'Invocation5XXErrors', 'Sum', 60),
     q('inv', 'AWS/SageMaker', 'Invocations', 'Sum', 60),
     // The fallback's share of the endpoint's traffic, for the load per primary instance.
-    ...(s.fallbackVariant ? [{ Id: 'finv', MetricStat: { Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocations', Dimensions: dims(s.fallbackVariant) }, Period: 60, Stat: 'Sum' } }] : []),
+    ...(s.fallbackVariant ? [q('finv', 'AWS/SageMaker', 'Invocations', 'Sum', 60, s.fallbackVariant)] : []),
   ];
-  const align = P >= 60 ? 60_000 : P * 1000;
-  const end = new Date(Math.floor(now / align) * align);
-  const start = new Date(Math.floor((end.getTime() - Math.max(15 * 60, s.errorWindowSeconds) * 1000) / 60_000) * 60_000);
+}
+
+/**
+ * The hottest single GPU of any instance (enhanced metrics' AcceleratorId dimension), in a call of
+ * its own: a Metrics Insights query that CloudWatch rejected must not cost the breaker its other data.
+ */
+async function perGpuSeries(s: HandlerSettings, c: Clients, now: number, calls: string[]): Promise<MemoryPoint[]> {
+  if (!(s.perGpuMetrics && s.gpuCount > 1)) return [];
+  const { start, end } = metricWindow(s, now);
+  calls.push('cloudwatch:GetMetricData');
+  try {
+    const g = await c.cloudwatch.send(new GetMetricDataCommand({
+      MetricDataQueries: [{ Id: 'gpudev', Expression: perGpuQuery(s.endpointName, s.primaryVariant), Period: s.metricPeriodSeconds }],
+      StartTime: new Date(start), EndTime: new Date(end), ScanBy: 'TimestampAscending',
+    }));
+    return points(g.MetricDataResults?.[0]);
+  } catch (e: any) {
+    log({ level: 'warn', endpoint: s.endpointName, message: `per-GPU query failed (${e?.name}): judging the mean GPU only` });
+    return [];
+  }
+}
+
+function points(r: MetricDataResult | undefined): MemoryPoint[] {
+  return (r?.Timestamps ?? []).map((t, i) => ({ t: new Date(t).getTime(), v: r!.Values![i] })).filter(p => Number.isFinite(p.v));
+}
+
+/** Pure: one endpoint's readings from GetMetricData results (ids with `prefix`). */
+function parseReadings(s: HandlerSettings, results: MetricDataResult[], prefix: string, perGpu: MemoryPoint[], now: number): MetricReadings {
+  const series = (id: string) => points(results.find(x => x.Id === prefix + id));
   const minuteEnd = Math.floor(now / 60_000) * 60_000;
   const windowStart = minuteEnd - s.errorWindowSeconds * 1000;
-  const out = await c.cloudwatch.send(new GetMetricDataCommand({ MetricDataQueries: queries, StartTime: start, EndTime: end, ScanBy: 'TimestampAscending' }));
-  // The hottest single GPU of any instance (enhanced metrics' AcceleratorId dimension), in a call of
-  // its own: a Metrics Insights query that CloudWatch rejected must not cost the breaker its other data.
-  let perGpu: MemoryPoint[] = [];
-  if (s.perGpuMetrics && s.gpuCount > 1) {
-    try {
-      const g = await c.cloudwatch.send(new GetMetricDataCommand({
-        MetricDataQueries: [{ Id: 'gpudev', Expression: perGpuQuery(s.endpointName, s.primaryVariant), Period: P }], StartTime: start, EndTime: end, ScanBy: 'TimestampAscending',
-      }));
-      const r = g.MetricDataResults?.[0];
-      perGpu = (r?.Timestamps ?? []).map((t, i) => ({ t: new Date(t).getTime(), v: r!.Values![i] })).filter(p => Number.isFinite(p.v));
-    } catch (e: any) {
-      log({ level: 'warn', endpoint: s.endpointName, message: `per-GPU query failed (${e?.name}): judging the mean GPU only` });
-    }
-  }
-  const series = (id: string): MemoryPoint[] => {
-    const r = out.MetricDataResults?.find(x => x.Id === id);
-    return (r?.Timestamps ?? []).map((t, i) => ({ t: new Date(t).getTime(), v: r!.Values![i] })).filter(p => Number.isFinite(p.v));
-  };
   // The finest series that has data: 10-s data when it is stored, else 1-minute data.
   const fine = series('mem').length > 0;
-  const period = fine ? P : 60;
+  const period = fine ? s.metricPeriodSeconds : 60;
   const host = fine ? series('mem') : series('mem60');
   const gpuSum = fine ? series('gpu') : series('gpu60');
   // Memory judged on the hottest instance and its hottest GPU: host %, the summed GPU metric divided
@@ -372,6 +425,15 @@ async function readMetrics(s: HandlerSettings, c: Clients, now: number): Promise
   const newest = series('inv').filter(p => p.t < minuteEnd).at(-1);
   const fallbackSameMinute = newest ? series('finv').find(p => p.t === newest.t)?.v ?? 0 : 0;
   return { memory, periodSeconds: period, errors, invocations, newestMinuteInvocations: newest ? newest.v + fallbackSameMinute : undefined };
+}
+
+async function readMetrics(s: HandlerSettings, c: Clients, now: number, calls: string[]): Promise<MetricReadings> {
+  const { start, end } = metricWindow(s, now);
+  calls.push('cloudwatch:GetMetricData');
+  const out = await c.cloudwatch.send(new GetMetricDataCommand({
+    MetricDataQueries: metricQueries(s, ''), StartTime: new Date(start), EndTime: new Date(end), ScanBy: 'TimestampAscending',
+  }));
+  return parseReadings(s, out.MetricDataResults ?? [], '', await perGpuSeries(s, c, now, calls), now);
 }
 
 /**
@@ -407,7 +469,114 @@ function summarize(event: unknown): unknown {
   return { source: e.source, detailType: e['detail-type'] };
 }
 
-/** Lambda entry point. */
-export async function handler(event: unknown): Promise<EvaluationResult> {
+// ---------------------------------------------------------------------------------------------
+// Fleet mode: one function for every endpoint of a stack. Each endpoint's settings are an SSM
+// parameter the construct writes (the function's environment lists their names); its state is its
+// own item in the shared table. Reads are batched across endpoints; each endpoint is then decided
+// and acted on separately, so one endpoint's failure or Updating status never holds up another's.
+// ---------------------------------------------------------------------------------------------
+
+/** Settings of a fleet function (from its environment). */
+export interface FleetSettings {
+  readonly tableName: string;
+  /** Names of the endpoints' settings parameters. */
+  readonly configParameters: string[];
+}
+
+export function fleetSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): FleetSettings {
+  return { tableName: required(env, 'TABLE_NAME'), configParameters: required(env, 'CONFIG_PARAMETERS').split(',').filter(Boolean) };
+}
+
+/** What a fleet evaluation did, per endpoint. */
+export interface FleetResult {
+  readonly outcome: 'evaluated' | 'ignored';
+  /** Endpoint name → its result. */
+  readonly endpoints: Record<string, EvaluationResult>;
+  /** Every AWS call of the invocation (batched reads included). */
+  readonly calls: string[];
+}
+
+const chunks = <T>(xs: T[], n: number): T[][] => Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, i * n + n));
+
+/** The endpoints an event is about: the alarm's or the endpoint event's one, or all on the schedule. */
+function targetsOf(event: any, all: HandlerSettings[]): HandlerSettings[] {
+  if (event.source === 'aws.sagemaker') return all.filter(s => s.endpointName === event.detail.EndpointName);
+  if (event.source === 'aws.cloudwatch') {
+    // Breaker alarms are named <endpoint>-<variant>-breaker-<metric>: the longest matching endpoint name.
+    const name = String(event.detail.alarmName);
+    const match = all.filter(s => name.startsWith(`${s.endpointName}-`)).sort((a, b) => b.endpointName.length - a.endpointName.length)[0];
+    return match ? [match] : [];
+  }
+  return all;
+}
+
+export async function evaluateFleet(event: unknown, f: FleetSettings, c: Clients, now: number = Date.now()): Promise<FleetResult> {
+  const calls: string[] = [];
+  if (!isTrigger(event)) {
+    log({ outcome: 'ignored', reasons: ['not a schedule, alarm or endpoint state-change event'], event: summarize(event) });
+    return { outcome: 'ignored', endpoints: {}, calls };
+  }
+  // 1. The endpoints' settings (GetParameters takes 10 names a call).
+  const all: HandlerSettings[] = [];
+  for (const names of chunks(f.configParameters, 10)) {
+    calls.push('ssm:GetParameters');
+    const out = await c.ssm.send(new GetParametersCommand({ Names: names }));
+    for (const p of out.Parameters ?? []) {
+      const o = JSON.parse(p.Value!);
+      all.push({ ...o, tableName: f.tableName, stateKey: o.endpointName, config: { ...DEFAULT_CONFIG, ...o.config, hasFallback: !!o.fallbackVariant } });
+    }
+  }
+  const targets = targetsOf(event, all);
+  // 2. Their states (BatchGetItem: 100 keys a call, consistent reads) and published levels (10 a call).
+  const items = new Map<string, StoredItem>();
+  for (const group of chunks(targets, 100)) {
+    calls.push('dynamodb:BatchGetItem');
+    const out = await c.dynamodb.send(new BatchGetItemCommand({ RequestItems: { [f.tableName]: { Keys: group.map(keyOf), ConsistentRead: true } } }));
+    for (const it of out.Responses?.[f.tableName] ?? []) items.set(String(it.pk?.S), itemFrom(it));
+  }
+  const published = new Map<string, { level?: number; state?: string } | undefined>();
+  for (const group of chunks(targets, 10)) {
+    calls.push('ssm:GetParameters');
+    const out = await c.ssm.send(new GetParametersCommand({ Names: group.map(t => t.parameterName) }));
+    for (const p of out.Parameters ?? []) published.set(p.Name!, publishedFrom(p.Value));
+  }
+  // 3. Their metrics: one GetMetricData for up to 500 queries, per publishing period.
+  const results: MetricDataResult[] = [];
+  const byPeriod = new Map<number, HandlerSettings[]>();
+  targets.forEach(t => byPeriod.set(t.metricPeriodSeconds, [...(byPeriod.get(t.metricPeriodSeconds) ?? []), t]));
+  for (const group of byPeriod.values()) {
+    const queries = group.flatMap(t => metricQueries(t, `e${targets.indexOf(t)}_`));
+    const windows = group.map(t => metricWindow(t, now));
+    const start = Math.min(...windows.map(w => w.start));
+    const end = Math.min(...windows.map(w => w.end));
+    for (const batch of chunks(queries, 500)) {
+      calls.push('cloudwatch:GetMetricData');
+      const out = await c.cloudwatch.send(new GetMetricDataCommand({ MetricDataQueries: batch, StartTime: new Date(start), EndTime: new Date(end), ScanBy: 'TimestampAscending' }));
+      results.push(...(out.MetricDataResults ?? []));
+    }
+  }
+  // 4. Each endpoint on its own: a failure or an Updating endpoint never holds up the others.
+  const settled = await Promise.allSettled(targets.map(async (t, i) => {
+    const perGpu = await perGpuSeries(t, c, now, calls);
+    const pre: Prefetched = {
+      item: items.get(t.endpointName) ?? { version: 0 },
+      published: published.get(t.parameterName),
+      readings: parseReadings(t, results, `e${i}_`, perGpu, now),
+    };
+    return evaluate(event, t, c, now, pre);
+  }));
+  const endpoints: Record<string, EvaluationResult> = {};
+  settled.forEach((r, i) => {
+    const name = targets[i].endpointName;
+    endpoints[name] = r.status === 'fulfilled' ? r.value : { outcome: 'failed', reasons: [`${(r.reason as Error)?.name}: ${(r.reason as Error)?.message}`], calls: [] };
+    calls.push(...(r.status === 'fulfilled' ? r.value.calls : []));
+  });
+  log({ component: 'circuit-breaker-fleet', endpoints: Object.fromEntries(Object.entries(endpoints).map(([k, v]) => [k, `${v.outcome}${v.state ? ` ${v.state}` : ''}`])), calls: calls.length });
+  return { outcome: 'evaluated', endpoints, calls };
+}
+
+/** Lambda entry point: fleet mode when the function serves several endpoints. */
+export async function handler(event: unknown): Promise<EvaluationResult | FleetResult> {
+  if (process.env.CONFIG_PARAMETERS) return evaluateFleet(event, fleetSettingsFromEnv(), clients());
   return evaluate(event, settingsFromEnv(), clients());
 }
