@@ -109,6 +109,45 @@ export function benchSimulator(): Record<string, string> {
   };
 }
 
+/** Counts the AWS calls of one steady scheduled evaluation of a shared breaker serving n endpoints. */
+export async function benchFleetCalls(): Promise<Record<string, string>> {
+  const { mockClient } = await import('aws-sdk-client-mock');
+  const { ApplicationAutoScalingClient } = await import('@aws-sdk/client-application-auto-scaling');
+  const { CloudWatchClient, GetMetricDataCommand } = await import('@aws-sdk/client-cloudwatch');
+  const { BatchGetItemCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const { SageMakerClient } = await import('@aws-sdk/client-sagemaker');
+  const { GetParametersCommand, SSMClient } = await import('@aws-sdk/client-ssm');
+  const { evaluateFleet } = await import('../lambda/circuit-breaker/handler');
+  const { serializeState } = await import('../lambda/circuit-breaker/policy');
+  const now = Date.UTC(2026, 10, 29, 12, 0, 30);
+  const out: Record<string, string> = {};
+  const log = console.log;
+  console.log = () => undefined;
+  try {
+    for (const n of [1, 10, 30]) {
+      const names = Array.from({ length: n }, (_, i) => `ep-${i}`);
+      const closed = JSON.stringify({ state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0 });
+      mockClient(SSMClient).on(GetParametersCommand).callsFake(i => ({
+        Parameters: i.Names.map((Name: string) => ({ Name, Value: Name.startsWith('/cfg/')
+          ? JSON.stringify({ endpointName: Name.slice(5), primaryVariant: 'P', parameterName: `/level/${Name.slice(5)}`, gpuCount: 0, errorWindowSeconds: 600, metricPeriodSeconds: 10, perGpuMetrics: false, dryRun: false, metricNamespace: 'NS', config: DEFAULT_CONFIG })
+          : serializeState(JSON.parse(closed), []) })),
+      }));
+      mockClient(DynamoDBClient).on(BatchGetItemCommand).callsFake(i => ({ Responses: { T: i.RequestItems.T.Keys.map((k: any) => ({ pk: k.pk, version: { N: '1' }, state: { S: closed } })) } }));
+      mockClient(CloudWatchClient).on(GetMetricDataCommand).callsFake(i => ({
+        MetricDataResults: i.MetricDataQueries.filter((q: any) => q.Id.endsWith('_mem')).map((q: any) => ({ Id: q.Id, Timestamps: [new Date(now - 30_000)], Values: [40] })),
+      }));
+      const clients = { sagemaker: new SageMakerClient({}), cloudwatch: new CloudWatchClient({}), ssm: new SSMClient({}), dynamodb: new DynamoDBClient({}), autoscaling: new ApplicationAutoScalingClient({}) };
+      const r = await evaluateFleet({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, { tableName: 'T', configParameters: names.map(x => `/cfg/${x}`) }, clients, now);
+      const counts: Record<string, number> = {};
+      for (const c of r.calls) counts[c.split(':')[1]] = (counts[c.split(':')[1]] ?? 0) + 1;
+      out[`shared breaker, steady evaluation of ${n} endpoint(s)`] = `${r.calls.length} AWS calls (${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}); one function per endpoint would make ${4 * n}`;
+    }
+  } finally {
+    console.log = log;
+  }
+  return out;
+}
+
 /** Synthesizes a fleet of n ml.m5.xlarge endpoints (one nested stack each): wall time and parent-stack resources. */
 function synthFleet(n: number): { ms: number; parent: number } {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -132,7 +171,7 @@ export function benchFleet(): Record<string, string> {
 }
 
 async function main(): Promise<void> {
-  const rows: Record<string, string> = { ...benchBreaker(), ...(await benchCalls()), ...benchSimulator(), ...benchFleet() };
+  const rows: Record<string, string> = { ...benchBreaker(), ...(await benchCalls()), ...benchSimulator(), ...benchFleet(), ...(await benchFleetCalls()) };
   const width = Math.max(...Object.keys(rows).map(k => k.length));
   console.log('benchmark'.padEnd(width), ' result');
   for (const [k, v] of Object.entries(rows)) console.log(k.padEnd(width), ' ' + v);
