@@ -174,11 +174,13 @@ export function lambdaBundleDir(name: string): string {
 }
 
 /**
- * The memory circuit breaker of one endpoint: alarms at 80 % memory and on the 10-minute 5XX
- * rate, EventBridge rules for their state changes plus a 1-minute schedule, a Lambda (reserved
- * concurrency 1, dead-letter queue) that runs the pure policy and shifts **weights** (never
- * instance counts) to the fallback variant, and an SSM parameter with the degrade level that the
- * model container reads. Usable alone for any endpoint.
+ * The memory circuit breaker of one endpoint: trigger alarms at 80 % memory (at the endpoint's
+ * publishing period) and on the 10-minute 5XX rate; an SSM parameter with the degrade level the
+ * container reads; and a function — its own (with a dead-letter queue, log group, state table,
+ * 1-minute schedule and rules for its alarms and the endpoint's state changes) or a
+ * `SharedCircuitBreaker`'s — that runs the pure policy: it publishes the level at once, shifts
+ * **weights** to the fallback when the endpoint is InService, and holds capacity through
+ * Application Auto Scaling's settings (never instance counts). Usable alone for any endpoint.
  */
 export class CircuitBreaker extends Construct {
   /** The function. */
@@ -189,7 +191,7 @@ export class CircuitBreaker extends Construct {
   public readonly alarms: cloudwatch.Alarm[] = [];
   /** Failed invocations. */
   public readonly deadLetterQueue: sqs.Queue;
-  /** The table holding the breaker's state (one item, written only by the function). */
+  /** The table holding the breaker's state (its item, written only by the function; shared tables hold one per endpoint). */
   public readonly stateTable: dynamodb.Table;
   /** The policy configuration the function runs with (also what the simulator uses). */
   public readonly config: BreakerConfig;

@@ -184,7 +184,7 @@ export interface ResilientEndpointProps {
   readonly fallback?: FallbackVariantProps;
   /**
    * Model-server tuning.
-   * @default - workers from the instance hardware, 8 MiB requests, 3600 s download timeout
+   * @default - the serving stack detected from the image, workers from the instance hardware, 6 MiB requests, 3600 s download timeout
    */
   readonly modelServer?: ModelServerOptions;
   /**
@@ -230,8 +230,10 @@ export interface ResilientEndpointProps {
    */
   readonly monitoring?: MonitoringOptions;
   /**
-   * The memory circuit breaker (shifts weights to the fallback, publishes the degrade level).
-   * @default - on: degrade at 80 % memory, open at 95 % or 5 % 5XX over 10 minutes, recover below 70 %
+   * The memory circuit breaker (publishes the degrade level, shifts weights to the fallback, holds
+   * capacity while degraded).
+   * @default - on, with a function of its own: degrade at 80 % memory, open at 95 % or 5 % 5XX over
+   * 10 minutes, recover below 70 % once the load has fallen
    */
   readonly circuitBreaker?: CircuitBreakerOptions;
   /**
