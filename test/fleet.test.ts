@@ -1,5 +1,6 @@
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { CFN_RESOURCE_LIMIT, ContainerImage, ResilientEndpoint, ResilientEndpointFleet, SageMakerInstanceType } from '../lib';
 import { synthError } from './util';
 
@@ -85,4 +86,13 @@ describe('one shared breaker function per fleet', () => {
       expect([sm.Resource].flat()).toHaveLength(1);
     }
   });
+});
+
+test('cdk-nag AwsSolutions finds nothing on a fleet (parent with the shared breaker, and each nested stack)', () => {
+  const app = newApp();
+  const stack = new Stack(app, 'Nag', { env });
+  const fleet = new ResilientEndpointFleet(stack, 'F');
+  for (let i = 0; i < 2; i++) fleet.addEndpoint(`E${i}`, props);
+  expect(new AwsSolutionsChecks().validateScope(stack).violations).toEqual([]);
+  for (const e of fleet.endpoints) expect(new AwsSolutionsChecks().validateScope(e.node.scope as NestedStack).violations).toEqual([]);
 });
