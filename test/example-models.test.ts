@@ -71,3 +71,14 @@ describe('recommender model.tar.gz (PyTorch image)', () => {
     expect(fs.readFileSync(exampleModelArtifact('recommender')).equals(before)).toBe(true);
   });
 });
+
+test('context values still override the image and the model (your own artifacts)', () => {
+  const { App } = require('aws-cdk-lib');
+  const { Template } = require('aws-cdk-lib/assertions');
+  const { ClusteringStack } = require('../lib/examples/clustering-stack');
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new ClusteringStack(app, 'Own', { imageUri: '123456789012.dkr.ecr.eu-west-1.amazonaws.com/my-kmeans:7', modelDataUrl: 's3://my-models/kmeans/model.tar.gz' });
+  const container = (Object.values(Template.fromStack(stack).findResources('AWS::SageMaker::Model'))[0] as any).Properties.PrimaryContainer;
+  expect(container.Image).toBe('123456789012.dkr.ecr.eu-west-1.amazonaws.com/my-kmeans:7');
+  expect(container.ModelDataUrl).toBe('s3://my-models/kmeans/model.tar.gz');
+});
