@@ -340,18 +340,25 @@ export class CircuitBreaker extends Construct {
   }
 
   /** The breaker state as a metric: 0 CLOSED, 1 DEGRADED, 2 OPEN, 3 RECOVERING (`Maximum`). */
-  public metricState(options: { period?: Duration } = {}): cloudwatch.Metric {
-    return new cloudwatch.Metric({
-      namespace: BREAKER_NAMESPACE, metricName: 'BreakerState', dimensionsMap: { EndpointName: this.props.endpointName },
-      statistic: 'Maximum', period: options.period ?? Duration.minutes(1),
-    });
+  public metricState(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric('BreakerState', props);
+  }
+
+  /** The degrade level the container applies: 0, 1 or 2 (`Maximum`). */
+  public metricDegradeLevel(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric('DegradeLevel', props);
   }
 
   /** Share of traffic on the fallback (%). */
-  public metricFallbackShare(options: { period?: Duration } = {}): cloudwatch.Metric {
+  public metricFallbackShare(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric('FallbackSharePercent', props);
+  }
+
+  /** One of the breaker's own metrics (`ResilientEndpoint/CircuitBreaker`, dimension `EndpointName`; default `Maximum` per minute). */
+  public metric(metricName: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return new cloudwatch.Metric({
-      namespace: BREAKER_NAMESPACE, metricName: 'FallbackSharePercent', dimensionsMap: { EndpointName: this.props.endpointName },
-      statistic: 'Maximum', period: options.period ?? Duration.minutes(1),
+      namespace: BREAKER_NAMESPACE, metricName, dimensionsMap: { EndpointName: this.props.endpointName },
+      statistic: 'Maximum', period: Duration.minutes(1), ...props,
     });
   }
 

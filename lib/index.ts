@@ -12,4 +12,3 @@ export * from './auto-scaling';
 export * from './deployment';
 export * from './checks';
 export * from './capacity-plan';
-export * as simulation from './simulation';

@@ -34,6 +34,22 @@ export interface InstanceSpec {
   readonly burstable?: boolean;
 }
 
+/** An instance's hardware with every field filled (what `SageMakerInstanceType.spec` holds). */
+export interface InstanceHardware {
+  /** Number of vCPUs. */
+  readonly vCpus: number;
+  /** Host memory in GiB. */
+  readonly memoryGiB: number;
+  /** Number of GPUs (0 for CPU types). */
+  readonly gpuCount: number;
+  /** Memory of one GPU in GiB (0 for CPU types). */
+  readonly gpuMemoryGiB: number;
+  /** Local NVMe instance storage in GB (0 = EBS only). */
+  readonly localNvmeGB: number;
+  /** Burstable (T2/T3) type. */
+  readonly burstable: boolean;
+}
+
 // Declared before the class: the static catalog fields register themselves here.
 // eslint-disable-next-line @typescript-eslint/no-use-before-define
 const CATALOG = new Map<string, SageMakerInstanceType>();
@@ -111,7 +127,7 @@ export class SageMakerInstanceType {
   }
 
   /** Normalised hardware (every optional field filled). */
-  public readonly spec: Required<InstanceSpec>;
+  public readonly spec: InstanceHardware;
 
   private constructor(
     /** The instance type name, e.g. `ml.g4dn.xlarge`. */

@@ -43,7 +43,10 @@ for (const t of ['AWS::SageMaker::Model', 'AWS::SageMaker::EndpointConfig', 'AWS
 const model = Object.values(template.Resources).find(r => r.Type === 'AWS::SageMaker::Model');
 const workers = model.Properties.PrimaryContainer.Environment.SAGEMAKER_MODEL_SERVER_WORKERS;
 if (workers !== '6') throw new Error('expected 6 workers, got ' + workers);
-console.log('consumer app synthesized ' + types.length + ' resources (' + [...new Set(types)].length + ' types), workers=' + workers);
+const simulation = require('${pkg.name}/simulation');
+if (typeof simulation.runSimulation !== 'function' || typeof simulation.calibrateIncidentA !== 'function') throw new Error('the simulation entry point is missing');
+if ('simulation' in require('${pkg.name}')) throw new Error('the simulator leaked into the root export');
+console.log('consumer app synthesized ' + types.length + ' resources (' + [...new Set(types)].length + ' types), workers=' + workers + '; simulation entry point loads');
 `);
   process.stdout.write(`package check: ${tarball}: ` + run('node', ['app.js'], work));
 

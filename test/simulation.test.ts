@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { execFileSync } from 'child_process';
-import { simulation } from '../lib';
+import * as simulation from '../lib/simulation';
 import { exampleEndpoint } from '../lib/simulation/cli';
 
 const {

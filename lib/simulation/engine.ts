@@ -8,7 +8,7 @@
  * Timings and their sources: ../shared/reference/scaling-dynamics.md; unverified ones are parameters.
  */
 import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_CODE, VariantCapacity } from '../../lambda/circuit-breaker/policy';
-import { InstanceSpec } from '../instance-types';
+import { InstanceHardware } from '../instance-types';
 import { Rng, Trace } from './traces';
 
 const GIB = 1024 ** 3;
@@ -16,7 +16,7 @@ const GIB = 1024 ** 3;
 /** One variant as deployed (from the construct) plus its workload shape. */
 export interface SimVariant {
   readonly name: string;
-  readonly spec: Required<InstanceSpec>;
+  readonly spec: InstanceHardware;
   /** Model-server workers per instance (from the tuning). */
   readonly workers: number;
   /** Model copy footprint at peak (bytes): GPU on GPU types, else host. */
