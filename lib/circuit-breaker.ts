@@ -12,6 +12,8 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { BreakerConfig, DEFAULT_CONFIG } from '../lambda/circuit-breaker/policy';
+
+export type { BreakerConfig } from '../lambda/circuit-breaker/policy';
 import { VariantAutoScaling } from './auto-scaling';
 import { SageMakerInstanceType } from './instance-types';
 import { EndpointMetricFactory } from './monitoring/metrics';

@@ -345,7 +345,7 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
   /** The L1 endpoint. */
   public readonly cfnEndpoint: sagemaker.CfnEndpoint;
 
-  protected readonly errors = new PropErrors();
+  private readonly errors = new PropErrors();
   private readonly metricFactories = new Map<string, EndpointMetricFactory>();
 
   constructor(scope: Construct, id: string, propsIn: ResilientEndpointProps) {

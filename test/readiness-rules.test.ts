@@ -17,7 +17,7 @@ const good: EndpointFacts = {
   kmsKeyId: false,
   dataCapture: { enabled: true, sampling: 1, destination: 's3://b/p' },
   deploymentRollbackAlarms: 4,
-  scaling: { Primary: [2, 4] },
+  scaling: { Primary: { min: 2, max: 4 } },
   memoryAlarmThresholds: [85],
   breakers: [{ retentionDays: 90 }],
 };
@@ -26,7 +26,7 @@ const primary = (patch: object) => ({ ...good, variants: [{ ...good.variants[0],
 
 const failing: Record<string, EndpointFacts> = {
   'RE-MultiInstance': primary({ initialInstanceCount: 1 }),
-  'RE-AutoScaling': { ...good, scaling: { Primary: [2, 2] } },
+  'RE-AutoScaling': { ...good, scaling: { Primary: { min: 2, max: 2 } } },
   'RE-NoBurstable': primary({ instanceType: 'ml.t2.2xlarge' }), // large enough that only the burstable rule fires
   'RE-MemoryAlarm': { ...good, memoryAlarmThresholds: [90] },
   'RE-CircuitBreaker': { ...good, breakers: [] },

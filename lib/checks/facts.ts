@@ -30,14 +30,41 @@ export interface EndpointFacts {
   readonly nameKeys: string[];
   readonly variants: VariantFacts[];
   readonly kmsKeyId: boolean;
-  readonly dataCapture?: { enabled: boolean; sampling: unknown; destination: unknown };
+  readonly dataCapture?: DataCaptureFacts;
   readonly deploymentRollbackAlarms: number;
   /** Scalable targets on this endpoint's variants: variant → [min, max]. */
-  readonly scaling: Record<string, [number, number]>;
+  readonly scaling: { [variantName: string]: ScalingFacts };
   /** Thresholds of the alarms on this endpoint's host MemoryUtilization (breaker triggers excluded). */
   readonly memoryAlarmThresholds: number[];
   /** Breaker functions pointed at this endpoint, with their log retention (days, undefined = never expire). */
-  readonly breakers: { retentionDays?: number }[];
+  readonly breakers: BreakerFacts[];
+}
+
+/** An endpoint config's data capture as synthesized. */
+export interface DataCaptureFacts {
+  /** `EnableCapture` (true when absent). */
+  readonly enabled: boolean;
+  /** `InitialSamplingPercentage` as written (a number, or a token). */
+  readonly sampling?: any;
+  /** `DestinationS3Uri` as written. */
+  readonly destination?: any;
+}
+
+/** A scalable target's bounds. */
+export interface ScalingFacts {
+  /** `MinCapacity`. */
+  readonly min: number;
+  /** `MaxCapacity`. */
+  readonly max: number;
+}
+
+/** A breaker function pointed at the endpoint. */
+export interface BreakerFacts {
+  /**
+   * Its log group's retention in days.
+   * @default - never expires
+   */
+  readonly retentionDays?: number;
 }
 
 type Resources = Record<string, { Type: string; Properties?: any }>;
@@ -100,10 +127,10 @@ export function collectEndpoints(template: { Resources?: Resources }): EndpointF
       ...(p.ProductionVariants ?? []).map((v: any) => variantOf(v, false)),
       ...(p.ShadowProductionVariants ?? []).map((v: any) => variantOf(v, true)),
     ];
-    const scaling: Record<string, [number, number]> = {};
+    const scaling: { [variantName: string]: ScalingFacts } = {};
     for (const [, t] of of('AWS::ApplicationAutoScaling::ScalableTarget')) {
       const m = /^endpoint\/(.+)\/variant\/(.+)$/.exec(valueKey(t.Properties?.ResourceId ?? ''));
-      if (m && nameKeys.includes(m[1])) scaling[m[2]] = [t.Properties.MinCapacity, t.Properties.MaxCapacity];
+      if (m && nameKeys.includes(m[1])) scaling[m[2]] = { min: t.Properties.MinCapacity, max: t.Properties.MaxCapacity };
     }
     const dims = (a: any) => (a.Properties?.Dimensions ?? []) as { Name: string; Value: unknown }[];
     const memoryAlarmThresholds = of('AWS::CloudWatch::Alarm')

@@ -1,8 +1,8 @@
 import * as fs from 'fs';
 import { CfnResource, IPolicyValidationContext, IPolicyValidationPlugin, PolicyValidationPluginReport, PolicyViolation, Stack, Validations } from 'aws-cdk-lib';
 import { IConstruct } from 'constructs';
-import { collectEndpoints, EndpointFacts } from './facts';
-import { ReadinessRule, RuleLevel } from './rule';
+import { collectEndpoints } from './facts';
+import { IReadinessRule, RuleLevel } from './rule';
 import { AutoScaling } from './rules/auto-scaling';
 import { BreakerLogRetention } from './rules/breaker-log-retention';
 import { CircuitBreakerWired } from './rules/circuit-breaker';
@@ -16,11 +16,13 @@ import { NvmeStorage } from './rules/nvme-storage';
 import { RequestSize } from './rules/request-size';
 import { WorkerMemory } from './rules/worker-memory';
 
-export { collectEndpoints, RuleLevel };
-export type { EndpointFacts, ReadinessRule };
+export { collectEndpoints, valueKey } from './facts';
+export type { BreakerFacts, DataCaptureFacts, EndpointFacts, ScalingFacts, VariantFacts } from './facts';
+export { RuleLevel } from './rule';
+export type { IReadinessRule } from './rule';
 
 /** Every rule of the pack. */
-export const READINESS_RULES: ReadinessRule[] = [
+export const READINESS_RULES: IReadinessRule[] = [
   MultiInstance, AutoScaling, NoBurstable, MemoryAlarm, CircuitBreakerWired, DataCaptureOn, RequestSize,
   WorkerMemory, DeploymentGuardrails, NetworkControls, BreakerLogRetention, NvmeStorage,
 ];
@@ -35,7 +37,7 @@ export interface ReadinessFinding {
 }
 
 /** Pure: runs the rules over one template. */
-export function checkTemplate(template: any, stack: string = 'template', rules: ReadinessRule[] = READINESS_RULES): ReadinessFinding[] {
+export function checkTemplate(template: any, stack: string = 'template', rules: IReadinessRule[] = READINESS_RULES): ReadinessFinding[] {
   return collectEndpoints(template).flatMap(e => rules.flatMap(r => r.check(e).map(message => ({
     ruleId: r.id, level: r.level, stack, resource: e.endpointLogicalId ?? e.configLogicalId,
     message: `${message}. Why: ${r.why} Fix: ${r.fix}`,
@@ -50,8 +52,8 @@ export function checkTemplate(template: any, stack: string = 'template', rules: 
  */
 export class ProductionReadinessChecks implements IPolicyValidationPlugin {
   public readonly name = 'ProductionReadiness';
-  public readonly version = '0.1.0';
-  public readonly ruleIds = READINESS_RULES.map(r => r.id);
+  public readonly version?: string = '0.1.0';
+  public readonly ruleIds?: string[] = READINESS_RULES.map(r => r.id);
 
   public validate(context: IPolicyValidationContext): PolicyValidationPluginReport {
     const findings: { f: ReadinessFinding; templatePath: string; path?: string }[] = [];

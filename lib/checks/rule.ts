@@ -8,7 +8,7 @@ export enum RuleLevel {
 }
 
 /** One production-readiness rule: a pure function of an endpoint's synthesized facts. */
-export interface ReadinessRule {
+export interface IReadinessRule {
   readonly id: string;
   readonly level: RuleLevel;
   /** What is checked. */

@@ -1,5 +1,5 @@
-import { ReadinessRule, RuleLevel, weighted } from '../rule';
-export const AutoScaling: ReadinessRule = {
+import { IReadinessRule, RuleLevel, weighted } from '../rule';
+export const AutoScaling: IReadinessRule = {
   id: 'RE-AutoScaling', level: RuleLevel.ERROR,
   what: 'Every variant that takes traffic is autoscaled with max > min',
   why: 'Incident B: peaks reach 17× off-peak QPS; fixed capacity runs out of memory at the peak.',
@@ -7,6 +7,6 @@ export const AutoScaling: ReadinessRule = {
   check: e => weighted(e).flatMap(v => {
     const s = e.scaling[v.variantName];
     if (!s) return [`${v.variantName} has no scalable target`];
-    return s[1] > s[0] ? [] : [`${v.variantName} scales ${s[0]}..${s[1]} (max must exceed min)`];
+    return s.max > s.min ? [] : [`${v.variantName} scales ${s.min}..${s.max} (max must exceed min)`];
   }),
 };

@@ -1,5 +1,5 @@
-import { ReadinessRule, RuleLevel } from '../rule';
-export const BreakerLogRetention: ReadinessRule = {
+import { IReadinessRule, RuleLevel } from '../rule';
+export const BreakerLogRetention: IReadinessRule = {
   id: 'RE-BreakerLogRetention', level: RuleLevel.WARNING,
   what: 'The circuit breaker\'s log group has a retention period',
   why: 'The breaker\'s decision log is the record of every degradation; unbounded logs cost money forever.',

@@ -1,5 +1,5 @@
-import { ReadinessRule, RuleLevel } from '../rule';
-export const CircuitBreakerWired: ReadinessRule = {
+import { IReadinessRule, RuleLevel } from '../rule';
+export const CircuitBreakerWired: IReadinessRule = {
   id: 'RE-CircuitBreaker', level: RuleLevel.WARNING,
   what: 'A memory circuit breaker is wired to the endpoint',
   why: 'Autoscaling adds instances in minutes; an OOM takes seconds once a long-tail request arrives.',

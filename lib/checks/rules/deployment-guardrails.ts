@@ -1,5 +1,5 @@
-import { ReadinessRule, RuleLevel } from '../rule';
-export const DeploymentGuardrails: ReadinessRule = {
+import { IReadinessRule, RuleLevel } from '../rule';
+export const DeploymentGuardrails: IReadinessRule = {
   id: 'RE-DeploymentGuardrails', level: RuleLevel.WARNING,
   what: 'Model updates roll back automatically on alarms',
   why: 'Incident checklist: canary release at 5 % and a tested rollback to the previous model.',

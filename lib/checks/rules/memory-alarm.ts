@@ -1,5 +1,5 @@
-import { ReadinessRule, RuleLevel } from '../rule';
-export const MemoryAlarm: ReadinessRule = {
+import { IReadinessRule, RuleLevel } from '../rule';
+export const MemoryAlarm: IReadinessRule = {
   id: 'RE-MemoryAlarm', level: RuleLevel.ERROR,
   what: 'A memory alarm at 85 % or lower watches the endpoint',
   why: 'Incident A: GPU memory climbed from 25 % to 98 % and nobody saw it until traffic fell.',

@@ -1,5 +1,5 @@
-import { ReadinessRule, RuleLevel, weighted } from '../rule';
-export const MultiInstance: ReadinessRule = {
+import { IReadinessRule, RuleLevel, weighted } from '../rule';
+export const MultiInstance: IReadinessRule = {
   id: 'RE-MultiInstance', level: RuleLevel.ERROR,
   what: 'Every variant that takes traffic starts with more than one instance',
   why: 'One instance is one Availability Zone and one OOM away from an outage (incident checklist: multi-AZ resilience).',

@@ -1,5 +1,5 @@
-import { ReadinessRule, RuleLevel } from '../rule';
-export const NetworkControls: ReadinessRule = {
+import { IReadinessRule, RuleLevel } from '../rule';
+export const NetworkControls: IReadinessRule = {
   id: 'RE-Network', level: RuleLevel.WARNING,
   what: 'Each model runs with network isolation or in a VPC',
   why: 'Dependency isolation (incident checklist): a model container should not reach arbitrary networks.',

@@ -1,5 +1,5 @@
-import { isBurstable, ReadinessRule, RuleLevel } from '../rule';
-export const NoBurstable: ReadinessRule = {
+import { isBurstable, IReadinessRule, RuleLevel } from '../rule';
+export const NoBurstable: IReadinessRule = {
   id: 'RE-NoBurstable', level: RuleLevel.ERROR,
   what: 'No burstable (T2/T3) instance types',
   why: 'Incident B landed on a demo-grade ml.t2.medium (4 GiB, 110 s cold start) that cannot autoscale.',

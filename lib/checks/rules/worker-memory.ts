@@ -1,6 +1,6 @@
-import { ReadinessRule, RuleLevel } from '../rule';
+import { IReadinessRule, RuleLevel } from '../rule';
 import { SageMakerInstanceType } from '../../instance-types';
-export const WorkerMemory: ReadinessRule = {
+export const WorkerMemory: IReadinessRule = {
   id: 'RE-WorkerMemory', level: RuleLevel.ERROR,
   what: 'Workers × stated model footprint stays within 80 % of the instance memory',
   why: 'Each worker loads its own model copy; incident B: 10 concurrent copies took 4.8 GB.',
