@@ -1,7 +1,7 @@
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { CFN_RESOURCE_LIMIT, ContainerImage, ResilientEndpoint, ResilientEndpointFleet, SageMakerInstanceType } from '../lib';
+import { CFN_RESOURCE_LIMIT, ContainerImage, ResilientEndpoint, ResilientEndpointFleet, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
 import { synthError } from './util';
 
 const image = ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3');
@@ -95,4 +95,20 @@ test('cdk-nag AwsSolutions finds nothing on a fleet (parent with the shared brea
   for (let i = 0; i < 2; i++) fleet.addEndpoint(`E${i}`, props);
   expect(new AwsSolutionsChecks().validateScope(stack).violations).toEqual([]);
   for (const e of fleet.endpoints) expect(new AwsSolutionsChecks().validateScope(e.node.scope as NestedStack).violations).toEqual([]);
+});
+
+test('a shared breaker nobody uses is a clear synth error', () => {
+  const app = newApp();
+  const stack = new Stack(app, 'Empty', { env });
+  SharedCircuitBreaker.of(stack);
+  expect(synthError(app)).toMatch(/ResilientEndpointSharedBreaker: got no endpoints; allowed: at least one\. Fix: pass it as circuitBreaker\.shared/);
+});
+
+test('a plain stack can share one breaker between endpoints (SharedCircuitBreaker.of)', () => {
+  const app = newApp();
+  const stack = new Stack(app, 'Plain', { env });
+  for (let i = 0; i < 3; i++) new ResilientEndpoint(stack, `E${i}`, { ...props, circuitBreaker: { shared: SharedCircuitBreaker.of(stack) } });
+  const t = Template.fromStack(stack);
+  t.resourceCountIs('AWS::Lambda::Function', 1);
+  t.resourceCountIs('AWS::DynamoDB::Table', 1);
 });
