@@ -2,6 +2,7 @@ export * from './instance-types';
 export * from './model-server';
 export * from './model-artifacts';
 export * from './data-capture';
+export * from './endpoint-base';
 export * from './resilient-endpoint';
 export * from './fleet';
 export { CFN_RESOURCE_LIMIT } from './resource-limit';

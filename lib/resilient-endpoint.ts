@@ -1,4 +1,4 @@
-import { Annotations, Arn, ArnFormat, Duration, Lazy, Names, Resource, Size, SizeRoundingBehavior, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Duration, Lazy, Names, Size, SizeRoundingBehavior, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -12,7 +12,8 @@ import { SageMakerInstanceType } from './instance-types';
 import { ContainerImage, ModelData } from './model-artifacts';
 import { MemoryFootprint, ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer } from './model-server';
 import { APPLICATION_NAMESPACE_ENV, EndpointMonitoring, MonitoringOptions } from './monitoring/endpoint-monitoring';
-import { EndpointMetricFactory, EndpointMetricOptions } from './monitoring/metrics';
+import { EndpointAttributes, EndpointBase, ImportedEndpoint } from './endpoint-base';
+import { EndpointMetricFactory } from './monitoring/metrics';
 import { addResourceLimitCheck, ENDPOINT_MARK } from './resource-limit';
 import { acknowledgeWildcard } from './nag';
 import { Described, PropErrors } from './validation';
@@ -271,48 +272,19 @@ export interface VariantInfo {
   readonly model: ModelProps;
 }
 
-/** Attributes to import an existing endpoint. */
-export interface EndpointAttributes {
-  /** The endpoint's name. */
-  readonly endpointName: string;
-}
-
-/** An imported endpoint. */
-class ImportedEndpoint extends Resource implements sagemaker.IEndpoint {
-  public readonly endpointName: string;
-  public readonly endpointArn: string;
-  constructor(scope: Construct, id: string, attrs: EndpointAttributes) {
-    super(scope, id);
-    this.endpointName = attrs.endpointName;
-    this.endpointArn = endpointArnFor(this, attrs.endpointName);
-  }
-  public get endpointRef(): sagemaker.EndpointReference {
-    return { endpointArn: this.endpointArn };
-  }
-  public grantInvoke(grantee: iam.IGrantable): iam.Grant {
-    return iam.Grant.addToPrincipal({ grantee, actions: ['sagemaker:InvokeEndpoint'], resourceArns: [this.endpointArn] });
-  }
-}
-
-/** The ARN of an endpoint by name (SageMaker lower-cases names in ARNs). */
-export function endpointArnFor(scope: Construct, endpointName: string): string {
-  const name = Token.isUnresolved(endpointName) ? endpointName : endpointName.toLowerCase();
-  return Arn.format({ service: 'sagemaker', resource: 'endpoint', resourceName: name, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }, Stack.of(scope));
-}
-
 /**
  * A SageMaker real-time endpoint with production defaults that keep it from running out of
  * memory: tuned model server, data capture at 1 %, and (in later parts) autoscaling on
  * per-instance QPS, three-tier alarms and a memory circuit breaker.
  */
-export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
-  /** Imports an endpoint by name. */
-  public static fromEndpointName(scope: Construct, id: string, endpointName: string): sagemaker.IEndpoint {
+export class ResilientEndpoint extends EndpointBase {
+  /** Imports an endpoint by name (its metric helpers describe the variant `AllTraffic`). */
+  public static fromEndpointName(scope: Construct, id: string, endpointName: string): EndpointBase {
     return new ImportedEndpoint(scope, id, { endpointName });
   }
 
   /** Imports an endpoint from its attributes. */
-  public static fromEndpointAttributes(scope: Construct, id: string, attrs: EndpointAttributes): sagemaker.IEndpoint {
+  public static fromEndpointAttributes(scope: Construct, id: string, attrs: EndpointAttributes): EndpointBase {
     return new ImportedEndpoint(scope, id, attrs);
   }
 
@@ -346,7 +318,6 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
   public readonly cfnEndpoint: sagemaker.CfnEndpoint;
 
   private readonly errors = new PropErrors();
-  private readonly metricFactories = new Map<string, EndpointMetricFactory>();
 
   constructor(scope: Construct, id: string, propsIn: ResilientEndpointProps) {
     super(scope, id);
@@ -556,15 +527,6 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
     }
   }
 
-  public get endpointRef(): sagemaker.EndpointReference {
-    return { endpointArn: this.endpointArn };
-  }
-
-  /** Grants `sagemaker:InvokeEndpoint` on this endpoint. */
-  public grantInvoke(grantee: iam.IGrantable): iam.Grant {
-    return iam.Grant.addToPrincipal({ grantee, actions: ['sagemaker:InvokeEndpoint'], resourceArns: [this.endpointArn] });
-  }
-
   /**
    * Autoscales a production variant on per-instance QPS. Each variant can be scaled once.
    * @returns the scaling construct (its scalable target and policies)
@@ -588,68 +550,18 @@ export class ResilientEndpoint extends Resource implements sagemaker.IEndpoint {
     return scaling;
   }
 
-  /** The metric factory of a variant (default: the primary). */
+  /** The variant the `metricXxx()` helpers describe: the primary. */
+  public get metricsVariantName(): string {
+    return this.primaryVariant.variantName;
+  }
+
+  /** The metric factory of a variant (default: the primary); a name that is not a variant here throws. */
   public metrics(variantName?: string): EndpointMetricFactory {
     const name = variantName ?? this.primaryVariant.variantName;
     if (!this.variants.some(v => v.variantName === name)) {
       throw new Error(`${this.node.path}: no production variant named '${name}' (variants: ${this.variants.map(v => v.variantName).join(', ')})`);
     }
-    let f = this.metricFactories.get(name);
-    if (!f) {
-      f = new EndpointMetricFactory(this.endpointName, name);
-      this.metricFactories.set(name, f);
-    }
-    return f;
-  }
-
-  /** Host memory utilization of the hottest instance of the primary variant (`Maximum`, 0–100 %). */
-  public metricMemoryUtilization(props?: EndpointMetricOptions) {
-    return this.metrics().memoryUtilization(props);
-  }
-
-  /** GPU memory utilization of the primary variant (`Maximum`, summed over GPUs: 0 – 100 × GPUs %). */
-  public metricGpuMemoryUtilization(props?: EndpointMetricOptions) {
-    return this.metrics().gpuMemoryUtilization(props);
-  }
-
-  /** CPU utilization of the primary variant (`Maximum`, summed over vCPUs). */
-  public metricCpuUtilization(props?: EndpointMetricOptions) {
-    return this.metrics().cpuUtilization(props);
-  }
-
-  /** Disk utilization of the primary variant (`Maximum`, 0–100 %). */
-  public metricDiskUtilization(props?: EndpointMetricOptions) {
-    return this.metrics().diskUtilization(props);
-  }
-
-  /** P99 model latency of the primary variant, in microseconds. */
-  public metricModelLatency(props?: EndpointMetricOptions) {
-    return this.metrics().modelLatency(props);
-  }
-
-  /** Invocations of the primary variant (`Sum`). */
-  public metricInvocations(props?: EndpointMetricOptions) {
-    return this.metrics().invocations(props);
-  }
-
-  /** Invocations per instance of the primary variant (`Sum` per minute: what autoscaling tracks). */
-  public metricInvocationsPerInstance(props?: EndpointMetricOptions) {
-    return this.metrics().invocationsPerInstance(props);
-  }
-
-  /** 5XX errors of the primary variant (`Sum`). */
-  public metricInvocation5xxErrors(props?: EndpointMetricOptions) {
-    return this.metrics().invocation5xxErrors(props);
-  }
-
-  /** 5XX error rate (0–1) of the primary variant (`Average` of `Invocation5XXErrors`). */
-  public metricInvocation5xxRate(props?: EndpointMetricOptions) {
-    return this.metrics().invocation5xxRate(props);
-  }
-
-  /** Success rate (%) of the primary variant. */
-  public metricSuccessRate(props?: EndpointMetricOptions) {
-    return this.metrics().successRate(props);
+    return super.metrics(name);
   }
 
   /** Adds environment to every model container (e.g. the breaker's parameter name). */

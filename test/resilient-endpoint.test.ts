@@ -251,3 +251,12 @@ describe('validation: all errors at once', () => {
     void Stack;
   });
 });
+
+test('imported endpoints get the metric helpers too (variant from the attributes), and grantInvoke', () => {
+  const { stack } = newStack();
+  const imported = ResilientEndpoint.fromEndpointAttributes(stack, 'I', { endpointName: 'legacy', variantName: 'Blue' });
+  expect(imported.metricMemoryUtilization()).toMatchObject({ namespace: '/aws/sagemaker/Endpoints', metricName: 'MemoryUtilization', statistic: 'Maximum', dimensions: { EndpointName: 'legacy', VariantName: 'Blue' } });
+  expect(imported.metricModelLatency({ period: Duration.minutes(5) }).period.toSeconds()).toBe(300);
+  expect(imported.metric('AWS/SageMaker', 'OverheadLatency', { statistic: 'p90' })).toMatchObject({ statistic: 'p90', dimensions: { EndpointName: 'legacy', VariantName: 'Blue' } });
+  expect(ResilientEndpoint.fromEndpointName(stack, 'N', 'other').metricInvocations()).toMatchObject({ dimensions: { EndpointName: 'other', VariantName: 'AllTraffic' } });
+});

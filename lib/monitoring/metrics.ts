@@ -6,25 +6,6 @@ export const ENDPOINT_INSTANCE_NAMESPACE = '/aws/sagemaker/Endpoints';
 /** Namespace of the invocation metrics of SageMaker endpoints. */
 export const ENDPOINT_INVOCATION_NAMESPACE = 'AWS/SageMaker';
 
-/** Options of the metric helpers (a subset of `cloudwatch.MetricOptions`). */
-export interface EndpointMetricOptions {
-  /**
-   * Aggregation period.
-   * @default Duration.minutes(1) — SageMaker publishes 1-minute data
-   */
-  readonly period?: Duration;
-  /**
-   * Statistic.
-   * @default - the statistic that makes sense for the metric (stated on each helper)
-   */
-  readonly statistic?: string;
-  /**
-   * Label on graphs.
-   * @default - the metric name
-   */
-  readonly label?: string;
-}
-
 /**
  * Metric factory for one production variant of one endpoint: the right namespace,
  * dimensions (`EndpointName`, `VariantName`), statistic and unit for each SageMaker metric.
@@ -47,12 +28,12 @@ export class EndpointMetricFactory {
   ) {}
 
   /** Host memory used by the containers, 0–100 %. Default statistic `Maximum`: the hottest instance. */
-  public memoryUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public memoryUtilization(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.instanceMetric('MemoryUtilization', 'Maximum', o);
   }
 
   /** GPU memory used, summed over GPUs: 0 – 100 × GPUs %. Default statistic `Maximum`. */
-  public gpuMemoryUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public gpuMemoryUtilization(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.instanceMetric('GPUMemoryUtilization', 'Maximum', o);
   }
 
@@ -61,7 +42,7 @@ export class EndpointMetricFactory {
    * `MAX` over the per-GPU series that enhanced metrics publish (`AcceleratorId` dimension; needs
    * `MetricsConfig.EnableEnhancedMetrics`). The summed metric hides one full GPU among idle ones.
    */
-  public hottestGpuMemoryUtilization(o: EndpointMetricOptions = {}): cloudwatch.MathExpression {
+  public hottestGpuMemoryUtilization(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {
     const quote = (x: string) => x.replace(/'/g, "''");
     return new cloudwatch.MathExpression({
       expression: `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("${ENDPOINT_INSTANCE_NAMESPACE}", AcceleratorId, EndpointName, InstanceId, VariantName) `
@@ -74,22 +55,22 @@ export class EndpointMetricFactory {
   }
 
   /** GPU utilization, summed over GPUs: 0 – 100 × GPUs %. Default statistic `Maximum`. */
-  public gpuUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public gpuUtilization(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.instanceMetric('GPUUtilization', 'Maximum', o);
   }
 
   /** CPU utilization, summed over vCPUs: 0 – 100 × vCPUs %. Default statistic `Maximum`. */
-  public cpuUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public cpuUtilization(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.instanceMetric('CPUUtilization', 'Maximum', o);
   }
 
   /** Disk used, 0–100 %. Data capture stops above ~75 %. Default statistic `Maximum`. */
-  public diskUtilization(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public diskUtilization(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.instanceMetric('DiskUtilization', 'Maximum', o);
   }
 
   /** Invocations (requests). Default statistic `Sum`. */
-  public invocations(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public invocations(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.invocationMetric('Invocations', 'Sum', o);
   }
 
@@ -97,47 +78,47 @@ export class EndpointMetricFactory {
    * Invocations per instance: each request adds 1/instances, so the per-minute `Sum` is the
    * per-instance request count of that minute (what target tracking scales on). Default `Sum`.
    */
-  public invocationsPerInstance(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public invocationsPerInstance(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.invocationMetric('InvocationsPerInstance', 'Sum', o);
   }
 
   /** 5XX responses. Statistic `Average` is the 5XX rate (0–1); default `Sum` (a count). */
-  public invocation5xxErrors(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public invocation5xxErrors(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.invocationMetric('Invocation5XXErrors', 'Sum', o);
   }
 
   /** 4XX responses. Statistic `Average` is the 4XX rate (0–1); default `Sum`. */
-  public invocation4xxErrors(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public invocation4xxErrors(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.invocationMetric('Invocation4XXErrors', 'Sum', o);
   }
 
   /** Non-2xx answers of the model container, including timeouts. Default `Sum`. */
-  public invocationModelErrors(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public invocationModelErrors(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.invocationMetric('InvocationModelErrors', 'Sum', o);
   }
 
   /** Model latency in **microseconds** (500 ms = 500,000). Default statistic `p99`. */
-  public modelLatency(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public modelLatency(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.invocationMetric('ModelLatency', 'p99', o);
   }
 
   /** SageMaker's own overhead latency in **microseconds**. Default statistic `Average`. */
-  public overheadLatency(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public overheadLatency(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.invocationMetric('OverheadLatency', 'Average', o);
   }
 
   /** In-flight requests at the model container (10-second data). Default statistic `Maximum`. */
-  public concurrentRequestsPerModel(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public concurrentRequestsPerModel(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.invocationMetric('ConcurrentRequestsPerModel', 'Maximum', o);
   }
 
   /** 5XX error rate as a fraction (0–1): `Average` of `Invocation5XXErrors`. */
-  public invocation5xxRate(o: EndpointMetricOptions = {}): cloudwatch.Metric {
+  public invocation5xxRate(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
     return this.invocationMetric('Invocation5XXErrors', 'Average', { ...o, statistic: 'Average' });
   }
 
   /** Success rate in percent: 100 × (1 − 5XX / invocations) over the period, as a math expression (100 with no traffic). */
-  public successRate(o: EndpointMetricOptions = {}): cloudwatch.MathExpression {
+  public successRate(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {
     const period = o.period ?? Duration.minutes(5);
     // Ids are unique per variant so several variants' success rates can share one graph.
     // (A token variant name has no usable text: one fixed suffix then.)
@@ -153,25 +134,23 @@ export class EndpointMetricFactory {
     });
   }
 
-  private instanceMetric(metricName: string, statistic: string, o: EndpointMetricOptions): cloudwatch.Metric {
-    return new cloudwatch.Metric({
-      namespace: ENDPOINT_INSTANCE_NAMESPACE,
-      metricName,
-      dimensionsMap: { EndpointName: this.endpointName, VariantName: this.variantName },
-      statistic: o.statistic ?? statistic,
-      period: o.period ?? Duration.minutes(1),
-      label: o.label,
-    });
+  private instanceMetric(metricName: string, statistic: string, o: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.make(ENDPOINT_INSTANCE_NAMESPACE, metricName, statistic, o);
   }
 
-  private invocationMetric(metricName: string, statistic: string, o: EndpointMetricOptions): cloudwatch.Metric {
+  private invocationMetric(metricName: string, statistic: string, o: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.make(ENDPOINT_INVOCATION_NAMESPACE, metricName, statistic, o);
+  }
+
+  /** The metric with this variant's dimensions, the helper's statistic and 1-minute period unless `o` says otherwise. */
+  private make(namespace: string, metricName: string, statistic: string, o: cloudwatch.MetricOptions): cloudwatch.Metric {
     return new cloudwatch.Metric({
-      namespace: ENDPOINT_INVOCATION_NAMESPACE,
+      ...o,
+      namespace,
       metricName,
-      dimensionsMap: { EndpointName: this.endpointName, VariantName: this.variantName },
+      dimensionsMap: { EndpointName: this.endpointName, VariantName: this.variantName, ...o.dimensionsMap },
       statistic: o.statistic ?? statistic,
       period: o.period ?? Duration.minutes(1),
-      label: o.label,
     });
   }
 }
