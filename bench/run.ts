@@ -7,7 +7,7 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { performance } from 'perf_hooks';
-import { DEFAULT_CONFIG, decide, initialState, MemoryPoint } from '../lambda/circuit-breaker/policy';
+import { DEFAULT_CONFIG, decide, initialState, MemoryPoint } from '../lib/breaker/policy';
 import { App, Stack } from 'aws-cdk-lib';
 import { ContainerImage, ResilientEndpointFleet, SageMakerInstanceType } from '../lib';
 import { dailyTrace, runSimulation, simVariantsFrom } from '../lib/simulation';
@@ -118,7 +118,7 @@ export async function benchFleetCalls(): Promise<Record<string, string>> {
   const { SageMakerClient } = await import('@aws-sdk/client-sagemaker');
   const { GetParametersCommand, SSMClient } = await import('@aws-sdk/client-ssm');
   const { evaluateFleet } = await import('../lambda/circuit-breaker/handler');
-  const { serializeState } = await import('../lambda/circuit-breaker/policy');
+  const { serializeState } = await import('../lib/breaker/policy');
   const now = Date.UTC(2026, 10, 29, 12, 0, 30);
   const out: Record<string, string> = {};
   const log = console.log;

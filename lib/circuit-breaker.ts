@@ -11,17 +11,17 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
-import { BreakerConfig, DEFAULT_CONFIG } from '../lambda/circuit-breaker/policy';
+import { BREAKER_ALARM_MARK, BREAKER_ENV as ENV, BREAKER_METRICS, BREAKER_NAMESPACE, breakerAlarmName } from './breaker/contract';
+import { BreakerConfig, DEFAULT_CONFIG } from './breaker/policy';
 
-export type { BreakerConfig } from '../lambda/circuit-breaker/policy';
+export type { BreakerConfig } from './breaker/policy';
+export { BREAKER_NAMESPACE } from './breaker/contract';
 import { VariantAutoScaling } from './auto-scaling';
 import { SageMakerInstanceType } from './instance-types';
 import { EndpointMetricFactory } from './monitoring/metrics';
 import { acknowledgeWildcard } from './nag';
 import { Described, PropErrors } from './validation';
 
-/** Namespace of the breaker's own metrics. */
-export const BREAKER_NAMESPACE = 'ResilientEndpoint/CircuitBreaker';
 /**
  * The 5XX window: the breaker's error-rate alarm and the function judge the same 10 minutes
  * (incident B: "sliding window of 10 minutes, open at 5 %").
@@ -258,19 +258,19 @@ export class CircuitBreaker extends Construct {
         logRetention: props.logRetention,
         reservedConcurrency: props.reservedConcurrency,
         environment: {
-          ENDPOINT_NAME: props.endpointName,
-          PRIMARY_VARIANT: props.primaryVariantName,
-          FALLBACK_VARIANT: props.fallbackVariantName ?? '',
-          PARAMETER_NAME: this.parameter.parameterName,
-          GPU_COUNT: String(spec.gpuCount),
-          ERROR_WINDOW_SECONDS: String(ERROR_WINDOW.toSeconds()),
-          METRIC_PERIOD_SECONDS: String(period.toSeconds()),
-          PER_GPU_METRICS: String(perGpu),
-          ...(settings.primaryCapacity ? { PRIMARY_CAPACITY: JSON.stringify(settings.primaryCapacity) } : {}),
-          ...(settings.fallbackCapacity ? { FALLBACK_CAPACITY: JSON.stringify(settings.fallbackCapacity) } : {}),
-          DRY_RUN: String(props.dryRun ?? false),
-          METRIC_NAMESPACE: BREAKER_NAMESPACE,
-          BREAKER_CONFIG: JSON.stringify(config),
+          [ENV.ENDPOINT_NAME]: props.endpointName,
+          [ENV.PRIMARY_VARIANT]: props.primaryVariantName,
+          [ENV.FALLBACK_VARIANT]: props.fallbackVariantName ?? '',
+          [ENV.PARAMETER_NAME]: this.parameter.parameterName,
+          [ENV.GPU_COUNT]: String(spec.gpuCount),
+          [ENV.ERROR_WINDOW_SECONDS]: String(ERROR_WINDOW.toSeconds()),
+          [ENV.METRIC_PERIOD_SECONDS]: String(period.toSeconds()),
+          [ENV.PER_GPU_METRICS]: String(perGpu),
+          ...(settings.primaryCapacity ? { [ENV.PRIMARY_CAPACITY]: JSON.stringify(settings.primaryCapacity) } : {}),
+          ...(settings.fallbackCapacity ? { [ENV.FALLBACK_CAPACITY]: JSON.stringify(settings.fallbackCapacity) } : {}),
+          [ENV.DRY_RUN]: String(props.dryRun ?? false),
+          [ENV.METRIC_NAMESPACE]: BREAKER_NAMESPACE,
+          [ENV.BREAKER_CONFIG]: JSON.stringify(config),
         },
       });
       runtime.endpoints.addResources(endpointArn);
@@ -289,7 +289,7 @@ export class CircuitBreaker extends Construct {
     const m = new EndpointMetricFactory(props.endpointName, props.primaryVariantName);
     const alarm = (aid: string, metric: cloudwatch.IMetric, threshold: number, description: string) => {
       const a = new cloudwatch.Alarm(this, aid, {
-        alarmName: `${props.endpointName}-${props.primaryVariantName}-breaker-${aid}`,
+        alarmName: breakerAlarmName(props.endpointName, props.primaryVariantName, aid),
         alarmDescription: description,
         metric,
         threshold,
@@ -343,17 +343,17 @@ export class CircuitBreaker extends Construct {
 
   /** The breaker state as a metric: 0 CLOSED, 1 DEGRADED, 2 OPEN, 3 RECOVERING (`Maximum`). */
   public metricState(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return this.metric('BreakerState', props);
+    return this.metric(BREAKER_METRICS.STATE, props);
   }
 
   /** The degrade level the container applies: 0, 1 or 2 (`Maximum`). */
   public metricDegradeLevel(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return this.metric('DegradeLevel', props);
+    return this.metric(BREAKER_METRICS.DEGRADE_LEVEL, props);
   }
 
   /** Share of traffic on the fallback (%). */
   public metricFallbackShare(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return this.metric('FallbackSharePercent', props);
+    return this.metric(BREAKER_METRICS.FALLBACK_SHARE, props);
   }
 
   /** One of the breaker's own metrics (`ResilientEndpoint/CircuitBreaker`, dimension `EndpointName`; default `Maximum` per minute). */
@@ -438,7 +438,7 @@ function createBreakerRuntime(scope: Construct, o: { description: string; logRet
     logGroup,
     deadLetterQueue,
     retryAttempts: 2,
-    environment: { ...o.environment, TABLE_NAME: stateTable.tableName },
+    environment: { ...o.environment, [ENV.TABLE_NAME]: stateTable.tableName },
   });
   deadLetterQueue.grantSendMessages(role);
   new events.Rule(scope, 'Schedule', {
@@ -515,8 +515,8 @@ export class SharedCircuitBreaker extends Construct {
       description: 'Memory circuit breaker of the SageMaker endpoints of this stack',
       logRetention: props.logRetention,
       environment: {
-        CONFIG_PARAMETERS: Lazy.string({ produce: () => this.settings.join(',') }),
-        METRIC_NAMESPACE: BREAKER_NAMESPACE,
+        [ENV.CONFIG_PARAMETERS]: Lazy.string({ produce: () => this.settings.join(',') }),
+        [ENV.METRIC_NAMESPACE]: BREAKER_NAMESPACE,
       },
     });
     this.function = this.runtime.function;
@@ -526,7 +526,7 @@ export class SharedCircuitBreaker extends Construct {
     const target = () => new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 });
     new events.Rule(this, 'AlarmRule', {
       description: 'Evaluate the circuit breakers when one of their alarms (<endpoint>-<variant>-breaker-<metric>) changes state',
-      eventPattern: { source: ['aws.cloudwatch'], detailType: ['CloudWatch Alarm State Change'], detail: { alarmName: events.Match.wildcard('*-breaker-*') } },
+      eventPattern: { source: ['aws.cloudwatch'], detailType: ['CloudWatch Alarm State Change'], detail: { alarmName: events.Match.wildcard(`*${BREAKER_ALARM_MARK}*`) } },
       targets: [target()],
     });
     new events.Rule(this, 'EndpointStateChange', {

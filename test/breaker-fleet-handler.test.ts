@@ -5,7 +5,7 @@ import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapac
 import { GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { evaluateFleet } from '../lambda/circuit-breaker/handler';
-import { DEFAULT_CONFIG, serializeState } from '../lambda/circuit-breaker/policy';
+import { DEFAULT_CONFIG, serializeState } from '../lib/breaker/policy';
 import { CloudWatchFake } from './cloudwatch-fake';
 
 const sm = mockClient(SageMakerClient);

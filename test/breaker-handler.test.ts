@@ -5,7 +5,7 @@ import { DescribeEndpointCommand, SageMakerClient, SageMakerServiceException, Up
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { evaluate, HandlerSettings, perGpuQuery } from '../lambda/circuit-breaker/handler';
-import { BreakerState, DEFAULT_CONFIG, serializeState } from '../lambda/circuit-breaker/policy';
+import { BreakerState, DEFAULT_CONFIG, serializeState } from '../lib/breaker/policy';
 import { CloudWatchFake } from './cloudwatch-fake';
 
 const sm = mockClient(SageMakerClient);

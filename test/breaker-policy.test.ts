@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { BreakerState, DEFAULT_CONFIG, decide, EndpointView, initialState, MemoryPoint, parseState, serializeState } from '../lambda/circuit-breaker/policy';
+import { BreakerState, DEFAULT_CONFIG, decide, EndpointView, initialState, MemoryPoint, parseState, serializeState } from '../lib/breaker/policy';
 
 const V = { primary: 'Primary', fallback: 'Fallback' };
 const MIN = 60_000;

@@ -1,5 +1,5 @@
 /**
- * Circuit-breaker Lambda: thin AWS I/O around the pure policy in ./policy.ts.
+ * Circuit-breaker Lambda: thin AWS I/O around the pure policy in lib/breaker/policy.ts.
  *
  * Per evaluation, reads: the state item (DynamoDB, consistent read), the published degrade level
  * (SSM), one batched GetMetricData (plus one for the per-GPU Metrics Insights query on multi-GPU
@@ -8,7 +8,7 @@
  * version (compare-and-swap): of two evaluations that run at once (an alarm event and the schedule),
  * exactly one acts and the other stops as "superseded", with or without reserved concurrency.
  *
- * Then, in this order (see policy.ts for why):
+ * Then, in this order (see lib/breaker/policy.ts for why):
  *  1. the degrade level (SSM PutParameter) — works whatever the endpoint's status;
  *  2. weights (UpdateEndpointWeightsAndCapacities) — only when InService; a refusal is retried when
  *     SageMaker reports the endpoint's next state change (EventBridge) or on the 1-minute schedule;
@@ -26,7 +26,8 @@ import { GetParameterCommand, GetParametersCommand, PutParameterCommand, SSMClie
 import {
   BreakerConfig, CapacityPlan, DEFAULT_CONFIG, decide, EndpointView, initialState, LEVEL, MemoryPoint, Readings, serializeState,
   STATE_CODE, tryParseState, VariantCapacity,
-} from './policy';
+} from '../../lib/breaker/policy';
+import { BREAKER_ALARM_MARK, BREAKER_ENV as E, BREAKER_METRICS as M, BREAKER_NAMESPACE } from '../../lib/breaker/contract';
 
 /** Settings from the environment (set by the CircuitBreaker construct). */
 export interface HandlerSettings {
@@ -56,23 +57,23 @@ export interface HandlerSettings {
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): HandlerSettings {
-  const fallback = env.FALLBACK_VARIANT || undefined;
+  const fallback = env[E.FALLBACK_VARIANT] || undefined;
   const json = <T>(k: string): T | undefined => (env[k] ? JSON.parse(env[k]!) as T : undefined);
   return {
-    endpointName: required(env, 'ENDPOINT_NAME'),
-    primaryVariant: required(env, 'PRIMARY_VARIANT'),
+    endpointName: required(env, E.ENDPOINT_NAME),
+    primaryVariant: required(env, E.PRIMARY_VARIANT),
     fallbackVariant: fallback,
-    parameterName: required(env, 'PARAMETER_NAME'),
-    tableName: required(env, 'TABLE_NAME'),
-    gpuCount: Number(env.GPU_COUNT ?? '0') || 0,
-    errorWindowSeconds: Number(env.ERROR_WINDOW_SECONDS ?? '600') || 600,
-    metricPeriodSeconds: Number(env.METRIC_PERIOD_SECONDS ?? '60') || 60,
-    perGpuMetrics: env.PER_GPU_METRICS === 'true',
-    primaryCapacity: json<VariantCapacity>('PRIMARY_CAPACITY'),
-    fallbackCapacity: json<VariantCapacity>('FALLBACK_CAPACITY'),
-    dryRun: env.DRY_RUN === 'true',
-    metricNamespace: env.METRIC_NAMESPACE ?? 'ResilientEndpoint/CircuitBreaker',
-    config: { ...DEFAULT_CONFIG, ...(json<Partial<BreakerConfig>>('BREAKER_CONFIG') ?? {}), hasFallback: !!fallback },
+    parameterName: required(env, E.PARAMETER_NAME),
+    tableName: required(env, E.TABLE_NAME),
+    gpuCount: Number(env[E.GPU_COUNT] ?? '0') || 0,
+    errorWindowSeconds: Number(env[E.ERROR_WINDOW_SECONDS] ?? '600') || 600,
+    metricPeriodSeconds: Number(env[E.METRIC_PERIOD_SECONDS] ?? '60') || 60,
+    perGpuMetrics: env[E.PER_GPU_METRICS] === 'true',
+    primaryCapacity: json<VariantCapacity>(E.PRIMARY_CAPACITY),
+    fallbackCapacity: json<VariantCapacity>(E.FALLBACK_CAPACITY),
+    dryRun: env[E.DRY_RUN] === 'true',
+    metricNamespace: env[E.METRIC_NAMESPACE] ?? BREAKER_NAMESPACE,
+    config: { ...DEFAULT_CONFIG, ...(json<Partial<BreakerConfig>>(E.BREAKER_CONFIG) ?? {}), hasFallback: !!fallback },
   };
 }
 
@@ -451,11 +452,11 @@ export function perGpuQuery(endpointName: string, variantName: string): string {
 function emitMetric(s: HandlerSettings, state: keyof typeof STATE_CODE, share: number): void {
   // Embedded Metric Format: Lambda turns this log line into CloudWatch metrics, no API call.
   console.log(JSON.stringify({
-    _aws: { Timestamp: Date.now(), CloudWatchMetrics: [{ Namespace: s.metricNamespace, Dimensions: [['EndpointName']], Metrics: [{ Name: 'BreakerState', Unit: 'None' }, { Name: 'FallbackSharePercent', Unit: 'Percent' }, { Name: 'DegradeLevel', Unit: 'None' }] }] },
+    _aws: { Timestamp: Date.now(), CloudWatchMetrics: [{ Namespace: s.metricNamespace, Dimensions: [['EndpointName']], Metrics: [{ Name: M.STATE, Unit: 'None' }, { Name: M.FALLBACK_SHARE, Unit: 'Percent' }, { Name: M.DEGRADE_LEVEL, Unit: 'None' }] }] },
     EndpointName: s.endpointName,
-    BreakerState: STATE_CODE[state],
-    FallbackSharePercent: Math.round(share * 100),
-    DegradeLevel: LEVEL[state],
+    [M.STATE]: STATE_CODE[state],
+    [M.FALLBACK_SHARE]: Math.round(share * 100),
+    [M.DEGRADE_LEVEL]: LEVEL[state],
   }));
 }
 
@@ -484,7 +485,13 @@ export interface FleetSettings {
 }
 
 export function fleetSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): FleetSettings {
-  return { tableName: required(env, 'TABLE_NAME'), configParameters: required(env, 'CONFIG_PARAMETERS').split(',').filter(Boolean) };
+  return { tableName: required(env, E.TABLE_NAME), configParameters: required(env, E.CONFIG_PARAMETERS).split(',').filter(Boolean) };
+}
+
+/** One endpoint's settings from its settings parameter (written by the CircuitBreaker construct with `shared`). */
+export function settingsFromParameter(value: string, tableName: string): HandlerSettings {
+  const o = JSON.parse(value);
+  return { ...o, tableName, stateKey: o.endpointName, config: { ...DEFAULT_CONFIG, ...o.config, hasFallback: !!o.fallbackVariant } };
 }
 
 /** What a fleet evaluation did, per endpoint. */
@@ -502,9 +509,9 @@ const chunks = <T>(xs: T[], n: number): T[][] => Array.from({ length: Math.ceil(
 function targetsOf(event: any, all: HandlerSettings[]): HandlerSettings[] {
   if (event.source === 'aws.sagemaker') return all.filter(s => s.endpointName === event.detail.EndpointName);
   if (event.source === 'aws.cloudwatch') {
-    // Breaker alarms are named <endpoint>-<variant>-breaker-<metric>: the longest matching endpoint name.
+    // Breaker alarms are named <endpoint>-<variant>-breaker-<metric> (breakerAlarmName): the longest matching endpoint name.
     const name = String(event.detail.alarmName);
-    const match = all.filter(s => name.startsWith(`${s.endpointName}-`)).sort((a, b) => b.endpointName.length - a.endpointName.length)[0];
+    const match = all.filter(s => name.startsWith(`${s.endpointName}-`) && name.includes(BREAKER_ALARM_MARK)).sort((a, b) => b.endpointName.length - a.endpointName.length)[0];
     return match ? [match] : [];
   }
   return all;
@@ -521,10 +528,7 @@ export async function evaluateFleet(event: unknown, f: FleetSettings, c: Clients
   for (const names of chunks(f.configParameters, 10)) {
     calls.push('ssm:GetParameters');
     const out = await c.ssm.send(new GetParametersCommand({ Names: names }));
-    for (const p of out.Parameters ?? []) {
-      const o = JSON.parse(p.Value!);
-      all.push({ ...o, tableName: f.tableName, stateKey: o.endpointName, config: { ...DEFAULT_CONFIG, ...o.config, hasFallback: !!o.fallbackVariant } });
-    }
+    for (const p of out.Parameters ?? []) all.push(settingsFromParameter(p.Value!, f.tableName));
   }
   const targets = targetsOf(event, all);
   // 2. Their states (BatchGetItem: 100 keys a call, consistent reads) and published levels (10 a call).
@@ -577,6 +581,6 @@ export async function evaluateFleet(event: unknown, f: FleetSettings, c: Clients
 
 /** Lambda entry point: fleet mode when the function serves several endpoints. */
 export async function handler(event: unknown): Promise<EvaluationResult | FleetResult> {
-  if (process.env.CONFIG_PARAMETERS) return evaluateFleet(event, fleetSettingsFromEnv(), clients());
+  if (process.env[E.CONFIG_PARAMETERS]) return evaluateFleet(event, fleetSettingsFromEnv(), clients());
   return evaluate(event, settingsFromEnv(), clients());
 }

@@ -1,3 +1,5 @@
+import { BREAKER_ALARM_MARK } from '../breaker/contract';
+
 /**
  * Facts about every SageMaker endpoint in a synthesized CloudFormation template, gathered once
  * so each rule is a small pure function of them. Works for ResilientEndpoint and for hand-written
@@ -135,7 +137,7 @@ export function collectEndpoints(template: { Resources?: Resources }): EndpointF
     const dims = (a: any) => (a.Properties?.Dimensions ?? []) as { Name: string; Value: unknown }[];
     const memoryAlarmThresholds = of('AWS::CloudWatch::Alarm')
       .filter(([, a]) => a.Properties?.MetricName === 'MemoryUtilization' && a.Properties?.Namespace === '/aws/sagemaker/Endpoints'
-        && dims(a).some(d => d.Name === 'EndpointName' && isThisEndpoint(d.Value)) && !valueKey(a.Properties?.AlarmName ?? '').includes('-breaker-'))
+        && dims(a).some(d => d.Name === 'EndpointName' && isThisEndpoint(d.Value)) && !valueKey(a.Properties?.AlarmName ?? '').includes(BREAKER_ALARM_MARK))
       .map(([, a]) => Number(a.Properties.Threshold));
     const breakers = of('AWS::Lambda::Function')
       .filter(([, f]) => isThisEndpoint(f.Properties?.Environment?.Variables?.ENDPOINT_NAME))

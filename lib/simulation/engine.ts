@@ -4,10 +4,10 @@
  * or 60 s) with publication delay, target-tracking autoscaling, the endpoint's `Updating` status
  * (during every scale-out, scale-in and weight change, when SageMaker refuses further updates and
  * Application Auto Scaling waits), weights across primary and fallback, and the circuit breaker's
- * REAL policy (`decide()` from lambda/circuit-breaker/policy.ts — never a copy).
+ * REAL policy (`decide()` from lib/breaker/policy.ts — never a copy).
  * Timings and their sources: ../shared/reference/scaling-dynamics.md; unverified ones are parameters.
  */
-import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_CODE, VariantCapacity } from '../../lambda/circuit-breaker/policy';
+import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_CODE, VariantCapacity } from '../breaker/policy';
 import { InstanceHardware } from '../instance-types';
 import { Rng, Trace } from './traces';
 

@@ -1,0 +1,44 @@
+/**
+ * The contract between the CircuitBreaker construct and its function, in one place both import:
+ * the environment the construct writes and the function reads, the metric namespace and names the
+ * function emits and the construct graphs, and how breaker alarms are named (the function and the
+ * readiness checks recognise them by it). No AWS SDK or CDK import here: the function's bundle takes it as is.
+ */
+
+/** Environment of a function serving one endpoint. */
+export const BREAKER_ENV = {
+  ENDPOINT_NAME: 'ENDPOINT_NAME',
+  PRIMARY_VARIANT: 'PRIMARY_VARIANT',
+  FALLBACK_VARIANT: 'FALLBACK_VARIANT',
+  PARAMETER_NAME: 'PARAMETER_NAME',
+  TABLE_NAME: 'TABLE_NAME',
+  GPU_COUNT: 'GPU_COUNT',
+  ERROR_WINDOW_SECONDS: 'ERROR_WINDOW_SECONDS',
+  METRIC_PERIOD_SECONDS: 'METRIC_PERIOD_SECONDS',
+  PER_GPU_METRICS: 'PER_GPU_METRICS',
+  PRIMARY_CAPACITY: 'PRIMARY_CAPACITY',
+  FALLBACK_CAPACITY: 'FALLBACK_CAPACITY',
+  DRY_RUN: 'DRY_RUN',
+  METRIC_NAMESPACE: 'METRIC_NAMESPACE',
+  BREAKER_CONFIG: 'BREAKER_CONFIG',
+  /** A shared function: the names of its endpoints' settings parameters, comma-separated. */
+  CONFIG_PARAMETERS: 'CONFIG_PARAMETERS',
+} as const;
+
+/** Namespace of the breaker's own metrics (dimension `EndpointName`). */
+export const BREAKER_NAMESPACE = 'ResilientEndpoint/CircuitBreaker';
+
+/** The breaker's own metrics. */
+export const BREAKER_METRICS = {
+  STATE: 'BreakerState',
+  FALLBACK_SHARE: 'FallbackSharePercent',
+  DEGRADE_LEVEL: 'DegradeLevel',
+} as const;
+
+/** What every breaker alarm's name holds, between the variant and the metric. */
+export const BREAKER_ALARM_MARK = '-breaker-';
+
+/** The name of a breaker trigger alarm: `<endpoint>-<variant>-breaker-<metric>`. */
+export function breakerAlarmName(endpointName: string, variantName: string, metric: string): string {
+  return `${endpointName}-${variantName}${BREAKER_ALARM_MARK}${metric}`;
+}

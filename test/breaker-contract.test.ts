@@ -1,0 +1,66 @@
+/**
+ * The construct and its function agree: what the CircuitBreaker construct writes (its function's
+ * environment, or a shared function's settings parameter) is what the handler's own parsers read,
+ * with the construct's props intact — both ways to reach the function give the same settings.
+ */
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { HandlerSettings, settingsFromEnv, settingsFromParameter } from '../lambda/circuit-breaker/handler';
+import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
+import { BREAKER_NAMESPACE } from '../lib/breaker/contract';
+
+/** CloudFormation value → the string it deploys as (references become placeholders). */
+function deployed(v: unknown): string {
+  if (typeof v === 'string') return v;
+  const o = v as Record<string, any>;
+  if (o.Ref) return `<ref:${o.Ref}>`;
+  if (o['Fn::GetAtt']) return `<att:${o['Fn::GetAtt'].join('.')}>`;
+  if (o['Fn::Join']) return (o['Fn::Join'][1] as unknown[]).map(deployed).join(o['Fn::Join'][0]);
+  throw new Error(`unexpected CloudFormation value ${JSON.stringify(v)}`);
+}
+
+const props = {
+  endpointName: 'reco',
+  model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/reco:1') },
+  instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE,
+  fallback: { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/reco-lite:1') }, instanceType: SageMakerInstanceType.ML_G4DN_XLARGE },
+};
+const breaker = { degradeAtPercent: 75, criticalAtPercent: 92, recoverBelowPercent: 60, minDwell: Duration.minutes(7), dryRun: true };
+
+function ownFunctionSettings(): HandlerSettings {
+  const stack = new Stack(new App(), 'Own', { env: { account: '123456789012', region: 'us-east-1' } });
+  new ResilientEndpoint(stack, 'E', { ...props, circuitBreaker: breaker });
+  const fns = Template.fromStack(stack).findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { ENDPOINT_NAME: 'reco' } } } });
+  const vars = Object.values(fns)[0].Properties.Environment.Variables as Record<string, unknown>;
+  return settingsFromEnv(Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, deployed(v)])));
+}
+
+const SETTINGS_DESCRIPTION = 'Circuit-breaker settings of a SageMaker endpoint, read by the shared breaker function';
+
+function sharedFunctionSettings(): HandlerSettings {
+  const stack = new Stack(new App(), 'Shared', { env: { account: '123456789012', region: 'us-east-1' } });
+  const shared = new SharedCircuitBreaker(stack, 'Breaker');
+  new ResilientEndpoint(stack, 'E', { ...props, circuitBreaker: { ...breaker, shared } });
+  const params = Template.fromStack(stack).findResources('AWS::SSM::Parameter', { Properties: { Description: SETTINGS_DESCRIPTION } });
+  return settingsFromParameter(deployed(Object.values(params)[0].Properties.Value), 'table');
+}
+
+const comparable = ({ tableName, stateKey, parameterName, ...rest }: HandlerSettings) => rest;
+
+test('the function\'s environment parses to the construct\'s settings', () => {
+  const s = ownFunctionSettings();
+  expect(s).toMatchObject({
+    endpointName: 'reco', primaryVariant: 'Primary', fallbackVariant: 'Fallback', gpuCount: 4, perGpuMetrics: true,
+    metricPeriodSeconds: 10, errorWindowSeconds: 600, dryRun: true, metricNamespace: BREAKER_NAMESPACE,
+    config: expect.objectContaining({ degradeAtPercent: 75, criticalAtPercent: 92, recoverBelowPercent: 60, minDwellSeconds: 420, hasFallback: true }),
+  });
+  expect(s.parameterName).toMatch(/^<ref:/); // the level parameter's generated name
+  expect(s.primaryCapacity).toEqual({ min: expect.any(Number), max: expect.any(Number), qpsPerInstance: 150 });
+  expect(s.fallbackCapacity).toEqual({ min: expect.any(Number), max: expect.any(Number), qpsPerInstance: expect.any(Number) });
+});
+
+test('a shared function reads the same settings from the endpoint\'s settings parameter', () => {
+  const shared = sharedFunctionSettings();
+  expect(shared.stateKey).toBe('reco');
+  expect(comparable(shared)).toEqual(comparable(ownFunctionSettings()));
+});
