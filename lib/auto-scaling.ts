@@ -101,6 +101,14 @@ export function invocationsPerInstanceTarget(qpsPerInstance: number): number {
  * of one endpoint can be scaled.
  */
 export class VariantAutoScaling extends Construct {
+  /**
+   * The `SageMakerVariantInvocationsPerInstance` target (invocations per instance per minute) for a
+   * per-instance QPS.
+   */
+  public static invocationsPerInstanceTarget(qpsPerInstance: number): number {
+    return invocationsPerInstanceTarget(qpsPerInstance);
+  }
+
   /** The scalable target (`endpoint/<name>/variant/<variant>`). */
   public readonly scalableTarget: appscaling.ScalableTarget;
   /** The QPS target-tracking policy. */

@@ -185,6 +185,9 @@ export function lambdaBundleDir(name: string): string {
  * Application Auto Scaling's settings (never instance counts). Usable alone for any endpoint.
  */
 export class CircuitBreaker extends Construct {
+  /** Namespace of the breaker's own metrics (`BreakerState`, `FallbackSharePercent`, `DegradeLevel`; dimension `EndpointName`). */
+  public static readonly METRIC_NAMESPACE: string = BREAKER_NAMESPACE;
+
   /** The function. */
   public readonly function: lambda.Function;
   /** The parameter holding the breaker state; the container reads its `level`. */

@@ -2,6 +2,7 @@ import { NestedStack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SharedCircuitBreaker } from './circuit-breaker';
 import { ResilientEndpoint, ResilientEndpointProps } from './resilient-endpoint';
+import { CFN_RESOURCE_LIMIT } from './resource-limit';
 
 /**
  * Many guarded endpoints under one stack. Each endpoint brings 40–60 CloudFormation resources (its
@@ -13,6 +14,9 @@ import { ResilientEndpoint, ResilientEndpointProps } from './resilient-endpoint'
  * (and update) as one stack.
  */
 export class ResilientEndpointFleet extends Construct {
+  /** CloudFormation's limit of resources per stack (500), which a fleet keeps each stack under. */
+  public static readonly CFN_RESOURCE_LIMIT: number = CFN_RESOURCE_LIMIT;
+
   /** The endpoints, in the order added. */
   public readonly endpoints: ResilientEndpoint[] = [];
   /** The breaker function the fleet's endpoints share (created with the first endpoint that has a breaker). */

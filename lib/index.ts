@@ -1,15 +1,30 @@
-export * from './instance-types';
-export * from './model-server';
-export * from './model-artifacts';
-export * from './data-capture';
-export * from './endpoint-base';
-export * from './resilient-endpoint';
-export * from './fleet';
-export { CFN_RESOURCE_LIMIT } from './resource-limit';
-export * from './monitoring/metrics';
-export * from './monitoring/endpoint-monitoring';
-export * from './circuit-breaker';
-export * from './auto-scaling';
-export * from './deployment';
-export * from './checks';
-export * from './capacity-plan';
+// The public API, listed name by name: everything here is carried by jsii to Python, Java and .NET
+// (classes, enums, structs and I-interfaces only; rules and constants are static members of the
+// classes they belong to). Helpers shared between modules stay out of it. scripts/check-jsii.mjs fails
+// if a root export is not in the jsii assembly.
+export { SageMakerInstanceType } from './instance-types';
+export type { InstanceHardware, InstanceSpec } from './instance-types';
+export { ModelServer, ModelServerTuner } from './model-server';
+export type { MemoryFootprint, ModelServerOptions, ModelServerTuning } from './model-server';
+export { ContainerImage, ModelData } from './model-artifacts';
+export type { ContainerImageConfig, ModelDataConfig } from './model-artifacts';
+export { CaptureMode, DataCapture } from './data-capture';
+export type { DataCaptureOptions, DataCaptureProps } from './data-capture';
+export { EndpointBase, ImportedEndpoint } from './endpoint-base';
+export type { EndpointAttributes } from './endpoint-base';
+export { ResilientEndpoint, VariantRole } from './resilient-endpoint';
+export type { FallbackVariantProps, MetricPublishingOptions, ModelProps, ResilientEndpointProps, ShadowVariantProps, VariantInfo } from './resilient-endpoint';
+export { ResilientEndpointFleet } from './fleet';
+export { EndpointMetricFactory } from './monitoring/metrics';
+export { AlarmTier, EndpointMonitoring } from './monitoring/endpoint-monitoring';
+export type { EndpointMonitoringProps, MonitoredVariant, MonitoringOptions, TieredAlarm } from './monitoring/endpoint-monitoring';
+export { CircuitBreaker, SharedCircuitBreaker } from './circuit-breaker';
+export type { BreakerConfig, BreakerRuntime, CircuitBreakerOptions, CircuitBreakerProps, SharedBreakerEndpoint, SharedCircuitBreakerProps } from './circuit-breaker';
+export { VariantAutoScaling } from './auto-scaling';
+export type { AutoScalingOptions, CapacityProps, ScheduledCapacity, VariantAutoScalingProps } from './auto-scaling';
+export { TrafficShift } from './deployment';
+export type { DeploymentContext, DeploymentOptions, DeploymentPlan } from './deployment';
+export { ProductionReadinessChecks, RuleLevel } from './checks';
+export type { BreakerFacts, DataCaptureFacts, EndpointFacts, IReadinessRule, ReadinessFinding, ScalingFacts, VariantFacts } from './checks';
+export { CapacityPlan } from './capacity-plan';
+export type { CapacityPlanProps } from './capacity-plan';

@@ -21,6 +21,14 @@ export interface ContainerImageConfig {
  * what SageMaker needs to pull it.
  */
 export abstract class ContainerImage {
+  /**
+   * The model server an image of this ECR repository runs (as the construct detects it from the
+   * repository's name, e.g. `pytorch-inference` → TorchServe), or undefined for an unknown image.
+   */
+  public static modelServerOf(repository: string): ModelServer | undefined {
+    return modelServerOfRepository(repository);
+  }
+
   /** An image in an ECR repository of this (or another) account, by tag. */
   public static fromEcrRepository(repository: ecr.IRepository, tag: string = 'latest'): ContainerImage {
     return new EcrImage(repository, tag);

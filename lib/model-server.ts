@@ -316,3 +316,25 @@ export function fmtBytes(bytes: number): string {
   if (bytes >= GIB) return `${+(bytes / GIB).toFixed(2)} GiB`;
   return `${+(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
+
+/**
+ * The model-server tuning rule, usable on its own (the capacity planner and `ResilientEndpoint` use it too).
+ */
+export class ModelServerTuner {
+  /**
+   * Model-server settings for a model on an instance type: workers (vCPUs × 1.5 on CPU, one per GPU,
+   * bounded by the model's memory footprint), payload limit, timeouts, and the container environment.
+   * @param instanceType the instance type
+   * @param footprint the model's memory footprint; default unknown (workers bounded by the instance only)
+   * @param options settings to override; default the tuned values
+   * @throws Error naming every problem, when the settings cannot work (e.g. the model does not fit)
+   */
+  public static tune(instanceType: SageMakerInstanceType, footprint?: MemoryFootprint, options?: ModelServerOptions): ModelServerTuning {
+    const errors = new PropErrors();
+    const tuning = tuneModelServer(instanceType, footprint, options ?? {}, errors);
+    if (errors.all.length) throw new Error(errors.all.join('\n'));
+    return tuning;
+  }
+
+  private constructor() {}
+}

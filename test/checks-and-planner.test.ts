@@ -3,7 +3,7 @@ import * as path from 'path';
 import { App, Size, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
-import { CapacityPlan, checkTemplate, ContainerImage, ProductionReadinessChecks, READINESS_RULES, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
+import { CapacityPlan, ContainerImage, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
 import { ClusteringStack } from '../lib/examples/clustering-stack';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 
@@ -23,7 +23,7 @@ describe('rule pack', () => {
   test('the example stacks pass every error rule', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     for (const s of [new RecommenderStack(app, 'Rec'), new ClusteringStack(app, 'Clu')]) {
-      const findings = checkTemplate(Template.fromStack(s).toJSON());
+      const findings = ProductionReadinessChecks.checkTemplate(Template.fromStack(s).toJSON());
       expect(findings.filter(f => f.level === RuleLevel.ERROR)).toEqual([]);
       expect([...new Set(findings.map(f => f.ruleId))]).toEqual(['RE-Network']); // documented trade-off: the container must reach SSM
     }
@@ -32,14 +32,14 @@ describe('rule pack', () => {
   test('a hand-written ml.t2.medium endpoint without alarms fails with the expected rule ids', () => {
     const stack = new Stack();
     handWritten(stack);
-    const ids = checkTemplate(Template.fromStack(stack).toJSON()).map(f => f.ruleId).sort();
+    const ids = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).map(f => f.ruleId).sort();
     expect(ids).toEqual(['RE-AutoScaling', 'RE-CircuitBreaker', 'RE-DataCapture', 'RE-DeploymentGuardrails', 'RE-MemoryAlarm', 'RE-MultiInstance', 'RE-Network', 'RE-NoBurstable', 'RE-RequestSize']);
   });
 
   test('NVMe rule: VolumeSizeInGB on g4dn is an error; KmsKeyId is not (it does not encrypt the NVMe, but is accepted)', () => {
     const stack = new Stack();
     handWritten(stack, { instanceType: 'ml.g4dn.xlarge', volumeSizeInGb: 50 }, { kmsKeyId: 'arn:aws:kms:us-east-1:123456789012:key/1' });
-    const nvme = checkTemplate(Template.fromStack(stack).toJSON()).filter(f => f.ruleId === 'RE-NvmeStorage');
+    const nvme = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).filter(f => f.ruleId === 'RE-NvmeStorage');
     expect(nvme).toHaveLength(1);
     expect(nvme[0].message).toMatch(/^AllTraffic \(ml\.g4dn\.xlarge\) sets VolumeSizeInGB\. Why: SageMaker rejects/);
     expect(nvme[0].level).toBe(RuleLevel.ERROR);
@@ -50,22 +50,22 @@ describe('rule pack', () => {
     handWritten(stack, { instanceType: 'ml.m5.xlarge' }, {
       shadowProductionVariants: [{ variantName: 'Shadow', modelName: 'm', instanceType: 'ml.g5.xlarge', initialInstanceCount: 1, initialVariantWeight: 0.05, volumeSizeInGb: 50 }],
     });
-    const nvme = checkTemplate(Template.fromStack(stack).toJSON()).filter(f => f.ruleId === 'RE-NvmeStorage');
+    const nvme = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).filter(f => f.ruleId === 'RE-NvmeStorage');
     expect(nvme.map(f => f.message.split('.')[0])).toEqual(['Shadow (ml']);
     const inf2 = new Stack();
     handWritten(inf2, { instanceType: 'ml.inf2.xlarge', volumeSizeInGb: 50 });
-    expect(checkTemplate(Template.fromStack(inf2).toJSON()).filter(f => f.ruleId === 'RE-NvmeStorage')).toEqual([]);
+    expect(ProductionReadinessChecks.checkTemplate(Template.fromStack(inf2).toJSON()).filter(f => f.ruleId === 'RE-NvmeStorage')).toEqual([]);
   });
 
   test('worker-memory rule: explicit workers beyond 80 % of memory are an error', () => {
     const stack = new Stack();
     new ResilientEndpoint(stack, 'E', { model: { image, memoryFootprint: { host: Size.gibibytes(4) } }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, modelServer: { workers: 8 } });
-    const f = checkTemplate(Template.fromStack(stack).toJSON()).filter(x => x.ruleId === 'RE-WorkerMemory');
+    const f = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).filter(x => x.ruleId === 'RE-WorkerMemory');
     expect(f[0].message).toMatch(/Primary: 8 workers × 4\.0 GiB > 80 % of 16 GiB/);
   });
 
   test('every rule has id, level, why and fix; each rule fires on the bad stack or a targeted one', () => {
-    for (const r of READINESS_RULES) {
+    for (const r of ProductionReadinessChecks.RULES) {
       expect(r.id).toMatch(/^RE-[A-Za-z]+$/);
       expect(r.why.length).toBeGreaterThan(20);
       expect(r.fix.length).toBeGreaterThan(10);

@@ -1,7 +1,7 @@
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { CFN_RESOURCE_LIMIT, ContainerImage, ResilientEndpoint, ResilientEndpointFleet, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
+import { ContainerImage, ResilientEndpoint, ResilientEndpointFleet, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
 import { synthError } from './util';
 
 const image = ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3');
@@ -30,7 +30,7 @@ describe('30 fully guarded ml.m5.xlarge endpoints in one stack, as a fleet', () 
   test('the parent stays far under the limit: one nested stack per endpoint', () => {
     const types = Object.values(parent.Resources).map((r: any) => r.Type);
     expect(types.filter(t => t === 'AWS::CloudFormation::Stack')).toHaveLength(30);
-    expect(types.length).toBeLessThan(CFN_RESOURCE_LIMIT);
+    expect(types.length).toBeLessThan(ResilientEndpointFleet.CFN_RESOURCE_LIMIT);
     expect(fleet.endpoints).toHaveLength(30);
   });
 
@@ -40,7 +40,7 @@ describe('30 fully guarded ml.m5.xlarge endpoints in one stack, as a fleet', () 
     nested.resourceCountIs('AWS::Lambda::Function', 0); // the breaker runs in the fleet's shared function
     nested.resourceCountIs('AWS::SSM::Parameter', 2);
     expect(Object.values(nested.findResources('AWS::CloudWatch::Alarm')).length).toBeGreaterThan(10);
-    expect(Object.keys(nested.toJSON().Resources).length).toBeLessThan(CFN_RESOURCE_LIMIT);
+    expect(Object.keys(nested.toJSON().Resources).length).toBeLessThan(ResilientEndpointFleet.CFN_RESOURCE_LIMIT);
     expect(new Set(fleet.endpoints.map(e => e.endpointName)).size).toBe(30); // distinct generated names
   });
 });

@@ -1,5 +1,6 @@
 import { Duration, Size } from 'aws-cdk-lib';
-import { ModelServer, SageMakerInstanceType, tuneModelServer } from '../lib';
+import { ModelServer, SageMakerInstanceType } from '../lib';
+import { tuneModelServer } from '../lib/model-server';
 import { PropErrors } from '../lib/validation';
 
 describe('instance catalog', () => {

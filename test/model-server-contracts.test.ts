@@ -1,6 +1,8 @@
 import { App, Duration, Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { ContainerImage, ModelServer, modelServerOfRepository, ResilientEndpoint, SageMakerInstanceType, tuneModelServer } from '../lib';
+import { ContainerImage, ModelServer, ResilientEndpoint, SageMakerInstanceType } from '../lib';
+import { modelServerOfRepository } from '../lib/model-artifacts';
+import { tuneModelServer } from '../lib/model-server';
 import { newStack, warnings } from './util';
 
 /** The container environment of the primary model of a one-endpoint stack. */

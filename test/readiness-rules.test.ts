@@ -1,4 +1,4 @@
-import { EndpointFacts, READINESS_RULES, RuleLevel } from '../lib';
+import { EndpointFacts, ProductionReadinessChecks, RuleLevel } from '../lib';
 
 /** A production-ready endpoint's facts; each case below breaks exactly one rule. */
 const good: EndpointFacts = {
@@ -40,10 +40,10 @@ const failing: Record<string, EndpointFacts> = {
 };
 
 test('every rule has a failing case below', () => {
-  expect(Object.keys(failing).sort()).toEqual(READINESS_RULES.map(r => r.id).sort());
+  expect(Object.keys(failing).sort()).toEqual(ProductionReadinessChecks.RULES.map(r => r.id).sort());
 });
 
-describe.each(READINESS_RULES.map(r => [r.id, r] as const))('%s', (id, rule) => {
+describe.each(ProductionReadinessChecks.RULES.map(r => [r.id, r] as const))('%s', (id, rule) => {
   test('passes on a production-ready endpoint', () => {
     expect(rule.check(good)).toEqual([]);
   });

@@ -10,7 +10,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
-import { checkTemplate, CircuitBreaker, ContainerImage, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
+import { CircuitBreaker, ContainerImage, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
 import { appContext, exampleStacks, newStack } from './util';
 
 type Resources = Record<string, { Type: string; Properties?: any; DependsOn?: string | string[] }>;
@@ -165,7 +165,7 @@ describe('token-valued names', () => {
     const target = Object.values(t.Resources as Resources).find(r => r.Type === 'AWS::ApplicationAutoScaling::ScalableTarget')!;
     expect(target.Properties.ResourceId).toEqual({ 'Fn::Join': ['', ['endpoint/', { Ref: 'EndpointName' }, '/variant/Primary']] });
     // The readiness checks recognise the parameter-named endpoint's own alarms, targets and breaker.
-    expect(checkTemplate(t).filter(f => f.level === RuleLevel.ERROR)).toEqual([]);
+    expect(ProductionReadinessChecks.checkTemplate(t).filter(f => f.level === RuleLevel.ERROR)).toEqual([]);
   });
 
   test('CircuitBreaker alone for an endpoint with a generated name: IAM ARN built with Fn::Join, never a lower-cased token', () => {
@@ -207,7 +207,7 @@ describe('token-valued names', () => {
       threshold: 85, evaluationPeriods: 3,
     });
     new CircuitBreaker(stack, 'Breaker', { endpointName: ep.attrEndpointName, primaryVariantName: 'AllTraffic', primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE });
-    const findings = checkTemplate(Template.fromStack(stack).toJSON());
+    const findings = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON());
     expect(findings.filter(f => f.level === RuleLevel.ERROR).map(f => f.ruleId)).toEqual([]);
     expect(findings.map(f => f.ruleId)).not.toContain('RE-CircuitBreaker');
   });

@@ -1,7 +1,7 @@
 import { Duration, TimeZone } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
-import { ContainerImage, invocationsPerInstanceTarget, ResilientEndpoint, SageMakerInstanceType, TrafficShift } from '../lib';
+import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, TrafficShift, VariantAutoScaling } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 import { newStack, synthError, exampleStacks } from './util';
 
@@ -50,8 +50,8 @@ describe('recommender example', () => {
 });
 
 test('QPS → per-minute target arithmetic', () => {
-  expect(invocationsPerInstanceTarget(150)).toBe(9000);
-  expect(invocationsPerInstanceTarget(2.5)).toBe(150);
+  expect(VariantAutoScaling.invocationsPerInstanceTarget(150)).toBe(9000);
+  expect(VariantAutoScaling.invocationsPerInstanceTarget(2.5)).toBe(150);
 });
 
 test('two variants scaled on one endpoint synthesize; asking twice is a clear error', () => {

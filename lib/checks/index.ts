@@ -51,6 +51,20 @@ export function checkTemplate(template: any, stack: string = 'template', rules: 
  * parent) with `Validations.of(scope).acknowledge({ id: 'RE-MultiInstance', reason: '…' })`.
  */
 export class ProductionReadinessChecks implements IPolicyValidationPlugin {
+  /** The rules, in the order they run. */
+  public static readonly RULES: IReadinessRule[] = READINESS_RULES;
+
+  /**
+   * Runs the rules over one synthesized template (its JSON, e.g. `Template.fromStack(stack).toJSON()`)
+   * without registering a plugin: for tests and for checking templates made elsewhere.
+   * @param template the template's JSON
+   * @param stack a name for the template in findings; default 'template'
+   * @param rules the rules to run; default all of `RULES`
+   */
+  public static checkTemplate(template: any, stack?: string, rules?: IReadinessRule[]): ReadinessFinding[] {
+    return checkTemplate(template, stack, rules);
+  }
+
   public readonly name = 'ProductionReadiness';
   public readonly version?: string = '0.1.0';
   public readonly ruleIds?: string[] = READINESS_RULES.map(r => r.id);

@@ -1,0 +1,90 @@
+// Proves the library builds with jsii (the compiler behind Python/Java/.NET packages) and that the
+// Python bindings generate: copies the library's sources into a scratch directory with the jsii
+// settings (package.json "jsii"), runs `jsii` there, then `jsii-pacmak --code-only --targets python`,
+// and reads the assembly (`.jsii`, JSON) back. Fails on any jsii error, or when a construct the
+// README documents is missing from the assembly, or when a root export is not in the assembly (a free
+// function or constant: jsii drops those silently, so Python users would not see them).
+//
+// Why a scratch copy: jsii compiles with its own tsconfig and writes next to its sources; the
+// library's own build (tsc → dist/) stays as it is. PyPI is not reachable here, so the wheel itself
+// is not built (`jsii-pacmak --targets python` without --code-only does that where it is).
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = process.cwd();
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const work = mkdtempSync(join(tmpdir(), 'jsii-'));
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const run = (cmd, args) => execFileSync(cmd, args, {
+  cwd: work, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+  env: { ...process.env, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION: '1', JSII_DEPRECATED: 'quiet' },
+});
+const started = Date.now();
+try {
+  for (const dir of ['lib', 'lambda']) cpSync(join(root, dir), join(work, dir), { recursive: true, filter: (p) => !p.endsWith('.js') && !p.endsWith('.d.ts') });
+  cpSync(join(root, 'README.md'), join(work, 'README.md'));
+  cpSync(join(root, 'LICENSE'), join(work, 'LICENSE'));
+  symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
+  writeFileSync(join(work, 'package.json'), JSON.stringify({
+    ...pkg, main: 'lib/index.js', types: 'lib/index.d.ts', scripts: {}, exports: undefined,
+  }, null, 2));
+
+  try {
+    run(bin('jsii'), ['--silence-warnings=reserved-word']);
+  } catch (e) {
+    process.stderr.write(`${e.stdout ?? ''}${e.stderr ?? ''}`);
+    throw new Error('jsii rejected the library (errors above)');
+  }
+  run(bin('jsii-pacmak'), ['--code-only', '--targets', 'python', '--outdir', 'dist-jsii']);
+
+  const assembly = JSON.parse(readFileSync(join(work, '.jsii'), 'utf8'));
+  const types = Object.values(assembly.types ?? {});
+  const names = new Set(types.map((t) => t.name));
+  const count = (kind) => types.filter((t) => t.kind === kind).length;
+  const documented = ['ResilientEndpoint', 'ResilientEndpointFleet', 'SharedCircuitBreaker', 'CircuitBreaker', 'EndpointMonitoring',
+    'DataCapture', 'ContainerImage', 'ModelData', 'SageMakerInstanceType', 'ProductionReadinessChecks', 'CapacityPlan', 'VariantAutoScaling', 'EndpointBase'];
+  const missing = documented.filter((n) => !names.has(n));
+  if (missing.length) throw new Error(`not in the jsii assembly: ${missing.join(', ')}`);
+
+  const pyRoot = join(work, 'dist-jsii', 'python', 'src', pkg.jsii.targets.python.module);
+  const py = readFileSync(join(pyRoot, '__init__.py'), 'utf8');
+  for (const n of documented) if (!py.includes(`class ${n}(`)) throw new Error(`Python bindings lack class ${n}`);
+  const instanceTypes = /class SageMakerInstanceType\([\s\S]*?(?=\nclass )/.exec(py)?.[0] ?? '';
+  const g4dn = /def (ML_G4_?DN_XLARGE)\(/.exec(instanceTypes)?.[1];
+
+  // The README's Python quick start: it parses, and every `sre.X` it uses is a class of the generated
+  // bindings, every `sre.X.Y` a member of it, and every keyword argument a parameter name there (or of
+  // aws_cdk's App/Stack/Validations, which it also calls).
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const quick = /```python\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Quick start')))?.[1];
+  if (!quick) throw new Error('README has no ```python block under "## Quick start"');
+  writeFileSync(join(work, 'quickstart.py'), quick);
+  execFileSync('python3', ['-m', 'py_compile', join(work, 'quickstart.py')], { stdio: 'inherit' });
+  const problems = [];
+  for (const [, cls, member] of quick.matchAll(/\bsre\.(\w+)(?:\.(\w+))?/g)) {
+    const body = new RegExp(`\\nclass ${cls}\\b[\\s\\S]*?(?=\\n(?:@jsii\\.\\w+\\([^\\n]*\\)\\n)*class |$)`).exec(py)?.[0];
+    if (!body) problems.push(`sre.${cls} is not a class of the bindings`);
+    else if (member && !new RegExp(`def ${member}\\(`).test(body)) problems.push(`sre.${cls}.${member} is not a member of ${cls}`);
+  }
+  const foreign = new Set(['id', 'reason']); // Validations.acknowledge(id=, reason=)
+  for (const [, kw] of quick.matchAll(/[(,\s](\w+)=(?!=)/g)) {
+    if (!foreign.has(kw) && !new RegExp(`\\n\\s+${kw}: `).test(py)) problems.push(`keyword ${kw}= is not a parameter of the bindings`);
+  }
+  if (problems.length) throw new Error(`README's Python quick start does not match the generated bindings:\n  ${problems.join('\n  ')}`);
+
+  // What jsii does not carry: root exports that are neither a type nor an enum in the assembly.
+  const rootExports = Object.keys(createRequire(import.meta.url)(join(root, 'dist', 'lib', 'index.js')));
+  const typeExports = [...readFileSync(join(root, 'lib', 'index.ts'), 'utf8').matchAll(/export type \{([^}]*)\}/g)]
+    .flatMap((m) => m[1].split(',').map((n) => n.trim()).filter(Boolean));
+  const dropped = [...rootExports, ...typeExports].filter((n) => !names.has(n));
+  const files = readdirSync(join(work, 'dist-jsii', 'python', 'src', pkg.jsii.targets.python.module), { recursive: true }).length;
+  console.log(`jsii check: ${types.length} types (${count('class')} classes, ${count('interface')} interfaces and structs, ${count('enum')} enums) in the assembly; `
+    + `Python bindings generated (${files} files, module ${pkg.jsii.targets.python.module}; ml.g4dn.xlarge is SageMakerInstanceType.${g4dn}()); `
+    + `${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (dropped.length) throw new Error(`root exports jsii does not carry to Python (free functions or constants; make them static members): ${dropped.join(', ')}`);
+} finally {
+  if (process.env.KEEP_JSII_WORKDIR) console.log(`jsii check: kept ${work}`); else rmSync(work, { recursive: true, force: true });
+}
