@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-/* eslint-disable no-console */
 import { Size } from 'aws-cdk-lib';
 import { CapacityPlan } from '../lib/capacity-plan';
 

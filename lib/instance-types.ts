@@ -51,7 +51,6 @@ export interface InstanceHardware {
 }
 
 // Declared before the class: the static catalog fields register themselves here.
-// eslint-disable-next-line @typescript-eslint/no-use-before-define
 const CATALOG = new Map<string, SageMakerInstanceType>();
 
 /** An instance type with its name and hardware. */

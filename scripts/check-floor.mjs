@@ -46,6 +46,6 @@ try {
   execFileSync(join(root, 'node_modules', '.bin', 'jest'), ['--silent', '--testPathIgnorePatterns', 'simulation', '--moduleNameMapper', JSON.stringify(mapper)], { stdio: 'pipe', encoding: 'utf8' });
 } catch (e) {
   process.stderr.write(`${e.stdout ?? ''}${e.stderr ?? ''}`);
-  throw new Error(`the tests fail against the peer floor (${JSON.stringify(versions)}): raise the floor or fix the library`);
+  throw new Error(`the tests fail against the peer floor (${JSON.stringify(versions)}): raise the floor or fix the library`, { cause: e });
 }
 console.log(`floor check: ${Object.entries(versions).map(([n, v]) => `${n} ${v}`).join(', ')}: type-check and the construct test suites pass (${((Date.now() - started) / 1000).toFixed(1)} s)`);

@@ -9,7 +9,7 @@
 // library's own build (tsc → dist/) stays as it is. PyPI is not reachable here, so the wheel itself
 // is not built (`jsii-pacmak --targets python` without --code-only does that where it is).
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,7 +36,7 @@ try {
     run(bin('jsii'), ['--silence-warnings=reserved-word']);
   } catch (e) {
     process.stderr.write(`${e.stdout ?? ''}${e.stderr ?? ''}`);
-    throw new Error('jsii rejected the library (errors above)');
+    throw new Error('jsii rejected the library (errors above)', { cause: e });
   }
   run(bin('jsii-pacmak'), ['--code-only', '--targets', 'python', '--outdir', 'dist-jsii']);
 

@@ -2,8 +2,13 @@
  * The example models as the containers will see them: the archive this repo builds is a valid
  * model.tar.gz with the files where each container looks, and the model's environment points there.
  */
+import { execFileSync } from 'child_process';
 import * as fs from 'fs';
+import * as path from 'path';
 import * as zlib from 'zlib';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { ClusteringStack } from '../lib/examples/clustering-stack';
 import { exampleModelArtifact } from '../lib/examples/recommender-stack';
 import { exampleStacks } from './util';
 
@@ -67,15 +72,12 @@ describe('recommender model.tar.gz (PyTorch image)', () => {
 
   test('archives are reproducible: rebuilding gives the same bytes (stable asset hash)', () => {
     const before = fs.readFileSync(exampleModelArtifact('recommender'));
-    require('child_process').execFileSync('python3', [require('path').join(__dirname, '..', 'scripts', 'build-models.py')], { stdio: 'ignore' });
+    execFileSync('python3', [path.join(__dirname, '..', 'scripts', 'build-models.py')], { stdio: 'ignore' });
     expect(fs.readFileSync(exampleModelArtifact('recommender')).equals(before)).toBe(true);
   });
 });
 
 test('context values still override the image and the model (your own artifacts)', () => {
-  const { App } = require('aws-cdk-lib');
-  const { Template } = require('aws-cdk-lib/assertions');
-  const { ClusteringStack } = require('../lib/examples/clustering-stack');
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new ClusteringStack(app, 'Own', { imageUri: '123456789012.dkr.ecr.eu-west-1.amazonaws.com/my-kmeans:7', modelDataUrl: 's3://my-models/kmeans/model.tar.gz' });
   const container = (Object.values(Template.fromStack(stack).findResources('AWS::SageMaker::Model'))[0] as any).Properties.PrimaryContainer;

@@ -190,7 +190,7 @@ describe('token-valued names', () => {
     const model = new sagemaker.CfnModel(stack, 'Model', {
       executionRoleArn: 'arn:aws:iam::123456789012:role/r',
       primaryContainer: { image: '123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1' },
-      vpcConfig: { securityGroupIds: ['sg-1'], subnets: ['subnet-1'] },
+      vpcConfig: { securityGroupIds: ['sg-0123456789abcdef0'], subnets: ['subnet-0123456789abcdef0'] },
     });
     const config = new sagemaker.CfnEndpointConfig(stack, 'Config', {
       productionVariants: [{ variantName: 'AllTraffic', modelName: model.attrModelName, instanceType: 'ml.m5.xlarge', initialInstanceCount: 2, initialVariantWeight: 1 }],

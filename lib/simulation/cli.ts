@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-/* eslint-disable no-console */
 import * as fs from 'fs';
 import * as path from 'path';
 import { App } from 'aws-cdk-lib';

@@ -1,0 +1,31 @@
+// Lint rules in the spirit of aws-cdk's own (typescript-eslint's recommended set, no default exports,
+// no floating promises in the Lambda, explicit member accessibility on the public API).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'cdk.out/**', 'node_modules/**', 'dist-jsii/**', '**/*.js', '**/*.d.ts', 'runtime/**', 'examples/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off', // CloudFormation templates and AWS events are untyped JSON
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports (jsii and aws-cdk convention).' }],
+      'eqeqeq': ['error', 'always', { null: 'ignore' }],
+      'prefer-const': 'error',
+    },
+  },
+  {
+    files: ['scripts/**/*.mjs', 'eslint.config.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
+    files: ['lib/**/*.ts'],
+    ignores: ['lib/simulation/**', 'lib/examples/**'],
+    rules: {
+      '@typescript-eslint/explicit-member-accessibility': ['error', { accessibility: 'explicit', overrides: { constructors: 'off' } }],
+    },
+  },
+);
