@@ -19,6 +19,7 @@ export { BREAKER_NAMESPACE } from './breaker/contract';
 import { VariantAutoScaling } from './auto-scaling';
 import { SageMakerInstanceType } from './instance-types';
 import { EndpointMetricFactory } from './monitoring/metrics';
+import { createAlarm } from './monitoring/alarm-factory';
 import { acknowledgeWildcard } from './nag';
 import { Described, PropErrors } from './validation';
 
@@ -291,13 +292,8 @@ export class CircuitBreaker extends Construct {
     // schedule and the function's own reads, which fall back to 1-minute data, still protect.)
     const m = new EndpointMetricFactory(props.endpointName, props.primaryVariantName);
     const alarm = (aid: string, metric: cloudwatch.IMetric, threshold: number, description: string) => {
-      const a = new cloudwatch.Alarm(this, aid, {
-        alarmName: breakerAlarmName(props.endpointName, props.primaryVariantName, aid),
-        alarmDescription: description,
-        metric,
-        threshold,
-        evaluationPeriods: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      const a = createAlarm(this, {
+        id: aid, alarmName: breakerAlarmName(props.endpointName, props.primaryVariantName, aid), description, metric, threshold,
         // Only a trigger: the function itself holds state on missing data.
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });

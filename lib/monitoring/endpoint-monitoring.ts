@@ -8,6 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { PropErrors } from '../validation';
+import { createAlarm } from './alarm-factory';
 import { EndpointMetricFactory } from './metrics';
 
 /** Default namespace of the application-tier (per-stage memory) metrics the container publishes. */
@@ -307,30 +308,19 @@ export class EndpointMonitoring extends Construct {
     this.add(v, AlarmTier.BUSINESS, 'LatencyP99', m.modelLatency(), micros, 3, 3, nb,
       `P99 ModelLatency >= ${lat.toMilliseconds()} ms for 3 minutes (metric in microseconds: threshold ${micros}).`);
     const s = p.successRateThresholdPercent ?? 99;
-    const alarm = new cloudwatch.Alarm(this, `${v.variantName}SuccessRate`, {
-      alarmName: `${p.endpointName}-${v.variantName}-business-SuccessRate`,
-      alarmDescription: `Success rate < ${s} % over 5 minutes (100 × (1 − 5XX / invocations)).`,
-      metric: m.successRate({ period: five }),
-      threshold: s,
-      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: nb,
-    });
-    this.alarms.push({ alarm, tier: AlarmTier.BUSINESS, variantName: v.variantName, key: 'SuccessRate', threshold: s });
+    this.add(v, AlarmTier.BUSINESS, 'SuccessRate', m.successRate({ period: five }), s, 1, 1, nb,
+      `Success rate < ${s} % over 5 minutes (100 × (1 − 5XX / invocations)).`, cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD);
   }
 
   private add(v: MonitoredVariant, tier: AlarmTier, key: string, metric: cloudwatch.IMetric, threshold: number,
-    datapoints: number, periods: number, missing: cloudwatch.TreatMissingData, description: string): void {
-    const alarm = new cloudwatch.Alarm(this, `${v.variantName}${key.replace(/[^A-Za-z0-9]/g, '')}`, {
+    datapoints: number, periods: number, missing: cloudwatch.TreatMissingData, description: string,
+    comparison?: cloudwatch.ComparisonOperator): void {
+    const alarm = createAlarm(this, {
+      id: `${v.variantName}${key.replace(/[^A-Za-z0-9]/g, '')}`,
       // Endpoint, variant, tier and metric readable from the name alone.
       alarmName: `${this.props.endpointName}-${v.variantName}-${tier}-${key}`,
-      alarmDescription: `${description} Endpoint ${this.props.endpointName}, variant ${v.variantName}.`,
-      metric,
-      threshold,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: periods,
-      datapointsToAlarm: datapoints,
-      treatMissingData: missing,
+      description: `${description} Endpoint ${this.props.endpointName}, variant ${v.variantName}.`,
+      metric, threshold, comparison, evaluationPeriods: periods, datapointsToAlarm: datapoints, treatMissingData: missing,
     });
     this.alarms.push({ alarm, tier, variantName: v.variantName, key, threshold });
   }
