@@ -1,4 +1,4 @@
-import { Annotations, ArnFormat, Duration, Lazy, Names, Size, SizeRoundingBehavior, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Duration, Lazy, Names, Size, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -16,16 +16,15 @@ import { EndpointAttributes, EndpointBase, ImportedEndpoint } from './endpoint-b
 import { EndpointMetricFactory } from './monitoring/metrics';
 import { addResourceLimitCheck, ENDPOINT_MARK } from './resource-limit';
 import { acknowledgeWildcard } from './nag';
-import { Described, PropErrors } from './validation';
+import { PropErrors } from './validation';
+import { publishingSettings, requireProps, storageSettings, validateEndpointName, validateInstanceType, validateVariantName } from './private/prop-checks';
+import { resolveVariants } from './private/variants';
 
 /** Environment variable with the endpoint's name, in every model container. */
 export const ENDPOINT_NAME_ENV = 'RESILIENT_ENDPOINT_NAME';
 /** Environment variable with the production variant's name, in every model container. */
 export const VARIANT_NAME_ENV = 'RESILIENT_ENDPOINT_VARIANT';
 
-const NAME_PATTERN = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
-/** `MetricsConfig.MetricPublishFrequencyInSeconds` values SageMaker accepts (API reference, MetricsConfig). */
-const PUBLISH_FREQUENCIES = [10, 30, 60, 120, 180, 240, 300];
 
 /** What runs in a production variant. */
 export interface ModelProps {
@@ -325,9 +324,9 @@ export class ResilientEndpoint extends EndpointBase {
     (this as unknown as Record<symbol, boolean>)[ENDPOINT_MARK] = true;
     addResourceLimitCheck(this);
     // Plain-JavaScript (and jsii) callers can omit required props: report them, keep synthesizing.
-    const props = this.requireProps(propsIn);
+    const props = requireProps(this.errors, propsIn);
 
-    this.endpointName = this.validateEndpointName(props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase());
+    this.endpointName = validateEndpointName(this.errors, props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase());
 
     this.role = props.role ?? new iam.Role(this, 'ExecutionRole', {
       assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
@@ -336,66 +335,19 @@ export class ResilientEndpoint extends EndpointBase {
     this.grantBaseRuntime();
 
     // --- variants ---
-    const primaryName = this.validateVariantName('variantName', props.variantName ?? 'Primary');
-    const primaryCount = props.instanceCount ?? 2;
-    this.errors.range('instanceCount', primaryCount, 1, 1000, 'use at least 1 instance; 2 or more spread the variant over Availability Zones', true);
-    this.validateInstanceType('instanceType', props.instanceType);
-    const primaryTuning = this.tune('', props.instanceType, props.model, props.modelServer);
-    this.primaryVariant = {
-      variantName: primaryName, instanceType: props.instanceType, instanceCount: primaryCount,
-      initialWeight: 1, role: VariantRole.PRIMARY, tuning: primaryTuning, model: props.model,
-    };
-    this.variants = [this.primaryVariant];
-    if (props.fallback) {
-      const f = props.fallback;
-      const type = f.instanceType ?? props.instanceType;
-      const count = f.instanceCount ?? 1;
-      this.errors.range('fallback.instanceCount', count, 1, 1000, 'use at least 1 instance', true);
-      if (f.instanceType) this.validateInstanceType('fallback.instanceType', type);
-      let name = this.validateVariantName('fallback.variantName', f.variantName ?? 'Fallback');
-      if (name === primaryName) {
-        this.errors.add('fallback.variantName', name, 'a name different from the primary variant', "use e.g. 'Fallback'");
-        name = `${name}-2`; // keep synthesizing so every error is reported at once
-      }
-      this.fallbackVariant = {
-        variantName: name, instanceType: type, instanceCount: count, initialWeight: 0,
-        role: VariantRole.FALLBACK, tuning: this.tune('fallback.', type, f.model ?? props.model, f.modelServer ?? props.modelServer),
-        model: f.model ?? props.model,
-      };
-      this.variants.push(this.fallbackVariant);
-    }
-    if (props.shadow) {
-      const sh = props.shadow;
-      if (props.fallback) {
-        this.errors.add('shadow', new Described('a shadow variant together with a fallback variant'), 'one production variant plus one shadow variant (an AWS limit)',
-          'drop the fallback while shadow testing, or test the new model on the primary with a canary deployment');
-      }
-      const sampling = sh.samplingPercent ?? 5;
-      this.errors.range('shadow.samplingPercent', sampling, 1, 100, 'give the share of traffic to copy, e.g. 5');
-      const type = sh.instanceType ?? props.instanceType;
-      this.shadowVariant = {
-        variantName: this.validateVariantName('shadow.variantName', sh.variantName ?? 'Shadow'), instanceType: type, instanceCount: sh.instanceCount ?? 1,
-        // The shadow's weight relative to the production variant's is the share of requests copied to it.
-        initialWeight: sampling / 100, role: VariantRole.SHADOW, tuning: this.tune('shadow.', type, sh.model, props.modelServer), model: sh.model,
-      };
-    }
+    const resolved = resolveVariants(props, this.errors, {
+      validateVariantName: (prop, name) => validateVariantName(this.errors, prop, name),
+      validateInstanceType: (prop, t) => validateInstanceType(this, this.errors, prop, t),
+      tune: (prefix, type, model, options) => this.tune(prefix, type, model, options),
+    });
+    this.primaryVariant = resolved.primary;
+    this.fallbackVariant = resolved.fallback;
+    this.shadowVariant = resolved.shadow;
+    this.variants = [this.primaryVariant, ...(this.fallbackVariant ? [this.fallbackVariant] : [])];
 
     // --- storage rules (local NVMe types reject a volume size; a KMS key does not reach their NVMe) ---
     const allVariants = [...this.variants, ...(this.shadowVariant ? [this.shadowVariant] : [])];
-    const nvmeTypes = allVariants.filter(v => v.instanceType.hasLocalNvme).map(v => v.instanceType.name);
-    if (props.volumeKmsKey && nvmeTypes.length) {
-      // The SageMaker API model (CreateEndpointConfig KmsKeyId, 2026) says the key "does not encrypt
-      // instance local storage" on Nitro types with local NVMe (older texts said the call fails).
-      Validations.of(this).addWarning('VolumeKmsKeyOnNvme', `volumeKmsKey does not encrypt the local NVMe storage of ${[...new Set(nvmeTypes)].join(', ')}: `
-        + 'that storage is encrypted by a hardware module on the instance. The key is still set on the endpoint config.');
-    }
-    const volumeGiB = props.volumeSize?.toGibibytes({ rounding: SizeRoundingBehavior.NONE });
-    const ebsOnly = allVariants.every(v => !v.instanceType.hasLocalNvme);
-    if (props.volumeSize && nvmeTypes.length) {
-      this.errors.add('volumeSize', new Described(`${volumeGiB} GiB`), `no volume size on instance types with local NVMe storage (${[...new Set(nvmeTypes)].join(', ')})`,
-        'remove volumeSize: those types use their local NVMe disk and SageMaker rejects VolumeSizeInGB');
-    }
-    this.errors.range('volumeSize (GiB)', volumeGiB, 1, 512, 'use Size.gibibytes(1..512)', true);
+    const { volumeGiB, ebsOnly } = storageSettings(this, this.errors, props, allVariants);
 
     // --- models ---
     const models = new Map<VariantInfo, sagemaker.CfnModel>();
@@ -422,21 +374,16 @@ export class ResilientEndpoint extends EndpointBase {
     this.dataCapture = capture.config ? capture : undefined;
 
     // --- metric publishing (MetricsConfig): 10-s data, per-GPU dimensions ---
-    const publishing = props.metricPublishing ?? {};
-    const asked = (publishing.frequency ?? Duration.seconds(10)).toSeconds();
-    if (!PUBLISH_FREQUENCIES.includes(asked)) {
-      this.errors.add('metricPublishing.frequency (s)', asked, PUBLISH_FREQUENCIES.join(', '), 'use e.g. Duration.seconds(10) or Duration.minutes(1)');
-    }
-    const frequencyS = PUBLISH_FREQUENCIES.includes(asked) ? asked : 60; // (a usable stand-in while the error is reported)
-    this.metricPublishFrequency = Duration.seconds(frequencyS);
-    this.enhancedMetrics = publishing.enhancedMetrics ?? true;
+    const publishing = publishingSettings(this.errors, props.metricPublishing);
+    this.metricPublishFrequency = Duration.seconds(publishing.frequencySeconds);
+    this.enhancedMetrics = publishing.enhancedMetrics;
 
     // --- endpoint config and endpoint ---
     this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
       metricsConfig: {
-        metricPublishFrequencyInSeconds: frequencyS,
+        metricPublishFrequencyInSeconds: publishing.frequencySeconds,
         enableEnhancedMetrics: this.enhancedMetrics,
-        enableDetailedObservability: publishing.detailedObservability ?? false,
+        enableDetailedObservability: publishing.detailedObservability,
       },
       productionVariants: this.variants.map(variantSpec),
       shadowProductionVariants: this.shadowVariant ? [variantSpec(this.shadowVariant)] : undefined,
@@ -660,53 +607,5 @@ export class ResilientEndpoint extends EndpointBase {
       'SageMaker names the endpoint log group /aws/sagemaker/Endpoints/<endpoint-name> and its streams per variant and instance; the statement allows log writes under that prefix only.');
   }
 
-  private validateInstanceType(prop: string, t: SageMakerInstanceType): void {
-    if (!/^ml\.[a-z0-9-]+\.[a-z0-9-]+$/.test(t.name)) {
-      this.errors.add(prop, t.name, "an ml.* instance type such as 'ml.m5.xlarge'", 'use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)');
-    }
-    if (!t.specUnknown) {
-      const spec = t.spec;
-      const field = (name: keyof typeof spec, min: number, fix: string) => this.errors.range(`${prop} (${t.name}) spec.${name}`, spec[name] as number, min, 1e6, fix, true);
-      field('vCpus', 1, 'give the whole number of vCPUs, e.g. 4');
-      field('gpuCount', 0, 'give the whole number of GPUs (0 for CPU types)');
-      field('localNvmeGB', 0, 'give the local NVMe size in whole GB (0 for EBS-only types)');
-      this.errors.range(`${prop} (${t.name}) spec.memoryGiB`, spec.memoryGiB, 0.5, 1e6, 'give the host memory in GiB, e.g. 16');
-      this.errors.range(`${prop} (${t.name}) spec.gpuMemoryGiB`, spec.gpuMemoryGiB, spec.gpuCount > 0 ? 1 : 0, 1e4, spec.gpuCount > 0 ? 'give the memory of one GPU in GiB, e.g. 16' : 'give 0 for CPU types');
-    }
-    if (t.isBurstable) {
-      Validations.of(this).addWarning('BurstableInstance',
-        `${prop} is ${t.name}, a burstable demo-grade type (incident B: 4 GiB, 110 s cold start, CPU credits run out, cannot autoscale). Use e.g. ml.m5.xlarge for production.`);
-    }
-  }
 
-  /** Checks a literal endpoint name; returns a usable stand-in when it is bad, so synthesis goes on. */
-  private validateEndpointName(name: string): string {
-    if (Token.isUnresolved(name) || NAME_PATTERN.test(name)) return name;
-    this.errors.add('endpointName', name, 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit', "rename the endpoint, e.g. 'recommender-prod', or omit endpointName for a generated one");
-    return 'invalid-endpoint-name';
-  }
-
-  /** Checks a literal variant name; returns a usable stand-in when it is bad. */
-  private validateVariantName(prop: string, name: string): string {
-    if (Token.isUnresolved(name) || NAME_PATTERN.test(name)) return name;
-    this.errors.add(prop, name, 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit', "use e.g. 'Primary'");
-    return `Invalid${prop.replace(/[^A-Za-z]/g, '')}`;
-  }
-
-  /** Required props a plain-JavaScript caller may have left out, reported as errors with stand-ins. */
-  private requireProps(props: ResilientEndpointProps | undefined): ResilientEndpointProps {
-    const p: Partial<ResilientEndpointProps> = props ?? {};
-    let model = p.model;
-    let instanceType = p.instanceType;
-    if (!model || !model.image) {
-      this.errors.add(model ? 'model.image' : 'model', new Described('nothing'), 'a model with a container image', "pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }");
-      model = { ...(model ?? {}), image: ContainerImage.fromImageUri('missing-image') };
-    }
-    if (!(instanceType instanceof SageMakerInstanceType)) {
-      this.errors.add('instanceType', instanceType === undefined ? new Described('nothing') : String(instanceType),
-        'a SageMakerInstanceType', "pass e.g. SageMakerInstanceType.ML_M5_XLARGE, or SageMakerInstanceType.of('ml.m5.xlarge')");
-      instanceType = typeof instanceType === 'string' ? SageMakerInstanceType.of(instanceType) : SageMakerInstanceType.ML_M5_XLARGE;
-    }
-    return { ...p, model, instanceType };
-  }
 }
