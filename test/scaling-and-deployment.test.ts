@@ -43,9 +43,13 @@ describe('recommender example', () => {
     const dc = ep.Properties.DeploymentConfig;
     // A canary may be at most half of a variant's instances: the 1-instance fallback has no canary.
     expect(dc.BlueGreenUpdatePolicy.TrafficRoutingConfiguration).toEqual({ Type: 'ALL_AT_ONCE', WaitIntervalInSeconds: 300 });
-    expect(dc.AutoRollbackConfiguration.Alarms.length).toBeGreaterThan(0);
-    expect(dc.AutoRollbackConfiguration.Alarms.length).toBeLessThanOrEqual(10);
-    expect(JSON.stringify(dc.AutoRollbackConfiguration.Alarms[0])).toMatch(/PrimaryHostMemory/);
+    // Each rollback alarm, followed to the alarm it names: the primary's memory and business alarms.
+    const resources = t.toJSON().Resources;
+    const names = dc.AutoRollbackConfiguration.Alarms.map((a: any) => resources[a.AlarmName.Ref].Properties.AlarmName as string);
+    const prefix = `${stack.endpoint.endpointName}-Primary-`;
+    expect(names.every((n: string) => n.startsWith(prefix))).toBe(true);
+    expect(names.map((n: string) => n.slice(prefix.length)).sort())
+      .toEqual(['business-ErrorRate5xx', 'business-LatencyP99', 'business-ModelErrorRate', 'infra-GpuMemory', 'infra-HostMemory']);
   });
 });
 
@@ -68,7 +72,7 @@ test('two variants scaled on one endpoint synthesize; asking twice is a clear er
   t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
     ScheduledActions: [Match.objectLike({ Schedule: 'cron(0 19 * * ? *)', ScalableTargetAction: { MinCapacity: 4 }, Timezone: 'Europe/Berlin' })],
   });
-  expect(e.autoScaling.Fallback).toBeDefined();
+  expect(e.autoScaling.Fallback.scalableTarget).toBeInstanceOf(appscaling.ScalableTarget);
   expect(synthError(app)).toBe('');
   const twice = newStack();
   const e2 = new ResilientEndpoint(twice.stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
@@ -129,5 +133,5 @@ test('scaling metric helper', () => {
   const { stack } = newStack();
   const e = new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
   expect(e.metricInvocationsPerInstance()).toMatchObject({ metricName: 'InvocationsPerInstance', statistic: 'Sum', namespace: 'AWS/SageMaker' });
-  expect(e.autoScaling.Primary.invocationsPolicy).toBeDefined();
+  expect(e.autoScaling.Primary.invocationsPolicy).toBeInstanceOf(appscaling.TargetTrackingScalingPolicy);
 });
