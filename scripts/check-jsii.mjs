@@ -9,7 +9,7 @@
 // library's own build (tsc → dist/) stays as it is. PyPI is not reachable here, so the wheel itself
 // is not built (`jsii-pacmak --targets python` without --code-only does that where it is).
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,9 +27,13 @@ try {
   for (const dir of ['lib', 'lambda']) cpSync(join(root, dir), join(work, dir), { recursive: true, filter: (p) => !p.endsWith('.js') && !p.endsWith('.d.ts') });
   cpSync(join(root, 'README.md'), join(work, 'README.md'));
   cpSync(join(root, 'LICENSE'), join(work, 'LICENSE'));
+  // The pre-built breaker bundle where lib/circuit-breaker.js looks for it (../lambda-bundles).
+  cpSync(join(root, 'dist', 'lambda-bundles'), join(work, 'lambda-bundles'), { recursive: true, filter: (p) => !p.endsWith('meta.json') });
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
+  // The package as jsii ships it (the tarball inside the Python wheel): compiled lib, the bundle, the assembly.
   writeFileSync(join(work, 'package.json'), JSON.stringify({
     ...pkg, main: 'lib/index.js', types: 'lib/index.d.ts', scripts: {}, exports: undefined,
+    files: ['lib/**/*.js', 'lib/**/*.d.ts', 'lambda-bundles/**/index.js', '.jsii', 'README.md', 'LICENSE'],
   }, null, 2));
 
   try {
@@ -54,6 +58,40 @@ try {
   for (const n of documented) if (!py.includes(`class ${n}(`)) throw new Error(`Python bindings lack class ${n}`);
   const instanceTypes = /class SageMakerInstanceType\([\s\S]*?(?=\nclass )/.exec(py)?.[0] ?? '';
   const g4dn = /def (ML_G4_?DN_XLARGE)\(/.exec(instanceTypes)?.[1];
+
+  // The tarball jsii-pacmak embeds in the Python package is what jsii's runtime loads into Node.js for
+  // a Python program. Install it alone (with aws-cdk-lib and constructs) and synthesize a guarded
+  // endpoint with it, the breaker's pre-built bundle included. (jsii's runtime itself is not run:
+  // @jsii/runtime 1.140 needs @jsii/kernel 1.140, which our registry does not carry.)
+  const tgz = readdirSync(join(pyRoot, '_jsii')).find((f) => f.endsWith('.jsii.tgz'));
+  if (!tgz) throw new Error('the Python package embeds no .jsii.tgz');
+  const consumer = join(work, 'consumer');
+  const installed = join(consumer, 'node_modules', pkg.name);
+  mkdirSync(installed, { recursive: true });
+  execFileSync('tar', ['xzf', join(pyRoot, '_jsii', tgz), '-C', installed, '--strip-components=1']);
+  for (const dep of ['aws-cdk-lib', 'constructs']) symlinkSync(join(root, 'node_modules', dep), join(consumer, 'node_modules', dep), 'dir');
+  writeFileSync(join(consumer, 'app.js'), `
+const { App, Stack } = require('aws-cdk-lib');
+const { ContainerImage, ResilientEndpoint, SageMakerInstanceType } = require('${pkg.name}');
+const app = new App({ outdir: 'cdk.out' });
+const stack = new Stack(app, 'ViaJsii');
+new ResilientEndpoint(stack, 'Endpoint', {
+  model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/model:1') },
+  instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+});
+const out = app.synth();
+const template = out.getStackByName('ViaJsii').template;
+const fn = Object.values(template.Resources).find(r => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.handler');
+if (!fn) throw new Error('no breaker function');
+const fs = require('fs'), path = require('path');
+const bundle = fs.readFileSync(path.join(path.dirname(require.resolve('${pkg.name}/package.json')), 'lambda-bundles', 'circuit-breaker', 'index.js'));
+const staged = fs.readdirSync(out.directory).filter(d => d.startsWith('asset.'))
+  .some(d => fs.existsSync(path.join(out.directory, d, 'index.js')) && fs.readFileSync(path.join(out.directory, d, 'index.js')).equals(bundle));
+if (!staged) throw new Error('the breaker bundle was not staged as the function asset');
+console.log(Object.keys(template.Resources).length);
+`);
+  const fromTarball = execFileSync(process.execPath, ['app.js'], { cwd: consumer, encoding: 'utf8' }).trim();
+  const tarballFiles = execFileSync('tar', ['tzf', join(pyRoot, '_jsii', tgz)], { encoding: 'utf8' }).trim().split('\n').length;
 
   // The README's Python quick start: it parses, and every `sre.X` it uses is a class of the generated
   // bindings, every `sre.X.Y` a member of it, and every keyword argument a parameter name there (or of
@@ -83,6 +121,7 @@ try {
   const files = readdirSync(join(work, 'dist-jsii', 'python', 'src', pkg.jsii.targets.python.module), { recursive: true }).length;
   console.log(`jsii check: ${types.length} types (${count('class')} classes, ${count('interface')} interfaces and structs, ${count('enum')} enums) in the assembly; `
     + `Python bindings generated (${files} files, module ${pkg.jsii.targets.python.module}; ml.g4dn.xlarge is SageMakerInstanceType.${g4dn}()); `
+    + `its embedded npm tarball (${tarballFiles} files) synthesizes a guarded endpoint on its own (${fromTarball} resources, breaker bundle staged); `
     + `${((Date.now() - started) / 1000).toFixed(1)} s`);
   if (dropped.length) throw new Error(`root exports jsii does not carry to Python (free functions or constants; make them static members): ${dropped.join(', ')}`);
 } finally {
