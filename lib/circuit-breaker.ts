@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -19,6 +19,7 @@ export { BREAKER_NAMESPACE } from './breaker/contract';
 import { VariantAutoScaling } from './auto-scaling';
 import { SageMakerInstanceType } from './instance-types';
 import { EndpointMetricFactory } from './monitoring/metrics';
+import { endpointArnFor } from './endpoint-base';
 import { createAlarm } from './monitoring/alarm-factory';
 import { acknowledgeWildcard } from './nag';
 import { Described, PropErrors } from './validation';
@@ -224,12 +225,7 @@ export class CircuitBreaker extends Construct {
       description: 'Circuit-breaker degrade level of a SageMaker endpoint; the container reads "level" (0 normal, 1 degraded, 2 critical)',
       stringValue: JSON.stringify({ level: 0, state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0, reasons: ['initial'] }),
     });
-    // Never lower-case a token's string form: that corrupts the token. Literal names are lower-cased
-    // because SageMaker writes endpoint ARNs in lower case.
-    const endpointArn = props.endpointArn ?? stack.formatArn({
-      service: 'sagemaker', resource: 'endpoint',
-      resourceName: Token.isUnresolved(props.endpointName) ? props.endpointName : props.endpointName.toLowerCase(),
-    });
+    const endpointArn = props.endpointArn ?? endpointArnFor(this, props.endpointName);
     const scaled = [props.primaryAutoScaling, props.fallbackAutoScaling].filter((x): x is VariantAutoScaling => x !== undefined);
     // What the function needs to know of this endpoint (environment of its own function, or the
     // settings parameter a shared function reads).

@@ -1,4 +1,4 @@
-import { Arn, ArnFormat, Duration, Resource, Stack, Token } from 'aws-cdk-lib';
+import { Arn, ArnFormat, Resource, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
@@ -45,10 +45,7 @@ export abstract class EndpointBase extends Resource implements sagemaker.IEndpoi
 
   /** Any metric of this endpoint's variant (`EndpointName` and `VariantName` dimensions; default `Average` per minute). */
   public metric(namespace: string, metricName: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return new cloudwatch.Metric({
-      namespace, metricName, period: Duration.minutes(1), ...props,
-      dimensionsMap: { EndpointName: this.endpointName, VariantName: this.metricsVariantName, ...props?.dimensionsMap },
-    });
+    return this.metrics().metric(namespace, metricName, props);
   }
 
   /** Host memory utilization of the hottest instance (`Maximum`, 0–100 %). */
@@ -126,7 +123,10 @@ export class ImportedEndpoint extends EndpointBase {
   }
 }
 
-/** The ARN of an endpoint by name (SageMaker lower-cases names in ARNs; a token is left as it is). */
+/**
+ * The ARN of an endpoint by name. SageMaker writes endpoint ARNs in lower case, so a literal name is
+ * lower-cased; a token is left as it is (lower-casing its string form would corrupt it).
+ */
 export function endpointArnFor(scope: Construct, endpointName: string): string {
   const name = Token.isUnresolved(endpointName) ? endpointName : endpointName.toLowerCase();
   return Arn.format({ service: 'sagemaker', resource: 'endpoint', resourceName: name, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }, Stack.of(scope));

@@ -142,6 +142,16 @@ export class EndpointMetricFactory {
     return this.make(ENDPOINT_INVOCATION_NAMESPACE, metricName, statistic, o);
   }
 
+  /**
+   * Any metric of this variant (`EndpointName` and `VariantName` dimensions; `Average` per minute unless `props` says otherwise).
+   * @param namespace e.g. 'AWS/SageMaker' or '/aws/sagemaker/Endpoints'
+   * @param metricName the metric's name
+   * @param props statistic, period, label, extra dimensions; default `Average` per minute
+   */
+  public metric(namespace: string, metricName: string, props: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.make(namespace, metricName, 'Average', props);
+  }
+
   /** The metric with this variant's dimensions, the helper's statistic and 1-minute period unless `o` says otherwise. */
   private make(namespace: string, metricName: string, statistic: string, o: cloudwatch.MetricOptions): cloudwatch.Metric {
     return new cloudwatch.Metric({
