@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import { consumerApp } from './consumer-app.mjs';
 import { join } from 'node:path';
 
 const root = process.cwd();
@@ -70,26 +71,16 @@ try {
   mkdirSync(installed, { recursive: true });
   execFileSync('tar', ['xzf', join(pyRoot, '_jsii', tgz), '-C', installed, '--strip-components=1']);
   for (const dep of ['aws-cdk-lib', 'constructs']) symlinkSync(join(root, 'node_modules', dep), join(consumer, 'node_modules', dep), 'dir');
-  writeFileSync(join(consumer, 'app.js'), `
-const { App, Stack } = require('aws-cdk-lib');
-const { ContainerImage, ResilientEndpoint, SageMakerInstanceType } = require('${pkg.name}');
-const app = new App({ outdir: 'cdk.out' });
-const stack = new Stack(app, 'ViaJsii');
-new ResilientEndpoint(stack, 'Endpoint', {
-  model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/model:1') },
-  instanceType: SageMakerInstanceType.ML_M5_XLARGE,
-});
-const out = app.synth();
-const template = out.getStackByName('ViaJsii').template;
+  writeFileSync(join(consumer, 'app.js'), consumerApp(pkg.name, 'ViaJsii', `
 const fn = Object.values(template.Resources).find(r => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.handler');
 if (!fn) throw new Error('no breaker function');
 const fs = require('fs'), path = require('path');
 const bundle = fs.readFileSync(path.join(path.dirname(require.resolve('${pkg.name}/package.json')), 'lambda-bundles', 'circuit-breaker', 'index.js'));
-const staged = fs.readdirSync(out.directory).filter(d => d.startsWith('asset.'))
-  .some(d => fs.existsSync(path.join(out.directory, d, 'index.js')) && fs.readFileSync(path.join(out.directory, d, 'index.js')).equals(bundle));
+const staged = fs.readdirSync(assembly.directory).filter(d => d.startsWith('asset.'))
+  .some(d => fs.existsSync(path.join(assembly.directory, d, 'index.js')) && fs.readFileSync(path.join(assembly.directory, d, 'index.js')).equals(bundle));
 if (!staged) throw new Error('the breaker bundle was not staged as the function asset');
-console.log(Object.keys(template.Resources).length);
-`);
+console.log(types.length);
+`));
   const fromTarball = execFileSync(process.execPath, ['app.js'], { cwd: consumer, encoding: 'utf8' }).trim();
   const tarballFiles = execFileSync('tar', ['tzf', join(pyRoot, '_jsii', tgz)], { encoding: 'utf8' }).trim().split('\n').length;
 

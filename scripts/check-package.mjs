@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { consumerApp } from './consumer-app.mjs';
 
 const root = process.cwd();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -25,18 +26,7 @@ try {
   for (const forbidden of ['typescript', 'esbuild', 'ts-node', 'tsx']) {
     if (existsSync(join(work, 'node_modules', forbidden))) throw new Error(`consumer needed ${forbidden}`);
   }
-  writeFileSync(join(work, 'app.js'), `
-const { App, Stack } = require('aws-cdk-lib');
-const { ResilientEndpoint, SageMakerInstanceType, ContainerImage } = require('${pkg.name}');
-const app = new App({ outdir: 'cdk.out' });
-const stack = new Stack(app, 'Consumer');
-new ResilientEndpoint(stack, 'Endpoint', {
-  model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/model:1') },
-  instanceType: SageMakerInstanceType.ML_M5_XLARGE,
-});
-const assembly = app.synth();
-const template = assembly.getStackByName('Consumer').template;
-const types = Object.values(template.Resources).map(r => r.Type);
+  writeFileSync(join(work, 'app.js'), consumerApp(pkg.name, 'Consumer', `
 for (const t of ['AWS::SageMaker::Model', 'AWS::SageMaker::EndpointConfig', 'AWS::SageMaker::Endpoint']) {
   if (!types.includes(t)) throw new Error('missing ' + t);
 }
@@ -47,7 +37,7 @@ const simulation = require('${pkg.name}/simulation');
 if (typeof simulation.runSimulation !== 'function' || typeof simulation.calibrateIncidentA !== 'function') throw new Error('the simulation entry point is missing');
 if ('simulation' in require('${pkg.name}')) throw new Error('the simulator leaked into the root export');
 console.log('consumer app synthesized ' + types.length + ' resources (' + [...new Set(types)].length + ' types), workers=' + workers + '; simulation entry point loads');
-`);
+`));
   process.stdout.write(`package check: ${tarball}: ` + run('node', ['app.js'], work));
 
   // The README's quick start: the first ```ts block after "## Quick start", compiled to JavaScript
