@@ -58,7 +58,7 @@ export interface ModelProps {
   readonly vpc?: ec2.IVpc;
   /**
    * Subnets in `vpc`.
-   * @default - the VPC's private subnets
+   * @default - the VPC's private subnets with egress, or its isolated subnets when it has none
    */
   readonly vpcSubnets?: ec2.SubnetSelection;
   /**
@@ -540,6 +540,30 @@ export class ResilientEndpoint extends EndpointBase {
     return tuning;
   }
 
+  /**
+   * The model's subnets: the selection given, else the VPC's private subnets with egress, else its
+   * isolated ones (a VPC reaching S3 and ECR through VPC endpoints). Never public subnets by default:
+   * SageMaker gives the container no public IP there. A selection the VPC cannot satisfy is a
+   * synth-time error naming the prop, not aws-cdk-lib's stack trace.
+   */
+  private modelSubnets(vpc: ec2.IVpc, selection: ec2.SubnetSelection | undefined): string[] {
+    const fallback = vpc.privateSubnets.length > 0 ? ec2.SubnetType.PRIVATE_WITH_EGRESS
+      : vpc.isolatedSubnets.length > 0 ? ec2.SubnetType.PRIVATE_ISOLATED : undefined;
+    if (!selection && !fallback) {
+      this.errors.addMessage('model.vpc: got a VPC with no private or isolated subnets; allowed: a VPC with private (with egress) '
+        + 'or isolated subnets. Fix: add private subnets to the VPC, or pass model.vpcSubnets to choose subnets explicitly.');
+      return [];
+    }
+    try {
+      return vpc.selectSubnets(selection ?? { subnetType: fallback }).subnetIds;
+    } catch (e) {
+      const why = (e as Error).message.split('\n')[0].replace(/^«\w+» /, '');
+      this.errors.addMessage(`model.vpcSubnets: got a selection the VPC cannot satisfy (${why}); allowed: subnets the VPC has. `
+        + 'Fix: select one of the VPC\'s subnet types or groups, or leave vpcSubnets unset.');
+      return [];
+    }
+  }
+
   private createModel(id: string, model: ModelProps, variant: VariantInfo): sagemaker.CfnModel {
     let image: { imageUri: string };
     try {
@@ -553,8 +577,7 @@ export class ResilientEndpoint extends EndpointBase {
     let vpcConfig: sagemaker.CfnModel.VpcConfigProperty | undefined;
     if (model.vpc) {
       const sgs = model.securityGroups ?? [this.defaultSecurityGroup(model.vpc)];
-      const subnets = model.vpc.selectSubnets(model.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS });
-      vpcConfig = { securityGroupIds: sgs.map(s => s.securityGroupId), subnets: subnets.subnetIds };
+      vpcConfig = { securityGroupIds: sgs.map(s => s.securityGroupId), subnets: this.modelSubnets(model.vpc, model.vpcSubnets) };
     }
     const cfn = new sagemaker.CfnModel(this, id, {
       executionRoleArn: this.role.roleArn,

@@ -5,6 +5,7 @@
  */
 import { Duration, Size } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import {
   ContainerImage, ModelData, ResilientEndpoint, ResilientEndpointProps, SageMakerInstanceType, TrafficShift,
 } from '../lib';
@@ -114,5 +115,30 @@ describe('bad input: one clear synth error per prop', () => {
       expect(msg).toContain(prop);
     }
     expect(msg.match(/Fix:/g)!.length).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('bad input: a VPC the model cannot use', () => {
+  const withVpc = (subnetType: ec2.SubnetType, vpcSubnets?: ec2.SubnetSelection) => {
+    const { app, stack } = newStack();
+    const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'only', subnetType }] });
+    expect(() => new ResilientEndpoint(stack, 'E', { ...base, model: { image, vpc, vpcSubnets } })).not.toThrow();
+    return synthError(app);
+  };
+
+  test('only public subnets: the prop, the allowed kinds and the fix, no stack trace', () => {
+    const msg = withVpc(ec2.SubnetType.PUBLIC);
+    expect(msg).toMatch(/\[Test\/E[^\]]*\] model\.vpc: got a VPC with no private or isolated subnets; allowed: .+\. Fix: ./);
+    expect(msg).not.toMatch(/^\s+at /m);
+  });
+
+  test('a selection the VPC lacks: the prop and aws-cdk-lib\'s reason, no stack trace', () => {
+    const msg = withVpc(ec2.SubnetType.PRIVATE_ISOLATED, { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS });
+    expect(msg).toMatch(/model\.vpcSubnets: got a selection the VPC cannot satisfy \(There are no 'Private' subnet groups[^)]*\); allowed: .+\. Fix: ./);
+    expect(msg).not.toMatch(/^\s+at /m);
+  });
+
+  test('isolated subnets only (S3 and ECR through VPC endpoints): the model uses them by default', () => {
+    expect(withVpc(ec2.SubnetType.PRIVATE_ISOLATED)).toBe('');
   });
 });
