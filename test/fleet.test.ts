@@ -20,12 +20,18 @@ test('12 endpoints in one stack: a clear synth error before CloudFormation\'s To
   expect(msg.match(/allowed: at most 500 per stack/g)).toHaveLength(1); // once per stack, not per endpoint
 });
 
-describe('30 fully guarded ml.m5.xlarge endpoints in one stack, as a fleet', () => {
+/** One fleet of 30 guarded ml.m5.xlarge endpoints, built and synthesized once for the suites below. */
+const thirty = (() => {
   const app = newApp();
   const stack = new Stack(app, 'Fleet', { env });
   const fleet = new ResilientEndpointFleet(stack, 'Models');
   for (let i = 0; i < 30; i++) fleet.addEndpoint(`Model${i}`, props);
-  const parent = Template.fromStack(stack).toJSON();
+  return { fleet, t: Template.fromStack(stack) };
+})();
+
+describe('30 fully guarded ml.m5.xlarge endpoints in one stack, as a fleet', () => {
+  const { fleet } = thirty;
+  const parent = thirty.t.toJSON();
 
   test('the parent stays far under the limit: one nested stack per endpoint', () => {
     const types = Object.values(parent.Resources).map((r: any) => r.Type);
@@ -46,11 +52,7 @@ describe('30 fully guarded ml.m5.xlarge endpoints in one stack, as a fleet', () 
 });
 
 describe('one shared breaker function per fleet', () => {
-  const app = newApp();
-  const stack = new Stack(app, 'Fleet', { env });
-  const fleet = new ResilientEndpointFleet(stack, 'Models');
-  for (let i = 0; i < 30; i++) fleet.addEndpoint(`Model${i}`, props);
-  const t = Template.fromStack(stack);
+  const { t } = thirty;
 
   test('one function, queue, log group, table and schedule for all 30 endpoints', () => {
     t.resourceCountIs('AWS::Lambda::Function', 1);
