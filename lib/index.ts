@@ -28,3 +28,6 @@ export { ProductionReadinessChecks, RuleLevel } from './checks';
 export type { BreakerFacts, DataCaptureFacts, EndpointFacts, IReadinessRule, ReadinessFinding, ScalingFacts, VariantFacts } from './checks';
 export { CapacityPlan } from './capacity-plan';
 export type { CapacityPlanProps } from './capacity-plan';
+// The simulator for every language, as a namespace (a jsii submodule: Python imports
+// `sagemaker_resilient_endpoint.simulation`). The full engine is the `/simulation` entry point.
+export * as simulation from './simulation/api';

@@ -57,6 +57,9 @@ try {
   const pyRoot = join(work, 'dist-jsii', 'python', 'src', pkg.jsii.targets.python.module);
   const py = readFileSync(join(pyRoot, '__init__.py'), 'utf8');
   for (const n of documented) if (!py.includes(`class ${n}(`)) throw new Error(`Python bindings lack class ${n}`);
+  // The simulator's namespace is a submodule with its own Python package, holding the facade classes.
+  const simPy = readFileSync(join(pyRoot, 'simulation', '__init__.py'), 'utf8');
+  for (const n of ['Simulator', 'Traces', 'SimulationTrace']) if (!simPy.includes(`class ${n}(`)) throw new Error(`Python bindings lack simulation.${n}`);
   const instanceTypes = /class SageMakerInstanceType\([\s\S]*?(?=\nclass )/.exec(py)?.[0] ?? '';
   const g4dn = /def (ML_G4_?DN_XLARGE)\(/.exec(instanceTypes)?.[1];
 
@@ -84,35 +87,48 @@ console.log(types.length);
   const fromTarball = execFileSync(process.execPath, ['app.js'], { cwd: consumer, encoding: 'utf8', env: { ...process.env, CDK_VALIDATION: 'false' } }).trim();
   const tarballFiles = execFileSync('tar', ['tzf', join(pyRoot, '_jsii', tgz)], { encoding: 'utf8' }).trim().split('\n').length;
 
-  // The README's Python quick start: it parses, and every `sre.X` it uses is a class of the generated
-  // bindings, every `sre.X.Y` a member of it, and every keyword argument a parameter name there (or of
-  // aws_cdk's App/Stack/Validations, which it also calls).
+  // The README's Python examples (every ```python block that imports this package; the quick start
+  // must be one): each parses, every `sre.X` / `simulation.X` is a class of the generated bindings and
+  // every `.Y` on it a member, every method or property used on a result is one the bindings define,
+  // and every keyword argument is a parameter name there (or of aws_cdk's Validations.acknowledge).
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const quick = /```python\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Quick start')))?.[1];
-  if (!quick) throw new Error('README has no ```python block under "## Quick start"');
-  writeFileSync(join(work, 'quickstart.py'), quick);
-  execFileSync('python3', ['-m', 'py_compile', join(work, 'quickstart.py')], { stdio: 'inherit' });
+  if (!quick?.includes(pkg.jsii.targets.python.module)) throw new Error('README has no Python quick start (a ```python block under "## Quick start")');
+  const examples = [...readme.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => b.includes(pkg.jsii.targets.python.module));
+  const bindings = { sre: py, simulation: simPy };
+  const classBody = (src, cls) => new RegExp(`\\nclass ${cls}\\b[\\s\\S]*?(?=\\n(?:@jsii\\.\\w+\\([^\\n]*\\)\\n)*class |$)`).exec(src)?.[0];
   const problems = [];
-  for (const [, cls, member] of quick.matchAll(/\bsre\.(\w+)(?:\.(\w+))?/g)) {
-    const body = new RegExp(`\\nclass ${cls}\\b[\\s\\S]*?(?=\\n(?:@jsii\\.\\w+\\([^\\n]*\\)\\n)*class |$)`).exec(py)?.[0];
-    if (!body) problems.push(`sre.${cls} is not a class of the bindings`);
-    else if (member && !new RegExp(`def ${member}\\(`).test(body)) problems.push(`sre.${cls}.${member} is not a member of ${cls}`);
-  }
-  const foreign = new Set(['id', 'reason']); // Validations.acknowledge(id=, reason=)
-  for (const [, kw] of quick.matchAll(/[(,\s](\w+)=(?!=)/g)) {
-    if (!foreign.has(kw) && !new RegExp(`\\n\\s+${kw}: `).test(py)) problems.push(`keyword ${kw}= is not a parameter of the bindings`);
-  }
-  if (problems.length) throw new Error(`README's Python quick start does not match the generated bindings:\n  ${problems.join('\n  ')}`);
+  examples.forEach((code, i) => {
+    writeFileSync(join(work, `example${i}.py`), code);
+    execFileSync('python3', ['-m', 'py_compile', join(work, `example${i}.py`)], { stdio: 'inherit' });
+    for (const [, ns, cls, member] of code.matchAll(/\b(sre|simulation)\.(\w+)(?:\.(\w+))?/g)) {
+      const body = classBody(bindings[ns], cls);
+      if (!body) problems.push(`${ns}.${cls} is not a class of the bindings`);
+      else if (member && !new RegExp(`def ${member}\\(`).test(body)) problems.push(`${ns}.${cls}.${member} is not a member of ${cls}`);
+    }
+    const foreignObjects = new Set(['sre', 'simulation', 'self', 'Validations', 'Size', 'Duration', 'app', 'json', 'boto3']);
+    const bare = code.replace(/#.*$/gm, '').replace(/"[^"\n]*"|'[^'\n]*'/g, '""'); // no comments or strings
+    for (const [, obj, attr] of bare.matchAll(/\b([a-z_]\w*)\.([a-z_][a-z0-9_]*)\b/gi)) {
+      if (!foreignObjects.has(obj) && !/^[A-Z]/.test(attr) && !new RegExp(`def ${attr}\\(\\s*self`).test(py + simPy)) problems.push(`${obj}.${attr}: no method or property ${attr} in the bindings`);
+    }
+    const foreignKeywords = new Set(['id', 'reason']); // Validations.acknowledge(id=, reason=)
+    for (const [, kw] of code.matchAll(/[(,\s](\w+)=(?!=)/g)) {
+      if (!foreignKeywords.has(kw) && !new RegExp(`\\n\\s+${kw}: `).test(py + simPy)) problems.push(`keyword ${kw}= is not a parameter of the bindings`);
+    }
+  });
+  if (problems.length) throw new Error(`README's Python examples do not match the generated bindings:\n  ${problems.join('\n  ')}`);
 
   // What jsii does not carry: root exports that are neither a type nor an enum in the assembly.
   const rootExports = Object.keys(createRequire(import.meta.url)(join(root, 'dist', 'lib', 'index.js')));
   const typeExports = [...readFileSync(join(root, 'lib', 'index.ts'), 'utf8').matchAll(/export type \{([^}]*)\}/g)]
     .flatMap((m) => m[1].split(',').map((n) => n.trim()).filter(Boolean));
-  const dropped = [...rootExports, ...typeExports].filter((n) => !names.has(n));
+  const submodules = new Set(Object.keys(assembly.submodules ?? {}).map((fqn) => fqn.slice(pkg.name.length + 1)));
+  const dropped = [...rootExports, ...typeExports].filter((n) => !names.has(n) && !submodules.has(n));
+
   const files = readdirSync(join(work, 'dist-jsii', 'python', 'src', pkg.jsii.targets.python.module), { recursive: true }).length;
   console.log(`jsii check: ${types.length} types (${count('class')} classes, ${count('interface')} interfaces and structs, ${count('enum')} enums) in the assembly; `
     + `Python bindings generated (${files} files, module ${pkg.jsii.targets.python.module}; ml.g4dn.xlarge is SageMakerInstanceType.${g4dn}()); `
-    + `its embedded npm tarball (${tarballFiles} files) synthesizes a guarded endpoint on its own (${fromTarball} resources, breaker bundle staged); `
+    + `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; its embedded npm tarball (${tarballFiles} files) synthesizes a guarded endpoint on its own (${fromTarball} resources, breaker bundle staged); `
     + `${((Date.now() - started) / 1000).toFixed(1)} s`);
   if (dropped.length) throw new Error(`root exports jsii does not carry to Python (free functions or constants; make them static members): ${dropped.join(', ')}`);
 } finally {

@@ -1,0 +1,342 @@
+/**
+ * The simulator for every jsii language (Python, Java, .NET) and for TypeScript alike: classes with
+ * static methods and plain-data structs, exported from the root as the `simulation` namespace (a jsii
+ * submodule: `from sagemaker_resilient_endpoint import simulation`). A whole run stays inside Node.js:
+ * a trace is built from parameters or from a list of per-second rates, never from a callback, so a
+ * Python program crosses the process boundary once per call, not once per simulated second.
+ *
+ * The full engine (`runSimulation`, custom variants, the per-10-second series) stays at the
+ * `sagemaker-resilient-endpoint/simulation` entry point for TypeScript and JavaScript.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { ResilientEndpoint } from '../resilient-endpoint';
+import { calibrateIncidentA } from './calibration';
+import { renderChart } from './chart';
+import { SCENARIOS } from './engine';
+import { compareScenarios, comparisonTable, ScenarioRow } from './index';
+import { abusiveClientTrace, csvTrace, poissonTrace, pulseTrace, steadyTrace, Trace } from './traces';
+
+/** A traffic trace: the mean arrival rate for each second. Build one with `Traces`. */
+export class SimulationTrace {
+  /** @internal */
+  public static _of(trace: Trace): SimulationTrace {
+    return new SimulationTrace(trace);
+  }
+
+  /** What the trace is, for reports. */
+  public readonly name: string;
+  /** Length in seconds. */
+  public readonly seconds: number;
+  /** Whether arrivals are Poisson around the rate (true) or exactly the rounded rate every second (false). */
+  public readonly poisson: boolean;
+  /** @internal */
+  public readonly _trace: Trace;
+
+  private constructor(trace: Trace) {
+    this._trace = trace;
+    this.name = trace.name;
+    this.seconds = trace.seconds;
+    this.poisson = trace.poisson;
+  }
+
+  /** The mean arrival rate (requests per second) at `second`. */
+  public rateAt(second: number): number {
+    return this._trace.rate(second);
+  }
+}
+
+/** A pulse: off-peak, a linear ramp to `factor` × off-peak, a hold, a ramp back, off-peak again. */
+export interface PulseTraceOptions {
+  /** Off-peak rate, requests per second. */
+  readonly offPeakQps: number;
+  /**
+   * Peak as a multiple of off-peak.
+   * @default 17 (incident B)
+   */
+  readonly factor?: number;
+  /**
+   * Off-peak time before the ramp.
+   * @default Duration.minutes(30)
+   */
+  readonly before?: Duration;
+  /**
+   * Each ramp (up and down).
+   * @default Duration.minutes(5)
+   */
+  readonly ramp?: Duration;
+  /**
+   * Time at the peak.
+   * @default Duration.minutes(30)
+   */
+  readonly hold?: Duration;
+  /**
+   * Off-peak time after the ramp down.
+   * @default Duration.minutes(45)
+   */
+  readonly after?: Duration;
+}
+
+/** Normal users plus one abusive client (incident B). */
+export interface AbusiveClientTraceOptions {
+  /** Number of normal users. */
+  readonly users: number;
+  /** Each normal user's rate, requests per second. */
+  readonly userQps: number;
+  /**
+   * The abusive client's rate as a multiple of a normal user's.
+   * @default 150 (incident B)
+   */
+  readonly factor?: number;
+  /**
+   * Length of the trace.
+   * @default Duration.hours(2)
+   */
+  readonly duration?: Duration;
+  /**
+   * When the abusive client starts.
+   * @default Duration.minutes(30)
+   */
+  readonly startAt?: Duration;
+}
+
+/** Options of `Traces.fromValues`. */
+export interface ValuesTraceOptions {
+  /**
+   * Poisson arrivals around each second's rate; false sends exactly the rounded rate.
+   * @default true
+   */
+  readonly poisson?: boolean;
+  /**
+   * Name in reports.
+   * @default 'replay of N seconds'
+   */
+  readonly name?: string;
+}
+
+/** Builds traffic traces for `Simulator`. */
+export class Traces {
+  /** A pulse (default: 17× for 30 minutes, incident B), Poisson arrivals. */
+  public static pulse(options: PulseTraceOptions): SimulationTrace {
+    const s = (d: Duration | undefined) => d?.toSeconds();
+    return SimulationTrace._of(pulseTrace(options.offPeakQps, options.factor ?? 17, {
+      before: s(options.before), ramp: s(options.ramp), hold: s(options.hold), after: s(options.after),
+    }));
+  }
+
+  /** Exactly `qps` requests every second. */
+  public static steady(qps: number, duration: Duration): SimulationTrace {
+    return SimulationTrace._of(steadyTrace(qps, duration.toSeconds()));
+  }
+
+  /** Poisson arrivals around a constant mean rate. */
+  public static poisson(qps: number, duration: Duration): SimulationTrace {
+    return SimulationTrace._of(poissonTrace(qps, duration.toSeconds()));
+  }
+
+  /** Normal users plus one abusive client (default: 150× a normal user, incident B). */
+  public static abusiveClient(options: AbusiveClientTraceOptions): SimulationTrace {
+    return SimulationTrace._of(abusiveClientTrace(options.users, options.userQps, options.factor ?? 150,
+      options.duration?.toSeconds() ?? 7200, options.startAt?.toSeconds() ?? 1800));
+  }
+
+  /**
+   * A trace from data: `qpsPerSecond[i]` is the mean rate in second i (e.g. a day of production
+   * traffic read from CloudWatch). One call carries the whole series.
+   */
+  public static fromValues(qpsPerSecond: number[], options: ValuesTraceOptions = {}): SimulationTrace {
+    const bad = qpsPerSecond.findIndex(v => !(Number.isFinite(v) && v >= 0));
+    if (qpsPerSecond.length === 0 || bad >= 0) {
+      throw new Error(`qpsPerSecond: got ${qpsPerSecond.length === 0 ? 'no values' : `${qpsPerSecond[bad]} at index ${bad}`}; `
+        + 'allowed: one finite rate >= 0 per second, at least one. Fix: pass the per-second request rates.');
+    }
+    const values = [...qpsPerSecond];
+    return SimulationTrace._of({
+      name: options.name ?? `replay of ${values.length} seconds`, seconds: values.length, poisson: options.poisson ?? true,
+      rate: t => values[Math.min(values.length - 1, Math.max(0, Math.floor(t)))],
+    });
+  }
+
+  /** A trace from a CSV file: one QPS value per line, or `second,qps` (a header line is skipped). */
+  public static fromCsv(file: string): SimulationTrace {
+    return SimulationTrace._of(csvTrace(file));
+  }
+
+  private constructor() {}
+}
+
+/** Timing assumptions of a simulation that AWS does not document precisely; sweep them to see what they change. */
+export interface SimulationAssumptions {
+  /**
+   * Time from a scale-out decision to the new instances serving.
+   * @default - 380 s on GPU instances, 180 s on CPU instances
+   */
+  readonly provisioning?: Duration;
+  /**
+   * Delay before a 1-minute datapoint is visible to alarms and to the breaker.
+   * @default Duration.seconds(90)
+   */
+  readonly metricDelay?: Duration;
+  /**
+   * Time for a weight change to take effect.
+   * @default Duration.seconds(30)
+   */
+  readonly weightApply?: Duration;
+  /**
+   * Time for a worker to restart after an OOM.
+   * @default Duration.seconds(60)
+   */
+  readonly restart?: Duration;
+}
+
+/** Options of `Simulator.compare`. */
+export interface SimulationOptions {
+  /**
+   * Random seed: the same seed gives the same result.
+   * @default 42
+   */
+  readonly seed?: number;
+  /**
+   * Timing assumptions.
+   * @default - the engine's defaults (sources in the README's simulator section)
+   */
+  readonly assumptions?: SimulationAssumptions;
+}
+
+/** What one scenario did with the trace. */
+export interface ScenarioOutcome {
+  /** The scenario (see `Simulator.SCENARIO_*`). */
+  readonly scenario: string;
+  /** Requests that arrived. */
+  readonly arrivals: number;
+  /** Requests served (by either variant). */
+  readonly served: number;
+  /** Requests served by the fallback variant. */
+  readonly servedByFallback: number;
+  /** Requests failed: lost to an OOM, 503 with the queue full, or no instance up. */
+  readonly failed: number;
+  /** Of `failed`, those lost to an OOM. */
+  readonly failedByOom: number;
+  /** `failed` as a percentage of `arrivals`. */
+  readonly failedPercent: number;
+  /** Requests rejected on purpose at degrade level 2 (too long). */
+  readonly rejected: number;
+  /** Worker out-of-memory events. */
+  readonly oomEvents: number;
+  /**
+   * Seconds from memory first crossing the breaker's threshold to the degrade level being published.
+   * @default - never published
+   */
+  readonly timeToDegradeSeconds?: number;
+  /**
+   * Seconds from that crossing to traffic weights first taking effect.
+   * @default - weights never moved
+   */
+  readonly timeToWeightsSeconds?: number;
+  /** Seconds with a degrade level applied by the container. */
+  readonly timeDegradedSeconds: number;
+  /** Seconds the endpoint spent `Updating`. */
+  readonly updatingSeconds: number;
+  /** Weight changes SageMaker refused because the endpoint was `Updating`. */
+  readonly weightChangesDeferred: number;
+  /** Instance-minutes used (cost). */
+  readonly instanceMinutes: number;
+  /** Highest memory use of the primary variant, percent. */
+  readonly maxPrimaryMemoryPercent: number;
+  /**
+   * Second of the first OOM.
+   * @default - no OOM
+   */
+  readonly firstOomSecond?: number;
+}
+
+/** A comparison of scenarios on one trace: the figures, a Markdown table and an SVG chart. */
+export interface SimulationReport {
+  /** One entry per scenario, in the order run. */
+  readonly outcomes: ScenarioOutcome[];
+  /** The comparison as a Markdown table. */
+  readonly table: string;
+  /** QPS, memory, instances, `Updating` and breaker state over time, as an SVG document. */
+  readonly chartSvg: string;
+}
+
+/** Incident A re-run through the engine, next to what was observed (`Simulator.calibrateIncidentA`). */
+export interface IncidentCalibration {
+  /** Simulated median GPU memory before the launch, percent (observed: 25). */
+  readonly baselineGpuMemoryPercent: number;
+  /** Simulated highest 1-minute GPU memory before the first OOM, percent (observed: 98). */
+  readonly peakGpuMemoryPercent: number;
+  /** Simulated median latency before the launch, ms (observed: 120). */
+  readonly baselineLatencyMs: number;
+  /** Simulated worst p99 latency, ms (observed: 1,800). */
+  readonly peakLatencyMs: number;
+  /**
+   * Minute of the first OOM with 4 instances.
+   * @default - no OOM
+   */
+  readonly firstOomMinuteWith4?: number;
+  /**
+   * Minute of the first OOM with 6 instances (the manual scale-out).
+   * @default - no OOM
+   */
+  readonly firstOomMinuteWith6?: number;
+  /** OOM events with 4 instances. */
+  readonly oomEventsWith4: number;
+  /** OOM events with 6 instances. */
+  readonly oomEventsWith6: number;
+}
+
+/**
+ * Runs a `ResilientEndpoint` as configured (hardware, tuned workers, memory footprint, autoscaling,
+ * breaker) against a trace, the breaker deciding with its real policy function.
+ */
+export class Simulator {
+  /** Fixed capacity, no autoscaling, no breaker. */
+  public static readonly SCENARIO_STATIC: string = SCENARIOS.STATIC;
+  /** Autoscaling on QPS per instance alone. */
+  public static readonly SCENARIO_AUTOSCALING: string = SCENARIOS.AUTOSCALING;
+  /** Autoscaling plus the earlier design: weights only, on 1-minute data. */
+  public static readonly SCENARIO_WEIGHTS_ONLY: string = SCENARIOS.WEIGHTS_ONLY;
+  /** Autoscaling plus the breaker as deployed: degrade level, weights and capacity. */
+  public static readonly SCENARIO_BREAKER: string = SCENARIOS.BREAKER;
+
+  /**
+   * Runs the trace through the endpoint four ways with one seed: static capacity, autoscaling, the
+   * weights-only breaker and the breaker as deployed (the last two only when the endpoint has a breaker).
+   */
+  public static compare(trace: SimulationTrace, endpoint: ResilientEndpoint, options: SimulationOptions = {}): SimulationReport {
+    const a = options.assumptions ?? {};
+    const rows = compareScenarios(trace._trace, endpoint, {
+      seed: options.seed ?? 42,
+      assumptions: Object.fromEntries(Object.entries({
+        provisioningS: a.provisioning?.toSeconds(), metricDelayS: a.metricDelay?.toSeconds(),
+        weightApplyS: a.weightApply?.toSeconds(), restartS: a.restart?.toSeconds(),
+      }).filter(([, v]) => v !== undefined)),
+    });
+    return { outcomes: rows.map(outcomeOf), table: comparisonTable(rows), chartSvg: renderChart(rows, `${endpoint.node.path}: ${trace.name}`) };
+  }
+
+  /** Incident A as it was (4 × ml.g4dn.xlarge, one worker per GPU, no input caps), with 4 and 6 instances. */
+  public static calibrateIncidentA(seed: number = 42): IncidentCalibration {
+    const r = calibrateIncidentA(seed);
+    return {
+      baselineGpuMemoryPercent: r.baselineGpuMemoryPercent, peakGpuMemoryPercent: r.peakGpuMemoryPercent,
+      baselineLatencyMs: r.baselineLatencyMs, peakLatencyMs: r.peakLatencyMs,
+      firstOomMinuteWith4: r.firstOomMinute4, firstOomMinuteWith6: r.firstOomMinute6,
+      oomEventsWith4: r.oomEvents4, oomEventsWith6: r.oomEvents6,
+    };
+  }
+
+  private constructor() {}
+}
+
+function outcomeOf({ scenario, result: r }: ScenarioRow): ScenarioOutcome {
+  return {
+    scenario,
+    arrivals: r.arrivals, served: r.served, servedByFallback: r.servedByFallback, failed: r.failed, failedByOom: r.failedByOom,
+    failedPercent: Math.round(10000 * r.failed / Math.max(1, r.arrivals)) / 100,
+    rejected: r.rejected, oomEvents: r.oomEvents,
+    timeToDegradeSeconds: r.timeToDegradeS, timeToWeightsSeconds: r.timeToWeightsS, timeDegradedSeconds: r.timeDegradedS,
+    updatingSeconds: r.updatingS, weightChangesDeferred: r.weightChangesDeferred, instanceMinutes: r.instanceMinutes,
+    maxPrimaryMemoryPercent: r.maxPrimaryMemoryPercent, firstOomSecond: r.firstOomS,
+  };
+}
