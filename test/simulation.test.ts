@@ -1,9 +1,8 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { execFileSync } from 'child_process';
 import * as simulation from '../lib/simulation';
-import { exampleEndpoint } from '../lib/simulation/cli';
+import { exampleEndpoint, main } from '../lib/simulation/cli';
 import { Simulator } from '../lib/simulation/api';
 
 const {
@@ -144,8 +143,18 @@ describe('simulator', () => {
 
   test('CLI writes the table, the chart and results.json with every scenario\'s figures', () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'sim-'));
-    const stdout = execFileSync(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '..', 'lib', 'simulation', 'cli.ts'),
-      '--example', 'clustering', '--trace', 'steady', '--qps', '50', '--out', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const log = jest.spyOn(console, 'log').mockImplementation(() => {});
+    const progress = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    let code: number;
+    let stdout: string;
+    try {
+      code = main(['--example', 'clustering', '--trace', 'steady', '--qps', '50', '--out', out]);
+      stdout = log.mock.calls.map(c => String(c[0])).join('\n');
+    } finally {
+      log.mockRestore();
+      progress.mockRestore();
+    }
+    expect(code).toBe(0);
     expect(stdout).toContain(`| ${SCENARIOS.BREAKER} |`);
     expect(fs.readFileSync(path.join(out, 'chart.svg'), 'utf8')).toMatch(/^<svg/);
     const results = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));

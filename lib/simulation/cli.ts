@@ -39,8 +39,9 @@ export function traceFrom(o: Record<string, string>): Trace {
   }
 }
 
-function main(): number {
-  const o = parse(process.argv.slice(2));
+/** Runs the CLI with `argv` (the arguments after the script); returns the exit code. */
+export function main(argv: string[]): number {
+  const o = parse(argv);
   if ('help' in o) { console.log(USAGE); return 0; }
   try {
     const example = o.example ?? 'recommender';
@@ -75,4 +76,4 @@ function main(): number {
   }
 }
 
-if (require.main === module) process.exitCode = main();
+if (require.main === module) process.exitCode = main(process.argv.slice(2));
