@@ -1,18 +1,20 @@
-// Proves the library builds with jsii (the compiler behind Python/Java/.NET packages) and that the
-// Python bindings generate: copies the library's sources into a scratch directory with the jsii
-// settings (package.json "jsii"), runs `jsii` there, then `jsii-pacmak --code-only --targets python`,
-// and reads the assembly (`.jsii`, JSON) back. Fails on any jsii error, or when a construct the
-// README documents is missing from the assembly, or when a root export is not in the assembly (a free
-// function or constant: jsii drops those silently, so Python users would not see them).
+// Proves the library builds with jsii (the compiler behind Python/Java/.NET packages), that the
+// Python bindings generate, and that they work through jsii's own runtime: copies the library's sources
+// into a scratch directory with the jsii settings (package.json "jsii"), runs `jsii` there, then
+// `jsii-pacmak --code-only --targets python`, and reads the assembly (`.jsii`, JSON) back. Fails on any
+// jsii error; when a construct the README documents, or a root export, is missing from the assembly (a
+// free function or constant: jsii drops those silently, so Python users would not see them); when a
+// README Python example uses a name the bindings lack; or when the embedded tarball, driven through
+// @jsii/runtime as a Python program drives it, does not synthesize a guarded endpoint.
 //
 // Why a scratch copy: jsii compiles with its own tsconfig and writes next to its sources; the
 // library's own build (tsc → dist/) stays as it is. PyPI is not reachable here, so the wheel itself
 // is not built (`jsii-pacmak --targets python` without --code-only does that where it is).
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { consumerApp } from './consumer-app.mjs';
+import { JsiiKernel, runtimeBundle } from './jsii-kernel.mjs';
 import { join } from 'node:path';
 
 const root = process.cwd();
@@ -63,29 +65,66 @@ try {
   const instanceTypes = /class SageMakerInstanceType\([\s\S]*?(?=\nclass )/.exec(py)?.[0] ?? '';
   const g4dn = /def (ML_G4_?DN_XLARGE)\(/.exec(instanceTypes)?.[1];
 
-  // The tarball jsii-pacmak embeds in the Python package is what jsii's runtime loads into Node.js for
-  // a Python program. Install it alone (with aws-cdk-lib and constructs) and synthesize a guarded
-  // endpoint with it, the breaker's pre-built bundle included. (jsii's runtime itself is not run:
-  // @jsii/runtime 1.140 needs @jsii/kernel 1.140, which our registry does not carry.)
+  // The tarball jsii-pacmak embeds in the Python package is what jsii's runtime loads into Node.js.
   const tgz = readdirSync(join(pyRoot, '_jsii')).find((f) => f.endsWith('.jsii.tgz'));
   if (!tgz) throw new Error('the Python package embeds no .jsii.tgz');
-  const consumer = join(work, 'consumer');
-  const installed = join(consumer, 'node_modules', pkg.name);
-  mkdirSync(installed, { recursive: true });
-  execFileSync('tar', ['xzf', join(pyRoot, '_jsii', tgz), '-C', installed, '--strip-components=1']);
-  for (const dep of ['aws-cdk-lib', 'constructs']) symlinkSync(join(root, 'node_modules', dep), join(consumer, 'node_modules', dep), 'dir');
-  writeFileSync(join(consumer, 'app.js'), consumerApp(pkg.name, 'ViaJsii', `
-const fn = Object.values(template.Resources).find(r => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.handler');
-if (!fn) throw new Error('no breaker function');
-const fs = require('fs'), path = require('path');
-const bundle = fs.readFileSync(path.join(path.dirname(require.resolve('${pkg.name}/package.json')), 'lambda-bundles', 'circuit-breaker', 'index.js'));
-const staged = fs.readdirSync(assembly.directory).filter(d => d.startsWith('asset.'))
-  .some(d => fs.existsSync(path.join(assembly.directory, d, 'index.js')) && fs.readFileSync(path.join(assembly.directory, d, 'index.js')).equals(bundle));
-if (!staged) throw new Error('the breaker bundle was not staged as the function asset');
-console.log(types.length);
-`));
-  const fromTarball = execFileSync(process.execPath, ['app.js'], { cwd: consumer, encoding: 'utf8', env: { ...process.env, CDK_VALIDATION: 'false' } }).trim();
   const tarballFiles = execFileSync('tar', ['tzf', join(pyRoot, '_jsii', tgz)], { encoding: 'utf8' }).trim().split('\n').length;
+
+  // Through jsii's own runtime, as a Python program would run it: the @jsii/runtime release the
+  // generated package requires (its setup.py pins `jsii>=X`), started as the Python `jsii` package
+  // starts it, loads the jsii dependency closure from npm tarballs, then the embedded tarball, and
+  // builds the README's recommender (structs passed as structs, static members read as statics), reads
+  // a metric, runs the simulator's facade and synthesizes.
+  const setupPy = readFileSync(join(work, 'dist-jsii', 'python', 'setup.py'), 'utf8');
+  const runtimeVersion = /"jsii>=([\d.]+)/.exec(setupPy)?.[1];
+  if (!runtimeVersion) throw new Error('the generated setup.py does not pin jsii');
+  const cache = join(root, 'node_modules', '.jsii-runtime');
+  const kernel = new JsiiKernel(runtimeBundle(runtimeVersion, cache), { CDK_VALIDATION: 'false' });
+  let viaKernel;
+  try {
+    const { hello } = await kernel.hello();
+    for (const dep of jsiiClosure(root, Object.keys(pkg.peerDependencies))) {
+      const tgz = execFileSync('npm', ['pack', `${dep.name}@${dep.version}`, '--silent', '--prefer-offline', '--pack-destination', cache], { encoding: 'utf8' }).trim().split('\n').pop();
+      await kernel.load(dep.name, dep.version, join(cache, tgz));
+    }
+    await kernel.load(pkg.name, pkg.version, join(pyRoot, '_jsii', tgz));
+    const P = pkg.name;
+    const S = JsiiKernel.struct;
+    const outdir = join(work, 'kernel.out');
+    const app = await kernel.create('aws-cdk-lib.App', [S('aws-cdk-lib.AppProps', { outdir })]);
+    const stack = await kernel.create('aws-cdk-lib.Stack', [app, 'ViaKernel']);
+    const endpoint = await kernel.create(`${P}.ResilientEndpoint`, [stack, 'Recommender', S(`${P}.ResilientEndpointProps`, {
+      model: S(`${P}.ModelProps`, {
+        image: await kernel.sinvoke(`${P}.ContainerImage`, 'fromImageUri', ['763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker']),
+        memoryFootprint: S(`${P}.MemoryFootprint`, { gpu: await kernel.sinvoke('aws-cdk-lib.Size', 'gibibytes', [4]) }),
+      }),
+      instanceType: await kernel.sget(`${P}.SageMakerInstanceType`, 'ML_G4DN_XLARGE'),
+      instanceCount: 2,
+      fallback: S(`${P}.FallbackVariantProps`, { instanceCount: 1 }),
+    })]);
+    const metric = await kernel.invoke(endpoint, 'metricGpuMemoryUtilization');
+    const metricName = await kernel.get(metric, 'metricName');
+    const trace = await kernel.sinvoke(`${P}.simulation.Traces`, 'fromValues', [Array(300).fill(50)]);
+    const report = await kernel.sinvoke(`${P}.simulation.Simulator`, 'compare', [trace, endpoint]);
+    const outcomes = report['$jsii.byref'] ? await kernel.get(report, 'outcomes') : report.outcomes;
+    if (!Array.isArray(outcomes) || outcomes.length !== 4) throw new Error(`Simulator.compare through the runtime returned ${JSON.stringify(report)}`);
+    const assembly = await kernel.invoke(app, 'synth');
+    const dir = await kernel.get(assembly, 'directory');
+    const template = JSON.parse(readFileSync(join(dir, 'ViaKernel.template.json'), 'utf8'));
+    const resources = Object.values(template.Resources);
+    const config = resources.find((r) => r.Type === 'AWS::SageMaker::EndpointConfig');
+    const variants = config?.Properties.ProductionVariants.map((v) => `${v.VariantName}:${v.InstanceType}×${v.InitialInstanceCount}`);
+    if (!variants || variants.length !== 2 || !resources.some((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.handler')) {
+      throw new Error(`the endpoint synthesized through the jsii runtime lacks its variants or its breaker: ${JSON.stringify(variants)}`);
+    }
+    // The breaker's pre-built bundle, shipped in the tarball, staged as the function's asset.
+    const bundle = readFileSync(join(work, 'lambda-bundles', 'circuit-breaker', 'index.js'));
+    const staged = readdirSync(dir).filter((d) => d.startsWith('asset.')).some((d) => existsSync(join(dir, d, 'index.js')) && readFileSync(join(dir, d, 'index.js')).equals(bundle));
+    if (!staged) throw new Error('the breaker bundle was not staged as the function asset');
+    viaKernel = `${hello} drove it as Python would: ${resources.length} resources (${variants.join(', ')}), metric ${metricName}, Simulator.compare ${outcomes.length} scenarios, breaker bundle staged`;
+  } finally {
+    kernel.close();
+  }
 
   // The README's Python examples (every ```python block that imports this package; the quick start
   // must be one): each parses, every `sre.X` / `simulation.X` is a class of the generated bindings and
@@ -128,9 +167,22 @@ console.log(types.length);
   const files = readdirSync(join(work, 'dist-jsii', 'python', 'src', pkg.jsii.targets.python.module), { recursive: true }).length;
   console.log(`jsii check: ${types.length} types (${count('class')} classes, ${count('interface')} interfaces and structs, ${count('enum')} enums) in the assembly; `
     + `Python bindings generated (${files} files, module ${pkg.jsii.targets.python.module}; ml.g4dn.xlarge is SageMakerInstanceType.${g4dn}()); `
-    + `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; its embedded npm tarball (${tarballFiles} files) synthesizes a guarded endpoint on its own (${fromTarball} resources, breaker bundle staged); `
+    + `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; embedded npm tarball ${tarballFiles} files; ${viaKernel}; `
     + `${((Date.now() - started) / 1000).toFixed(1)} s`);
   if (dropped.length) throw new Error(`root exports jsii does not carry to Python (free functions or constants; make them static members): ${dropped.join(', ')}`);
 } finally {
   if (process.env.KEEP_JSII_WORKDIR) console.log(`jsii check: kept ${work}`); else rmSync(work, { recursive: true, force: true });
+}
+
+/** The jsii packages `names` need, dependencies first (non-bundled dependencies that carry a `jsii` section), as installed here. */
+function jsiiClosure(from, names, seen = new Map()) {
+  for (const name of names) {
+    if (seen.has(name)) continue;
+    const manifest = JSON.parse(readFileSync(join(from, 'node_modules', name, 'package.json'), 'utf8'));
+    if (!manifest.jsii) continue;
+    const bundled = new Set(manifest.bundleDependencies ?? manifest.bundledDependencies ?? []);
+    jsiiClosure(from, Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies }).filter((d) => !bundled.has(d)), seen);
+    seen.set(name, { name, version: manifest.version });
+  }
+  return [...seen.values()];
 }
