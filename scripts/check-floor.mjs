@@ -39,7 +39,7 @@ execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', tsconfig], { stdi
 // Suites that never load aws-cdk-lib (the breaker's policy and handlers, the simulator) and the
 // CloudFormation schema check (the same templates, checked by the current version's schemas) say
 // nothing about the floor; the floor run leaves them out.
-const pureSuites = ['simulation', 'breaker-policy', 'breaker-handler', 'breaker-fleet-handler', 'cfn-validation'];
+const pureSuites = ['simulation', 'breaker-policy', 'circuit-breaker-handler', 'cfn-validation'];
 const mapper = {
   '^aws-cdk-lib$': join(modules, 'aws-cdk-lib'),
   '^aws-cdk-lib/(.*)$': `${join(modules, 'aws-cdk-lib')}/$1`,

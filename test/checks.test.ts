@@ -1,9 +1,8 @@
-import { execFileSync } from 'child_process';
-import * as path from 'path';
+// The production-readiness rule pack (lib/checks): on synthesized stacks here, on plain facts below.
 import { App, Size, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
-import { CapacityPlan, ContainerImage, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
+import { ContainerImage, EndpointFacts, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
 import { ClusteringStack } from '../lib/examples/clustering-stack';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 
@@ -91,35 +90,68 @@ describe('rule pack', () => {
   });
 });
 
-describe('capacity planner', () => {
-  test("incident B: 50 ms × 200 QPS × 1.3 = 13 vCPU → 4 × ml.m5.xlarge, not one 4-vCPU instance", () => {
-    const plan = CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, modelMemory: Size.mebibytes(2150) });
-    expect(plan.slotsNeeded).toBe(13);
-    expect(plan.instanceType.name).toBe('ml.m5.xlarge');
-    expect(plan.instanceCount).toBe(4);
-    expect(plan.workersPerInstance).toBe(6);
-    expect(plan.instanceCount * Math.min(plan.instanceType.spec.vCpus, plan.workersPerInstance)).toBeGreaterThanOrEqual(13);
-    expect(plan.arithmetic[0]).toBe('parallel vCPUs needed = 50 ms × 200 QPS / 1000 × 1.3 = 13 → 13');
-  });
 
-  test('GPU model: copies per T4/A10G, at least 2 instances', () => {
-    const plan = CapacityPlan.compute({ p50LatencyMs: 120, peakQps: 100, gpuMemory: Size.gibibytes(4) });
-    expect(plan.instanceType.isGpu).toBe(true);
-    expect(plan.instanceCount).toBeGreaterThanOrEqual(2);
-    expect(plan.instanceCount * plan.workersPerInstance).toBeGreaterThanOrEqual(16);
-  });
 
-  test('a model larger than any instance is a clear error naming the largest type tried', () => {
-    expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 10, gpuMemory: Size.gibibytes(30) }))
-      .toThrow(/no instance type fits one model copy needing 30\.0 GiB of GPU memory.*largest tried was ml\.g5\.\w+ \(24 GiB per GPU\)/);
-    expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 10, modelMemory: Size.gibibytes(900) }))
-      .toThrow(/largest tried was ml\.r5\.24xlarge \(768 GiB\)/);
-    expect(() => CapacityPlan.compute({ p50LatencyMs: 0, peakQps: -1 })).toThrow(/p50LatencyMs: got 0.*peakQps: got -1/);
-  });
+/** A production-ready endpoint's facts; each case below breaks exactly one rule. */
+const good: EndpointFacts = {
+  configLogicalId: 'Cfg', endpointLogicalId: 'Ep', endpointName: 'ep', nameKeys: ['ep', '{GetAtt:Ep.EndpointName}'],
+  variants: [
+    {
+      variantName: 'Primary', instanceType: 'ml.m5.xlarge', initialInstanceCount: 2, weight: 1,
+      environment: { SAGEMAKER_MODEL_SERVER_WORKERS: '6', MMS_MAX_REQUEST_SIZE: '6291456', RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(2 * 1024 ** 3) },
+      networkIsolation: false, vpc: true, shadow: false,
+    },
+    {
+      variantName: 'Fallback', instanceType: 'ml.m5.xlarge', initialInstanceCount: 1, weight: 0,
+      environment: {}, networkIsolation: true, vpc: false, shadow: false,
+    },
+  ],
+  kmsKeyId: false,
+  dataCapture: { enabled: true, sampling: 1, destination: 's3://b/p' },
+  deploymentRollbackAlarms: 4,
+  scaling: { Primary: { min: 2, max: 4 } },
+  memoryAlarmThresholds: [85],
+  breakers: [{ retentionDays: 90 }],
+};
 
-  test('from the terminal', () => {
-    const out = execFileSync(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '..', 'bin', 'cli.ts'), 'plan', '--latency', '50', '--qps', '200', '--model-gib', '2.1'], { encoding: 'utf8' });
-    expect(out).toMatch(/instance type\s+ml\.m5\.xlarge/);
-    expect(out).toMatch(/instance count\s+4/);
+const primary = (patch: object) => ({ ...good, variants: [{ ...good.variants[0], ...patch }, good.variants[1]] });
+
+const failing: Record<string, EndpointFacts> = {
+  'RE-MultiInstance': primary({ initialInstanceCount: 1 }),
+  'RE-AutoScaling': { ...good, scaling: { Primary: { min: 2, max: 2 } } },
+  'RE-NoBurstable': primary({ instanceType: 'ml.t2.2xlarge' }), // large enough that only the burstable rule fires
+  'RE-MemoryAlarm': { ...good, memoryAlarmThresholds: [90] },
+  'RE-CircuitBreaker': { ...good, breakers: [] },
+  'RE-DataCapture': { ...good, dataCapture: { enabled: true, sampling: 0.5, destination: 's3://b/p' } },
+  'RE-RequestSize': primary({ environment: { ...good.variants[0].environment, MMS_MAX_REQUEST_SIZE: String(64 * 1024 * 1024) } }),
+  'RE-WorkerMemory': primary({ environment: { ...good.variants[0].environment, SAGEMAKER_MODEL_SERVER_WORKERS: '12' } }),
+  'RE-DeploymentGuardrails': { ...good, deploymentRollbackAlarms: 0 },
+  'RE-Network': primary({ vpc: false }),
+  'RE-BreakerLogRetention': { ...good, breakers: [{ retentionDays: undefined }] },
+  'RE-NvmeStorage': primary({ instanceType: 'ml.g5.xlarge', volumeSizeInGb: 100 }),
+};
+
+test('every rule has a failing case below', () => {
+  expect(Object.keys(failing).sort()).toEqual(ProductionReadinessChecks.RULES.map(r => r.id).sort());
+});
+
+describe.each(ProductionReadinessChecks.RULES.map(r => [r.id, r] as const))('%s', (id, rule) => {
+  test('passes on a production-ready endpoint', () => {
+    expect(rule.check(good)).toEqual([]);
+  });
+  test('fails on its broken case, naming what is wrong', () => {
+    const problems = rule.check(failing[id]);
+    expect(problems.length).toBeGreaterThan(0);
+    for (const p of problems) expect(p.length).toBeGreaterThan(10);
+  });
+  test('only its own case breaks it (each case breaks exactly one rule)', () => {
+    for (const [other, facts] of Object.entries(failing)) {
+      if (other !== id) expect({ other, problems: rule.check(facts) }).toEqual({ other, problems: [] });
+    }
+  });
+  test('has a level, a why from the incidents and a fix', () => {
+    expect([RuleLevel.ERROR, RuleLevel.WARNING]).toContain(rule.level);
+    expect(rule.why.length).toBeGreaterThan(20);
+    expect(rule.fix.length).toBeGreaterThan(10);
   });
 });

@@ -1,8 +1,11 @@
+// Model-server tuning and the per-server environment contracts (lib/model-server.ts), and how the
+// server is detected from the image (lib/model-artifacts.ts).
 import { App, Duration, Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { ContainerImage, ModelServer, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { modelServerOfRepository } from '../lib/model-artifacts';
 import { tuneModelServer } from '../lib/model-server';
+import { PropErrors } from '../lib/validation';
 import { newStack, warnings } from './util';
 
 /** The container environment of the primary model of a one-endpoint stack. */
@@ -92,5 +95,75 @@ describe('units and unsupported tuning', () => {
 
   test('NONE writes nothing', () => {
     expect(tuneModelServer(m5, undefined, { server: ModelServer.NONE }).environment).toEqual({});
+  });
+});
+
+
+describe('model-server tuning', () => {
+  test('CPU: workers = floor(vCPU × 1.5); m5.xlarge → 6', () => {
+    expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined).workers).toBe(6);
+    expect(tuneModelServer(SageMakerInstanceType.ML_M5_LARGE, undefined).workers).toBe(3);
+    expect(tuneModelServer(SageMakerInstanceType.ML_C5_9XLARGE, undefined).workers).toBe(54);
+  });
+
+  test('CPU: capped so workers × host footprint stays under 80 % of memory, never below 1', () => {
+    // 0.8 × 16 GiB / 4 GiB = 3.2 → 3
+    expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, { host: Size.gibibytes(4) }).workers).toBe(3);
+    // a 14 GiB model on 16 GiB: 0 fit in 80 %, but never below 1
+    expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, { host: Size.gibibytes(14) }).workers).toBe(1);
+  });
+
+  test('GPU without footprint: one worker per GPU, with a warning asking for it', () => {
+    const t = tuneModelServer(SageMakerInstanceType.ML_G4DN_XLARGE, undefined);
+    expect(t.workers).toBe(1);
+    expect(t.warnings.join()).toMatch(/memoryFootprint\.gpu is not stated/);
+    expect(tuneModelServer(SageMakerInstanceType.ML_G4DN_12XLARGE, undefined).workers).toBe(4);
+  });
+
+  test('GPU with footprint: copies that fit in 80 % of each GPU, bounded by host memory', () => {
+    // 0.8 × 16 / 4 = 3.2 → 3 per GPU
+    expect(tuneModelServer(SageMakerInstanceType.ML_G4DN_XLARGE, { gpu: Size.gibibytes(4) }).workers).toBe(3);
+    // host cap: 0.8 × 16 / 6 = 2.1 → 2
+    expect(tuneModelServer(SageMakerInstanceType.ML_G4DN_XLARGE, { gpu: Size.gibibytes(4), host: Size.gibibytes(6) }).workers).toBe(2);
+    // 4 GPUs × 3
+    expect(tuneModelServer(SageMakerInstanceType.ML_G4DN_12XLARGE, { gpu: Size.gibibytes(4) }).workers).toBe(12);
+  });
+
+  test('a model larger than one GPU is an error', () => {
+    const errors = new PropErrors();
+    tuneModelServer(SageMakerInstanceType.ML_G4DN_XLARGE, { gpu: Size.gibibytes(20) }, {}, errors);
+    expect(errors.all.join()).toMatch(/memoryFootprint\.gpu: got 20 GiB; allowed: at most one GPU's memory on ml\.g4dn\.xlarge \(16 GiB\)/);
+  });
+
+  test('environment names follow the server; the 6 MiB real-time limit by default, warned only above it', () => {
+    const mms = tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined);
+    expect(mms.environment).toMatchObject({
+      SAGEMAKER_MODEL_SERVER_WORKERS: '6', MMS_MAX_REQUEST_SIZE: '6291456', MMS_MAX_RESPONSE_SIZE: '6291456',
+      // MMS reads default_response_timeout in minutes; the *_SECONDS variants in seconds.
+      SAGEMAKER_MODEL_SERVER_TIMEOUT: '1', MMS_DEFAULT_RESPONSE_TIMEOUT: '1', SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS: '60', MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS: '60',
+    });
+    expect(mms.warnings).toEqual([]);
+    expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, { maxRequestSize: Size.mebibytes(8) }).warnings.join())
+      .toMatch(/8388608 bytes, above the 6291456 bytes \(6 MiB\) that real-time InvokeEndpoint accepts/);
+    const ts = tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, { server: ModelServer.TORCHSERVE, jobQueueSize: 50 });
+    expect(ts.environment).toMatchObject({ TS_MAX_REQUEST_SIZE: '6291456', TS_JOB_QUEUE_SIZE: '50' });
+    expect(ts.environment.MMS_MAX_REQUEST_SIZE).toBeUndefined();
+    expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, { server: ModelServer.NONE }).environment).toEqual({});
+  });
+
+  test('explicit workers beyond the memory budget warn', () => {
+    const t = tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, { host: Size.gibibytes(4) }, { workers: 8 });
+    expect(t.workers).toBe(8);
+    expect(t.warnings.join()).toMatch(/exceeds 80 %/);
+  });
+
+  test('timeouts default to 3600 s download and validate 60–3600', () => {
+    expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined).modelDataDownloadTimeoutSeconds).toBe(3600);
+    const errors = new PropErrors();
+    tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, {
+      modelDataDownloadTimeout: Duration.seconds(5), containerStartupHealthCheckTimeout: Duration.hours(2), workers: 0,
+    }, errors);
+    expect(errors.all).toHaveLength(3);
+    expect(errors.all[1]).toMatch(/modelDataDownloadTimeout \(s\): got 5; allowed: an integer from 60 to 3600/);
   });
 });
