@@ -13,7 +13,7 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off', // CloudFormation templates and AWS events are untyped JSON
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports (jsii and aws-cdk convention).' }],
-      'eqeqeq': ['error', 'always', { null: 'ignore' }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
       'prefer-const': 'error',
     },
   },

@@ -27,7 +27,13 @@ export function benchBreaker(): Record<string, string> {
   const loads: number[] = [];
   const script = `const t=process.hrtime.bigint();require(${JSON.stringify(bundle)});console.log(Number(process.hrtime.bigint()-t)/1e6)`;
   for (let i = 0; i < 7; i++) {
-    loads.push(Number(execFileSync(process.execPath, ['-e', script], { cwd: root, env: { ...process.env, NODE_PATH: path.join(root, 'node_modules') } }).toString().trim()));
+    loads.push(
+      Number(
+        execFileSync(process.execPath, ['-e', script], { cwd: root, env: { ...process.env, NODE_PATH: path.join(root, 'node_modules') } })
+          .toString()
+          .trim(),
+      ),
+    );
   }
   // Decisions per second over a realistic 15-point window.
   const points: MemoryPoint[] = Array.from({ length: 15 }, (_, i) => ({ t: i * 60_000, v: 60 + (i % 7) * 4 }));
@@ -36,7 +42,14 @@ export function benchBreaker(): Record<string, string> {
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
     const now = 15 * 60_000 + (i % 60) * 1000;
-    const d = decide(state, { memory: points, errors: i % 50, invocations: 1000 }, { status: 'InService', weights: { P: 1 - state.share, F: state.share } }, { primary: 'P', fallback: 'F' }, DEFAULT_CONFIG, now);
+    const d = decide(
+      state,
+      { memory: points, errors: i % 50, invocations: 1000 },
+      { status: 'InService', weights: { P: 1 - state.share, F: state.share } },
+      { primary: 'P', fallback: 'F' },
+      DEFAULT_CONFIG,
+      now,
+    );
     state = d.next;
   }
   const secs = (performance.now() - t0) / 1000;
@@ -60,23 +73,64 @@ export async function benchCalls(): Promise<Record<string, string>> {
   let item: any;
   let parameter: string | undefined;
   let memory = 40;
-  mockClient(DynamoDBClient).on(GetItemCommand).callsFake(() => ({ Item: item })).on(PutItemCommand).callsFake(i => { item = i.Item; return {}; });
-  mockClient(SSMClient).on(GetParameterCommand).callsFake(() => ({ Parameter: { Value: parameter } })).on(PutParameterCommand).callsFake(i => { parameter = i.Value; return {}; });
-  mockClient(CloudWatchClient).on(GetMetricDataCommand).callsFake(() => ({
-    MetricDataResults: [{ Id: 'mem', Timestamps: [new Date(now - 70_000)], Values: [memory] }, { Id: 'inv', Timestamps: [new Date(now - 90_000)], Values: [6000] }],
-  }));
-  mockClient(SageMakerClient).on(DescribeEndpointCommand).resolves({
-    EndpointStatus: 'InService', ProductionVariants: [{ VariantName: 'P', DesiredWeight: 1, CurrentInstanceCount: 2 }, { VariantName: 'F', DesiredWeight: 0, CurrentInstanceCount: 2 }],
-  }).on(UpdateEndpointWeightsAndCapacitiesCommand).resolves({});
+  mockClient(DynamoDBClient)
+    .on(GetItemCommand)
+    .callsFake(() => ({ Item: item }))
+    .on(PutItemCommand)
+    .callsFake(i => {
+      item = i.Item;
+      return {};
+    });
+  mockClient(SSMClient)
+    .on(GetParameterCommand)
+    .callsFake(() => ({ Parameter: { Value: parameter } }))
+    .on(PutParameterCommand)
+    .callsFake(i => {
+      parameter = i.Value;
+      return {};
+    });
+  mockClient(CloudWatchClient)
+    .on(GetMetricDataCommand)
+    .callsFake(() => ({
+      MetricDataResults: [
+        { Id: 'mem', Timestamps: [new Date(now - 70_000)], Values: [memory] },
+        { Id: 'inv', Timestamps: [new Date(now - 90_000)], Values: [6000] },
+      ],
+    }));
+  mockClient(SageMakerClient)
+    .on(DescribeEndpointCommand)
+    .resolves({
+      EndpointStatus: 'InService',
+      ProductionVariants: [
+        { VariantName: 'P', DesiredWeight: 1, CurrentInstanceCount: 2 },
+        { VariantName: 'F', DesiredWeight: 0, CurrentInstanceCount: 2 },
+      ],
+    })
+    .on(UpdateEndpointWeightsAndCapacitiesCommand)
+    .resolves({});
   mockClient(ApplicationAutoScalingClient).on(RegisterScalableTargetCommand).resolves({});
   const clients = {
-    sagemaker: new SageMakerClient({}), cloudwatch: new CloudWatchClient({}), ssm: new SSMClient({}),
-    dynamodb: new DynamoDBClient({}), autoscaling: new ApplicationAutoScalingClient({}),
+    sagemaker: new SageMakerClient({}),
+    cloudwatch: new CloudWatchClient({}),
+    ssm: new SSMClient({}),
+    dynamodb: new DynamoDBClient({}),
+    autoscaling: new ApplicationAutoScalingClient({}),
   };
   const settings = {
-    endpointName: 'e', primaryVariant: 'P', fallbackVariant: 'F', parameterName: 'p', tableName: 't', gpuCount: 0, errorWindowSeconds: 600,
-    metricPeriodSeconds: 60, perGpuMetrics: false, dryRun: false, metricNamespace: 'NS', config: DEFAULT_CONFIG,
-    primaryCapacity: { min: 2, max: 4, qpsPerInstance: 150 }, fallbackCapacity: { min: 2, max: 4, qpsPerInstance: 150 },
+    endpointName: 'e',
+    primaryVariant: 'P',
+    fallbackVariant: 'F',
+    parameterName: 'p',
+    tableName: 't',
+    gpuCount: 0,
+    errorWindowSeconds: 600,
+    metricPeriodSeconds: 60,
+    perGpuMetrics: false,
+    dryRun: false,
+    metricNamespace: 'NS',
+    config: DEFAULT_CONFIG,
+    primaryCapacity: { min: 2, max: 4, qpsPerInstance: 150 },
+    fallbackCapacity: { min: 2, max: 4, qpsPerInstance: 150 },
   };
   const log = console.log;
   console.log = () => undefined;
@@ -127,20 +181,57 @@ export async function benchFleetCalls(): Promise<Record<string, string>> {
     for (const n of [1, 10, 30]) {
       const names = Array.from({ length: n }, (_, i) => `ep-${i}`);
       const closed = JSON.stringify({ state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0 });
-      mockClient(SSMClient).on(GetParametersCommand).callsFake(i => ({
-        Parameters: i.Names.map((Name: string) => ({ Name, Value: Name.startsWith('/cfg/')
-          ? JSON.stringify({ endpointName: Name.slice(5), primaryVariant: 'P', parameterName: `/level/${Name.slice(5)}`, gpuCount: 0, errorWindowSeconds: 600, metricPeriodSeconds: 10, perGpuMetrics: false, dryRun: false, metricNamespace: 'NS', config: DEFAULT_CONFIG })
-          : serializeState(JSON.parse(closed), []) })),
-      }));
-      mockClient(DynamoDBClient).on(BatchGetItemCommand).callsFake(i => ({ Responses: { T: i.RequestItems.T.Keys.map((k: any) => ({ pk: k.pk, version: { N: '1' }, state: { S: closed } })) } }));
-      mockClient(CloudWatchClient).on(GetMetricDataCommand).callsFake(i => ({
-        MetricDataResults: i.MetricDataQueries.filter((q: any) => q.Id.endsWith('_mem')).map((q: any) => ({ Id: q.Id, Timestamps: [new Date(now - 30_000)], Values: [40] })),
-      }));
-      const clients = { sagemaker: new SageMakerClient({}), cloudwatch: new CloudWatchClient({}), ssm: new SSMClient({}), dynamodb: new DynamoDBClient({}), autoscaling: new ApplicationAutoScalingClient({}) };
-      const r = await evaluateFleet({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, { tableName: 'T', configParameters: names.map(x => `/cfg/${x}`) }, clients, now);
+      mockClient(SSMClient)
+        .on(GetParametersCommand)
+        .callsFake(i => ({
+          Parameters: i.Names.map((Name: string) => ({
+            Name,
+            Value: Name.startsWith('/cfg/')
+              ? JSON.stringify({
+                  endpointName: Name.slice(5),
+                  primaryVariant: 'P',
+                  parameterName: `/level/${Name.slice(5)}`,
+                  gpuCount: 0,
+                  errorWindowSeconds: 600,
+                  metricPeriodSeconds: 10,
+                  perGpuMetrics: false,
+                  dryRun: false,
+                  metricNamespace: 'NS',
+                  config: DEFAULT_CONFIG,
+                })
+              : serializeState(JSON.parse(closed), []),
+          })),
+        }));
+      mockClient(DynamoDBClient)
+        .on(BatchGetItemCommand)
+        .callsFake(i => ({ Responses: { T: i.RequestItems.T.Keys.map((k: any) => ({ pk: k.pk, version: { N: '1' }, state: { S: closed } })) } }));
+      mockClient(CloudWatchClient)
+        .on(GetMetricDataCommand)
+        .callsFake(i => ({
+          MetricDataResults: i.MetricDataQueries.filter((q: any) => q.Id.endsWith('_mem')).map((q: any) => ({
+            Id: q.Id,
+            Timestamps: [new Date(now - 30_000)],
+            Values: [40],
+          })),
+        }));
+      const clients = {
+        sagemaker: new SageMakerClient({}),
+        cloudwatch: new CloudWatchClient({}),
+        ssm: new SSMClient({}),
+        dynamodb: new DynamoDBClient({}),
+        autoscaling: new ApplicationAutoScalingClient({}),
+      };
+      const r = await evaluateFleet(
+        { source: 'aws.events', 'detail-type': 'Scheduled Event' },
+        { tableName: 'T', configParameters: names.map(x => `/cfg/${x}`) },
+        clients,
+        now,
+      );
       const counts: Record<string, number> = {};
       for (const c of r.calls) counts[c.split(':')[1]] = (counts[c.split(':')[1]] ?? 0) + 1;
-      out[`shared breaker, steady evaluation of ${n} endpoint(s)`] = `${r.calls.length} AWS calls (${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}); one function per endpoint would make ${4 * n}`;
+      out[`shared breaker, steady evaluation of ${n} endpoint(s)`] = `${r.calls.length} AWS calls (${Object.entries(counts)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ')}); one function per endpoint would make ${4 * n}`;
     }
   } finally {
     console.log = log;
@@ -154,7 +245,11 @@ function synthFleet(n: number): { ms: number; parent: number } {
   const stack = new Stack(app, 'Fleet', { env: { account: '123456789012', region: 'us-east-1' } });
   const fleet = new ResilientEndpointFleet(stack, 'Models');
   const t0 = performance.now();
-  for (let i = 0; i < n; i++) fleet.addEndpoint(`Model${i}`, { model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+  for (let i = 0; i < n; i++)
+    fleet.addEndpoint(`Model${i}`, {
+      model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    });
   const assembly = app.synth();
   return { ms: performance.now() - t0, parent: Object.keys(assembly.getStackByName('Fleet').template.Resources).length };
 }
@@ -165,13 +260,20 @@ export function benchFleet(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const n of [1, 10, 30]) {
     const { ms, parent } = synthFleet(n);
-    out[`fleet synth: ${n} × ml.m5.xlarge`] = `${(ms / 1000).toFixed(2)} s (${(ms / n).toFixed(0)} ms per endpoint); parent stack ${parent} resources`;
+    out[`fleet synth: ${n} × ml.m5.xlarge`] =
+      `${(ms / 1000).toFixed(2)} s (${(ms / n).toFixed(0)} ms per endpoint); parent stack ${parent} resources`;
   }
   return out;
 }
 
 async function main(): Promise<void> {
-  const rows: Record<string, string> = { ...benchBreaker(), ...(await benchCalls()), ...benchSimulator(), ...benchFleet(), ...(await benchFleetCalls()) };
+  const rows: Record<string, string> = {
+    ...benchBreaker(),
+    ...(await benchCalls()),
+    ...benchSimulator(),
+    ...benchFleet(),
+    ...(await benchFleetCalls()),
+  };
   const width = Math.max(...Object.keys(rows).map(k => k.length));
   console.log('benchmark'.padEnd(width), ' result');
   for (const [k, v] of Object.entries(rows)) console.log(k.padEnd(width), ' ' + v);

@@ -9,8 +9,7 @@ const app = new App();
 // Real values for `cdk deploy`: -c recommender.imageUri=… -c recommender.modelDataUrl=… (or the
 // unprefixed -c imageUri=… -c modelDataUrl=… for both stacks). Without them each stack deploys AWS's framework
 // image for its region and the model.tar.gz this repo builds (npm run bundle), all offline at synth.
-const ctx = (stack: string, key: string): string | undefined =>
-  app.node.tryGetContext(`${stack}.${key}`) ?? app.node.tryGetContext(key);
+const ctx = (stack: string, key: string): string | undefined => app.node.tryGetContext(`${stack}.${key}`) ?? app.node.tryGetContext(key);
 
 new RecommenderStack(app, 'RecommenderEndpoint', {
   imageUri: ctx('recommender', 'imageUri'),

@@ -16,7 +16,10 @@ function main(argv: string[]): number {
     if (!a.startsWith('--')) continue;
     const next = rest[i + 1];
     if (next === undefined || next.startsWith('--')) opts[a.slice(2)] = true;
-    else { opts[a.slice(2)] = next; i++; }
+    else {
+      opts[a.slice(2)] = next;
+      i++;
+    }
   }
   const num = (k: string) => (opts[k] === undefined ? undefined : Number(opts[k]));
   if (num('latency') === undefined || num('qps') === undefined) {
@@ -25,7 +28,9 @@ function main(argv: string[]): number {
   }
   try {
     const plan = CapacityPlan.compute({
-      p50LatencyMs: num('latency')!, peakQps: num('qps')!, safetyFactor: num('safety'),
+      p50LatencyMs: num('latency')!,
+      peakQps: num('qps')!,
+      safetyFactor: num('safety'),
       modelMemory: num('model-gib') !== undefined ? Size.mebibytes(Math.round(num('model-gib')! * 1024)) : undefined,
       gpuMemory: num('gpu-gib') !== undefined ? Size.mebibytes(Math.round(num('gpu-gib')! * 1024)) : undefined,
       requiresGpu: opts.gpu === true ? true : undefined,

@@ -140,10 +140,16 @@ export class VariantAutoScaling extends Construct {
       minCapacity: Math.max(1, this.capacity.min),
       maxCapacity: Math.max(1, this.capacity.max, this.capacity.min),
       // The service-linked role Application Auto Scaling creates for SageMaker endpoints.
-      role: iam.Role.fromRoleArn(this, 'ServiceLinkedRole', stack.formatArn({
-        service: 'iam', region: '', resource: 'role',
-        resourceName: 'aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint',
-      })),
+      role: iam.Role.fromRoleArn(
+        this,
+        'ServiceLinkedRole',
+        stack.formatArn({
+          service: 'iam',
+          region: '',
+          resource: 'role',
+          resourceName: 'aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint',
+        }),
+      ),
     });
     this.invocationsPolicy = this.scalableTarget.scaleToTrackMetric('QpsPerInstance', {
       predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
@@ -162,7 +168,10 @@ export class VariantAutoScaling extends Construct {
     (props.schedules ?? []).forEach((s, i) => {
       if (s.minCapacity === undefined && s.maxCapacity === undefined) return; // reported by validation
       this.scalableTarget.scaleOnSchedule(`Schedule${i}`, {
-        schedule: s.schedule, minCapacity: s.minCapacity, maxCapacity: s.maxCapacity, timeZone: s.timeZone,
+        schedule: s.schedule,
+        minCapacity: s.minCapacity,
+        maxCapacity: s.maxCapacity,
+        timeZone: s.timeZone,
       });
     });
   }
@@ -173,15 +182,24 @@ export function validateAutoScaling(p: VariantAutoScalingProps): PropErrors {
   const e = new PropErrors();
   const pre = `autoScaling[${p.variantName}]`;
   if (p.instanceType.isBurstable) {
-    e.add(`${pre}.instanceType`, p.instanceType.name, 'a non-burstable instance type',
-      'burstable T2/T3 instances cannot be registered with Application Auto Scaling; use e.g. ml.m5.xlarge, or set autoScaling.enabled: false');
+    e.add(
+      `${pre}.instanceType`,
+      p.instanceType.name,
+      'a non-burstable instance type',
+      'burstable T2/T3 instances cannot be registered with Application Auto Scaling; use e.g. ml.m5.xlarge, or set autoScaling.enabled: false',
+    );
   }
   const cap = p.capacity ?? { min: p.initialInstanceCount, max: p.initialInstanceCount * 2 };
   e.range(`${pre}.capacity.min`, cap.min, 1, 10000, 'use at least 1: plain variants cannot scale to zero', true);
   e.range(`${pre}.capacity.max`, cap.max, 1, 10000, 'use a whole number of instances ≥ 1', true);
   if (cap.min > cap.max) e.add(`${pre}.capacity`, `min ${cap.min} > max ${cap.max}`, 'min ≤ max', 'raise max or lower min');
   if (p.initialInstanceCount < cap.min || p.initialInstanceCount > cap.max) {
-    e.add(`${pre}.instanceCount`, p.initialInstanceCount, `within capacity [${cap.min}, ${cap.max}]`, 'set the initial instance count inside the capacity bounds');
+    e.add(
+      `${pre}.instanceCount`,
+      p.initialInstanceCount,
+      `within capacity [${cap.min}, ${cap.max}]`,
+      'set the initial instance count inside the capacity bounds',
+    );
   }
   if (p.qpsPerInstance !== undefined && !(p.qpsPerInstance > 0)) {
     e.add(`${pre}.qpsPerInstance`, p.qpsPerInstance, 'a number > 0', 'give the requests per second one instance should carry, e.g. 150');
@@ -193,21 +211,32 @@ export function validateAutoScaling(p: VariantAutoScalingProps): PropErrors {
     if (Token.isUnresolved(cap.min) || Token.isUnresolved(cap.max)) return;
     const min = s.minCapacity;
     const max = s.maxCapacity;
-    if (min === undefined && max === undefined) e.add(`${pre}.schedules[${i}]`, 'no bounds', 'minCapacity and/or maxCapacity', 'e.g. { minCapacity: 4 }');
+    if (min === undefined && max === undefined)
+      e.add(`${pre}.schedules[${i}]`, 'no bounds', 'minCapacity and/or maxCapacity', 'e.g. { minCapacity: 4 }');
     e.range(`${pre}.schedules[${i}].minCapacity`, min, 1, 10000, 'use at least 1', true);
     e.range(`${pre}.schedules[${i}].maxCapacity`, max, 1, 10000, 'use at least 1', true);
     // The bounds in force once the action runs (an unset one keeps the target's): AAS needs min ≤ max.
     const effMin = min ?? cap.min;
     const effMax = max ?? cap.max;
     if (effMin > effMax) {
-      e.add(`${pre}.schedules[${i}]`, new Described(`min ${effMin} > max ${effMax}`), `scheduled bounds with min ≤ max (unset ones keep capacity [${cap.min}, ${cap.max}])`,
-        'set both minCapacity and maxCapacity on the scheduled action, or keep the scheduled min within the capacity max');
+      e.add(
+        `${pre}.schedules[${i}]`,
+        new Described(`min ${effMin} > max ${effMax}`),
+        `scheduled bounds with min ≤ max (unset ones keep capacity [${cap.min}, ${cap.max}])`,
+        'set both minCapacity and maxCapacity on the scheduled action, or keep the scheduled min within the capacity max',
+      );
     }
     const expr = s.schedule?.expressionString;
     if (typeof expr !== 'string' || !/^(cron|at|rate)\(/.test(expr)) {
-      e.add(`${pre}.schedules[${i}].schedule`, String(expr), 'a cron(...), at(...) or rate(...) expression', 'use appscaling.Schedule.cron({ hour: "19", minute: "0" })');
+      e.add(
+        `${pre}.schedules[${i}].schedule`,
+        String(expr),
+        'a cron(...), at(...) or rate(...) expression',
+        'use appscaling.Schedule.cron({ hour: "19", minute: "0" })',
+      );
     } else {
-      for (const problem of cronProblems(expr)) e.add(`${pre}.schedules[${i}].schedule`, expr, problem, 'fix the cron field, e.g. appscaling.Schedule.cron({ hour: "19", minute: "0" })');
+      for (const problem of cronProblems(expr))
+        e.add(`${pre}.schedules[${i}].schedule`, expr, problem, 'fix the cron field, e.g. appscaling.Schedule.cron({ hour: "19", minute: "0" })');
     }
   });
   return e;

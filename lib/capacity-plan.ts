@@ -82,13 +82,14 @@ export class CapacityPlan {
     if (errors.length) throw new Error(`CapacityPlan: ${errors.join('; ')}`);
 
     const gpu = p.requiresGpu ?? p.gpuMemory !== undefined;
-    const exact = (p.p50LatencyMs * p.peakQps / 1000) * safety;
+    const exact = ((p.p50LatencyMs * p.peakQps) / 1000) * safety;
     this.slotsNeeded = Math.ceil(exact - 1e-9);
     const hostBytes = p.modelMemory?.toBytes();
     const gpuBytes = p.gpuMemory?.toBytes();
     const minVcpus = p.minVcpusPerInstance ?? 4;
-    const candidates = (p.candidates ?? SageMakerInstanceType.all())
-      .filter(t => !t.isBurstable && !t.specUnknown && (gpu ? t.isGpu : !t.isGpu) && t.spec.vCpus >= minVcpus);
+    const candidates = (p.candidates ?? SageMakerInstanceType.all()).filter(
+      t => !t.isBurstable && !t.specUnknown && (gpu ? t.isGpu : !t.isGpu) && t.spec.vCpus >= minVcpus,
+    );
 
     type Option = { t: SageMakerInstanceType; count: number; workers: number; slots: number; headroom: number; vcpus: number };
     const options: Option[] = [];
@@ -105,7 +106,9 @@ export class CapacityPlan {
     if (!options.length) {
       const largest = [...candidates].sort((a, b) => (gpu ? b.spec.gpuMemoryGiB - a.spec.gpuMemoryGiB : b.spec.memoryGiB - a.spec.memoryGiB))[0];
       const need = gpu && gpuBytes ? `${(gpuBytes / GIB).toFixed(1)} GiB of GPU memory` : `${((hostBytes ?? 0) / GIB).toFixed(1)} GiB of memory`;
-      throw new Error(`CapacityPlan: no instance type fits one model copy needing ${need} within 80 % of memory; the largest tried was ${largest?.name ?? 'none'} (${gpu ? `${largest?.spec.gpuMemoryGiB} GiB per GPU` : `${largest?.spec.memoryGiB} GiB`}). Shrink the model, cap the input length, or pass a larger type in 'candidates'.`);
+      throw new Error(
+        `CapacityPlan: no instance type fits one model copy needing ${need} within 80 % of memory; the largest tried was ${largest?.name ?? 'none'} (${gpu ? `${largest?.spec.gpuMemoryGiB} GiB per GPU` : `${largest?.spec.memoryGiB} GiB`}). Shrink the model, cap the input length, or pass a larger type in 'candidates'.`,
+      );
     }
     // Cheapest first by total vCPUs (on-demand prices grow with vCPUs within these families), then
     // by memory, then the smaller instance (finer scaling steps, more Availability Zones).

@@ -251,7 +251,13 @@ export class CircuitBreaker extends Construct {
         description: 'Circuit-breaker settings of a SageMaker endpoint, read by the shared breaker function',
         stringValue: stack.toJsonString(settings),
       });
-      runtime = props.shared.register({ endpointName: props.endpointName, endpointArn, levelParameter: this.parameter, settingsParameter, scalableTargets: scaled });
+      runtime = props.shared.register({
+        endpointName: props.endpointName,
+        endpointArn,
+        levelParameter: this.parameter,
+        settingsParameter,
+        scalableTargets: scaled,
+      });
     } else {
       runtime = createBreakerRuntime(this, {
         description: `Memory circuit breaker of SageMaker endpoint ${props.endpointName}`,
@@ -289,28 +295,50 @@ export class CircuitBreaker extends Construct {
     const m = new EndpointMetricFactory(props.endpointName, props.primaryVariantName);
     const alarm = (aid: string, metric: cloudwatch.IMetric, threshold: number, description: string) => {
       const a = createAlarm(this, {
-        id: aid, alarmName: breakerAlarmName(props.endpointName, props.primaryVariantName, aid), description, metric, threshold,
+        id: aid,
+        alarmName: breakerAlarmName(props.endpointName, props.primaryVariantName, aid),
+        description,
+        metric,
+        threshold,
         // Only a trigger: the function itself holds state on missing data.
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
       this.alarms.push(a);
     };
-    alarm('HostMemory', m.memoryUtilization({ period }), degradeAt, `Breaker trigger: host memory >= ${degradeAt} % on the hottest instance of ${props.primaryVariantName}.`);
+    alarm(
+      'HostMemory',
+      m.memoryUtilization({ period }),
+      degradeAt,
+      `Breaker trigger: host memory >= ${degradeAt} % on the hottest instance of ${props.primaryVariantName}.`,
+    );
     if (spec.gpuCount > 0) {
-      alarm('GpuMemory', m.gpuMemoryUtilization({ period }), degradeAt * spec.gpuCount,
-        `Breaker trigger: GPU memory >= ${degradeAt} % of ${spec.gpuCount} GPU(s) (threshold ${degradeAt * spec.gpuCount} on the summed metric).`);
+      alarm(
+        'GpuMemory',
+        m.gpuMemoryUtilization({ period }),
+        degradeAt * spec.gpuCount,
+        `Breaker trigger: GPU memory >= ${degradeAt} % of ${spec.gpuCount} GPU(s) (threshold ${degradeAt * spec.gpuCount} on the summed metric).`,
+      );
     }
     if (perGpu && spec.gpuCount > 1) {
-      alarm('HottestGpuMemory', m.hottestGpuMemoryUtilization(), degradeAt,
-        `Breaker trigger: one GPU of ${spec.gpuCount} at >= ${degradeAt} % memory (per-GPU enhanced metrics, Metrics Insights MAX).`);
+      alarm(
+        'HottestGpuMemory',
+        m.hottestGpuMemoryUtilization(),
+        degradeAt,
+        `Breaker trigger: one GPU of ${spec.gpuCount} at >= ${degradeAt} % memory (per-GPU enhanced metrics, Metrics Insights MAX).`,
+      );
     }
     const window = ERROR_WINDOW;
-    alarm('ErrorRate', new cloudwatch.MathExpression({
-      expression: `IF(inv >= ${config.minInvocations}, err / inv, 0)`,
-      usingMetrics: { err: m.invocation5xxErrors({ period: window }), inv: m.invocations({ period: window }) },
-      period: window,
-      label: '5XX rate over 10 minutes',
-    }), errorRate, `Breaker trigger: 5XX rate >= ${errorRate * 100} % over 10 minutes.`);
+    alarm(
+      'ErrorRate',
+      new cloudwatch.MathExpression({
+        expression: `IF(inv >= ${config.minInvocations}, err / inv, 0)`,
+        usingMetrics: { err: m.invocation5xxErrors({ period: window }), inv: m.invocations({ period: window }) },
+        period: window,
+        label: '5XX rate over 10 minutes',
+      }),
+      errorRate,
+      `Breaker trigger: 5XX rate >= ${errorRate * 100} % over 10 minutes.`,
+    );
 
     if (props.shared) return; // the shared function's rules cover this endpoint's alarms and state changes
     new events.Rule(this, 'AlarmRule', {
@@ -354,8 +382,12 @@ export class CircuitBreaker extends Construct {
   /** One of the breaker's own metrics (`ResilientEndpoint/CircuitBreaker`, dimension `EndpointName`; default `Maximum` per minute). */
   public metric(metricName: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return new cloudwatch.Metric({
-      namespace: BREAKER_NAMESPACE, metricName, dimensionsMap: { EndpointName: this.props.endpointName },
-      statistic: 'Maximum', period: Duration.minutes(1), ...props,
+      namespace: BREAKER_NAMESPACE,
+      metricName,
+      dimensionsMap: { EndpointName: this.props.endpointName },
+      statistic: 'Maximum',
+      period: Duration.minutes(1),
+      ...props,
     });
   }
 
@@ -369,7 +401,12 @@ export class CircuitBreaker extends Construct {
     return [
       new cloudwatch.TextWidget({ markdown: '## Circuit breaker (0 CLOSED, 1 DEGRADED, 2 OPEN, 3 RECOVERING)', width: 24, height: 1 }),
       new cloudwatch.GraphWidget({ title: 'Breaker state', left: [this.metricState()], width: 12, leftYAxis: { min: 0, max: 3 } }),
-      new cloudwatch.GraphWidget({ title: 'Traffic on fallback (%)', left: [this.metricFallbackShare()], width: 12, leftYAxis: { min: 0, max: 100 } }),
+      new cloudwatch.GraphWidget({
+        title: 'Traffic on fallback (%)',
+        left: [this.metricFallbackShare()],
+        width: 12,
+        leftYAxis: { min: 0, max: 100 },
+      }),
     ];
   }
 }
@@ -392,7 +429,10 @@ export interface BreakerRuntime {
  * The breaker function with its table, log group, dead-letter queue, role and 1-minute schedule,
  * created under `scope` (the same construct ids for an own or a shared breaker).
  */
-function createBreakerRuntime(scope: Construct, o: { description: string; logRetention?: logs.RetentionDays; reservedConcurrency?: number; environment: Record<string, string> }): BreakerRuntime {
+function createBreakerRuntime(
+  scope: Construct,
+  o: { description: string; logRetention?: logs.RetentionDays; reservedConcurrency?: number; environment: Record<string, string> },
+): BreakerRuntime {
   // The breaker's own state, in items only the function writes (CloudFormation owns the table, never
   // its items), with a version for compare-and-swap between concurrent evaluations.
   const stateTable = new dynamodb.Table(scope, 'StateTable', {
@@ -411,7 +451,10 @@ function createBreakerRuntime(scope: Construct, o: { description: string; logRet
     enforceSSL: true,
     retentionPeriod: Duration.days(14),
   });
-  Validations.of(deadLetterQueue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself the dead-letter queue of the breaker function.' });
+  Validations.of(deadLetterQueue).acknowledge({
+    id: 'AwsSolutions-SQS3',
+    reason: 'This queue is itself the dead-letter queue of the breaker function.',
+  });
   const role = new iam.Role(scope, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: o.description });
   const endpoints = new iam.PolicyStatement({ actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'] });
   role.addToPrincipalPolicy(endpoints);
@@ -454,13 +497,25 @@ function createBreakerRuntime(scope: Construct, o: { description: string; logRet
 function grantScaling(scope: Construct, role: iam.IRole, scaled: VariantAutoScaling[], tagValue: string): void {
   if (!scaled.length) return;
   for (const t of scaled) Tags.of(t.scalableTarget).add(BREAKER_TAG, tagValue);
-  const anyTarget = Stack.of(scope).formatArn({ service: 'application-autoscaling', resource: 'scalable-target', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
-  role.addToPrincipalPolicy(new iam.PolicyStatement({
-    actions: ['application-autoscaling:RegisterScalableTarget'],
-    resources: [anyTarget],
-    conditions: { StringEquals: { [`aws:ResourceTag/${BREAKER_TAG}`]: tagValue } },
-  }));
-  acknowledgeWildcard(role, 'Resource', anyTarget, 'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).');
+  const anyTarget = Stack.of(scope).formatArn({
+    service: 'application-autoscaling',
+    resource: 'scalable-target',
+    resourceName: '*',
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['application-autoscaling:RegisterScalableTarget'],
+      resources: [anyTarget],
+      conditions: { StringEquals: { [`aws:ResourceTag/${BREAKER_TAG}`]: tagValue } },
+    }),
+  );
+  acknowledgeWildcard(
+    role,
+    'Resource',
+    anyTarget,
+    'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).',
+  );
 }
 
 /** What an endpoint hands a shared breaker. */
@@ -521,15 +576,30 @@ export class SharedCircuitBreaker extends Construct {
     const target = () => new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 });
     new events.Rule(this, 'AlarmRule', {
       description: 'Evaluate the circuit breakers when one of their alarms (<endpoint>-<variant>-breaker-<metric>) changes state',
-      eventPattern: { source: ['aws.cloudwatch'], detailType: ['CloudWatch Alarm State Change'], detail: { alarmName: events.Match.wildcard(`*${BREAKER_ALARM_MARK}*`) } },
+      eventPattern: {
+        source: ['aws.cloudwatch'],
+        detailType: ['CloudWatch Alarm State Change'],
+        detail: { alarmName: events.Match.wildcard(`*${BREAKER_ALARM_MARK}*`) },
+      },
       targets: [target()],
     });
     new events.Rule(this, 'EndpointStateChange', {
       description: 'Re-evaluate a circuit breaker when its endpoint changes state (e.g. back to InService)',
-      eventPattern: { source: ['aws.sagemaker'], detailType: ['SageMaker Endpoint State Change'], detail: { EndpointName: Lazy.list({ produce: () => this.names }) } },
+      eventPattern: {
+        source: ['aws.sagemaker'],
+        detailType: ['SageMaker Endpoint State Change'],
+        detail: { EndpointName: Lazy.list({ produce: () => this.names }) },
+      },
       targets: [target()],
     });
-    this.node.addValidation({ validate: () => (this.names.length ? [] : [`${this.node.path}: got no endpoints; allowed: at least one. Fix: pass it as circuitBreaker.shared of a ResilientEndpoint, or remove it`]) });
+    this.node.addValidation({
+      validate: () =>
+        this.names.length
+          ? []
+          : [
+              `${this.node.path}: got no endpoints; allowed: at least one. Fix: pass it as circuitBreaker.shared of a ResilientEndpoint, or remove it`,
+            ],
+    });
   }
 
   /** Registers an endpoint: the function may act on it, its parameters and its scalable targets. */
@@ -601,13 +671,23 @@ export function validateBreaker(p: CircuitBreakerOptions): PropErrors {
   e.range('circuitBreaker.degradedFallbackSharePercent', p.degradedFallbackSharePercent, 1, 100, 'give a share from 1 to 100 %');
   const { degradeAtPercent: degrade, criticalAtPercent: critical, recoverBelowPercent: recover } = breakerConfig(p, true);
   if (!(recover < degrade && degrade < critical)) {
-    e.add('circuitBreaker thresholds', new Described(`recover ${recover} / degrade ${degrade} / critical ${critical}`),
-      'recoverBelowPercent < degradeAtPercent < criticalAtPercent (hysteresis)', 'e.g. 70 / 80 / 95');
+    e.add(
+      'circuitBreaker thresholds',
+      new Described(`recover ${recover} / degrade ${degrade} / critical ${critical}`),
+      'recoverBelowPercent < degradeAtPercent < criticalAtPercent (hysteresis)',
+      'e.g. 70 / 80 / 95',
+    );
   }
   e.range('circuitBreaker.recoverySteps', p.recoverySteps, 1, 20, 'give a whole number of steps, e.g. 3', true);
   e.range('circuitBreaker.minInvocations', p.minInvocations, 1, 1e9, 'give a whole number, e.g. 20', true);
   e.range('circuitBreaker.minDwell (s)', p.minDwell?.toSeconds(), 60, 3600, 'use Duration.minutes(1..60)');
-  e.range('circuitBreaker.recoveryDwell (s)', p.recoveryDwell?.toSeconds(), 60, 900, 'use Duration.minutes(1..15): the breaker reads 15 minutes of history');
+  e.range(
+    'circuitBreaker.recoveryDwell (s)',
+    p.recoveryDwell?.toSeconds(),
+    60,
+    900,
+    'use Duration.minutes(1..15): the breaker reads 15 minutes of history',
+  );
   e.range('circuitBreaker.recoveryStepInterval (s)', p.recoveryStepInterval?.toSeconds(), 60, 3600, 'use Duration.minutes(1..60)');
   e.range('circuitBreaker.reservedConcurrency', p.reservedConcurrency, 1, 1000, 'give a whole number of executions, e.g. 1, or leave it unset', true);
   return e;

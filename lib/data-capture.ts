@@ -134,8 +134,12 @@ export class DataCapture extends Construct {
     const objects = this.bucket.arnForObjects(`${prefix}/*`);
     props.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [objects] }));
     props.encryptionKey?.grantEncrypt(props.role);
-    acknowledgeWildcard(props.role, 'Resource', objects,
-      'SageMaker writes data-capture objects under generated keys (endpoint/variant/yyyy/mm/dd/hh/<uuid>.jsonl) below the capture prefix; only s3:PutObject is allowed there.');
+    acknowledgeWildcard(
+      props.role,
+      'Resource',
+      objects,
+      'SageMaker writes data-capture objects under generated keys (endpoint/variant/yyyy/mm/dd/hh/<uuid>.jsonl) below the capture prefix; only s3:PutObject is allowed there.',
+    );
 
     const json = props.jsonContentTypes ?? ['application/json'];
     const csv = props.csvContentTypes ?? [];
@@ -170,23 +174,43 @@ export function validateDataCapture(props: DataCaptureOptions): PropErrors {
   if (props.enabled === false) return errors;
   const s = props.samplingPercentage;
   if (s !== undefined && !Token.isUnresolved(s) && (!Number.isInteger(s) || s < 1 || s > 100)) {
-    const fix = s > 0 && s < 1
-      ? 'SageMaker accepts whole percentages only, so 1 is the minimum; use 1, or set enabled: false to switch capture off'
-      : 'use a whole percentage from 1 to 100 (1 is the incident-proven default)';
+    const fix =
+      s > 0 && s < 1
+        ? 'SageMaker accepts whole percentages only, so 1 is the minimum; use 1, or set enabled: false to switch capture off'
+        : 'use a whole percentage from 1 to 100 (1 is the incident-proven default)';
     errors.add('dataCapture.samplingPercentage', s, 'an integer from 1 to 100', fix);
   }
-  for (const [name, list] of [['jsonContentTypes', props.jsonContentTypes], ['csvContentTypes', props.csvContentTypes]] as const) {
-    if (list && list.length > 10) errors.add(`dataCapture.${name}`, new Described(`${list.length} entries`), 'at most 10 content types', 'list only the content types your clients send');
+  for (const [name, list] of [
+    ['jsonContentTypes', props.jsonContentTypes],
+    ['csvContentTypes', props.csvContentTypes],
+  ] as const) {
+    if (list && list.length > 10)
+      errors.add(
+        `dataCapture.${name}`,
+        new Described(`${list.length} entries`),
+        'at most 10 content types',
+        'list only the content types your clients send',
+      );
   }
   if (props.prefix !== undefined && !Token.isUnresolved(props.prefix) && (props.prefix.length === 0 || props.prefix.length > 400)) {
     errors.add('dataCapture.prefix', props.prefix, 'a non-empty key prefix of at most 400 characters', "use e.g. 'data-capture'");
   }
   const days = props.retention?.toDays({ integral: false });
   if (days !== undefined && !(Number.isInteger(days) && days >= 1)) {
-    errors.add('dataCapture.retention', new Described(`${props.retention!.toHumanString()} (${+days.toFixed(3)} days)`), 'whole days, at least 1 (S3 lifecycle expiration counts days)', 'use e.g. Duration.days(30)');
+    errors.add(
+      'dataCapture.retention',
+      new Described(`${props.retention!.toHumanString()} (${+days.toFixed(3)} days)`),
+      'whole days, at least 1 (S3 lifecycle expiration counts days)',
+      'use e.g. Duration.days(30)',
+    );
   }
   if (props.bucket && props.retention) {
-    errors.add('dataCapture.retention', new Described(`${props.retention.toDays({ integral: false })} days`), 'only with a bucket the construct creates', 'set the lifecycle on your own bucket, or drop `retention`');
+    errors.add(
+      'dataCapture.retention',
+      new Described(`${props.retention.toDays({ integral: false })} days`),
+      'only with a bucket the construct creates',
+      'set the lifecycle on your own bucket, or drop `retention`',
+    );
   }
   return errors;
 }

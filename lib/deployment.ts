@@ -110,32 +110,72 @@ export function deploymentConfig(o: DeploymentOptions, ctx: DeploymentContext, e
   const canary = o.canaryInstances ?? 1;
   const linear = o.linearStepInstances ?? 1;
   if (shift === TrafficShift.CANARY) {
-    errors.range('deployment.canaryInstances', canary, 1, Math.max(1, Math.floor(n / 2)),
-      n < 2 ? `a canary needs a variant of at least 2 instances (the smallest has ${n}): use TrafficShift.ALL_AT_ONCE, or 2+ instances per variant`
-        : `a canary is at most half of the smallest variant's ${n} instances`, true);
-    if (n < 2 && canary <= 1) errors.add('deployment.trafficShift', 'CANARY', `a variant of at least 2 instances (the smallest has ${n})`, 'use TrafficShift.ALL_AT_ONCE, or give every variant 2 or more instances');
+    errors.range(
+      'deployment.canaryInstances',
+      canary,
+      1,
+      Math.max(1, Math.floor(n / 2)),
+      n < 2
+        ? `a canary needs a variant of at least 2 instances (the smallest has ${n}): use TrafficShift.ALL_AT_ONCE, or 2+ instances per variant`
+        : `a canary is at most half of the smallest variant's ${n} instances`,
+      true,
+    );
+    if (n < 2 && canary <= 1)
+      errors.add(
+        'deployment.trafficShift',
+        'CANARY',
+        `a variant of at least 2 instances (the smallest has ${n})`,
+        'use TrafficShift.ALL_AT_ONCE, or give every variant 2 or more instances',
+      );
   }
   if (shift === TrafficShift.LINEAR) {
     const lo = Math.max(1, Math.ceil(0.1 * n));
     const hi = Math.floor(0.5 * n);
     if (hi < lo) {
-      errors.add('deployment.trafficShift', 'LINEAR', `a variant of at least 2 instances (the smallest has ${n})`, 'use TrafficShift.ALL_AT_ONCE, or give every variant 2 or more instances');
+      errors.add(
+        'deployment.trafficShift',
+        'LINEAR',
+        `a variant of at least 2 instances (the smallest has ${n})`,
+        'use TrafficShift.ALL_AT_ONCE, or give every variant 2 or more instances',
+      );
     } else {
-      errors.range('deployment.linearStepInstances', linear, lo, hi, `linear steps are 10–50 % of the smallest variant's ${n} instances (${lo}..${hi})`, true);
+      errors.range(
+        'deployment.linearStepInstances',
+        linear,
+        lo,
+        hi,
+        `linear steps are 10–50 % of the smallest variant's ${n} instances (${lo}..${hi})`,
+        true,
+      );
     }
   }
   errors.range('deployment.rollingBatchPercent', o.rollingBatchPercent, 5, 50, 'rolling batches are 5–50 % of capacity', true);
   if (ctx.alarms.length > 10) {
-    errors.add('deployment.autoRollbackAlarms', new Described(`${ctx.alarms.length} alarms`), 'at most 10 (AWS limit)', 'keep the memory and error alarms');
+    errors.add(
+      'deployment.autoRollbackAlarms',
+      new Described(`${ctx.alarms.length} alarms`),
+      'at most 10 (AWS limit)',
+      'keep the memory and error alarms',
+    );
   }
   const steps = shift === TrafficShift.LINEAR ? Math.ceil(n / Math.max(1, linear)) : shift === TrafficShift.CANARY ? 2 : 1;
   if (max <= steps * wait + term) {
-    errors.add('deployment.maximumExecutionTimeout (s)', max, `more than the waits it contains (${steps * wait + term} s)`, 'raise maximumExecutionTimeout or shorten waitInterval');
+    errors.add(
+      'deployment.maximumExecutionTimeout (s)',
+      max,
+      `more than the waits it contains (${steps * wait + term} s)`,
+      'raise maximumExecutionTimeout or shorten waitInterval',
+    );
   }
   const autoRollbackConfiguration = ctx.alarms.length ? { alarms: ctx.alarms.slice(0, 10).map(a => ({ alarmName: a.alarmName })) } : undefined;
   if (shift === TrafficShift.ROLLING) {
     if (ctx.variantCount > 1) {
-      errors.add('deployment.trafficShift', 'ROLLING', 'blue/green shifting on endpoints with more than one variant', 'use TrafficShift.CANARY, or remove the fallback/shadow variant');
+      errors.add(
+        'deployment.trafficShift',
+        'ROLLING',
+        'blue/green shifting on endpoints with more than one variant',
+        'use TrafficShift.CANARY, or remove the fallback/shadow variant',
+      );
     }
     return {
       trafficShift: shift,
@@ -150,11 +190,12 @@ export function deploymentConfig(o: DeploymentOptions, ctx: DeploymentContext, e
       },
     };
   }
-  const routing: sagemaker.CfnEndpoint.TrafficRoutingConfigProperty = shift === TrafficShift.CANARY
-    ? { type: 'CANARY', canarySize: { type: 'INSTANCE_COUNT', value: canary }, waitIntervalInSeconds: wait }
-    : shift === TrafficShift.LINEAR
-      ? { type: 'LINEAR', linearStepSize: { type: 'INSTANCE_COUNT', value: linear }, waitIntervalInSeconds: wait }
-      : { type: 'ALL_AT_ONCE', waitIntervalInSeconds: wait };
+  const routing: sagemaker.CfnEndpoint.TrafficRoutingConfigProperty =
+    shift === TrafficShift.CANARY
+      ? { type: 'CANARY', canarySize: { type: 'INSTANCE_COUNT', value: canary }, waitIntervalInSeconds: wait }
+      : shift === TrafficShift.LINEAR
+        ? { type: 'LINEAR', linearStepSize: { type: 'INSTANCE_COUNT', value: linear }, waitIntervalInSeconds: wait }
+        : { type: 'ALL_AT_ONCE', waitIntervalInSeconds: wait };
   return {
     trafficShift: shift,
     note,

@@ -30,11 +30,12 @@ export class ResilientEndpointFleet extends Construct {
    */
   public addEndpoint(id: string, props: ResilientEndpointProps): ResilientEndpoint {
     const nested = new NestedStack(this, id, { description: `SageMaker endpoint ${id} of fleet ${this.node.path}` });
-    const breaker = props.circuitBreaker?.enabled === false ? props.circuitBreaker
-      : { ...props.circuitBreaker, shared: props.circuitBreaker?.shared ?? this.sharedBreaker ?? new SharedCircuitBreaker(this, 'SharedBreaker') };
+    const breaker =
+      props.circuitBreaker?.enabled === false
+        ? props.circuitBreaker
+        : { ...props.circuitBreaker, shared: props.circuitBreaker?.shared ?? this.sharedBreaker ?? new SharedCircuitBreaker(this, 'SharedBreaker') };
     const endpoint = new ResilientEndpoint(nested, 'Endpoint', { ...props, circuitBreaker: breaker });
     this.endpoints.push(endpoint);
     return endpoint;
   }
 }
-

@@ -13,13 +13,27 @@ export type { DataCaptureOptions, DataCaptureProps } from './data-capture';
 export { EndpointBase, ImportedEndpoint } from './endpoint-base';
 export type { EndpointAttributes } from './endpoint-base';
 export { ResilientEndpoint, VariantRole } from './resilient-endpoint';
-export type { FallbackVariantProps, MetricPublishingOptions, ModelProps, ResilientEndpointProps, ShadowVariantProps, VariantInfo } from './resilient-endpoint';
+export type {
+  FallbackVariantProps,
+  MetricPublishingOptions,
+  ModelProps,
+  ResilientEndpointProps,
+  ShadowVariantProps,
+  VariantInfo,
+} from './resilient-endpoint';
 export { ResilientEndpointFleet } from './fleet';
 export { EndpointMetricFactory } from './monitoring/metrics';
 export { AlarmTier, EndpointMonitoring } from './monitoring/endpoint-monitoring';
 export type { EndpointMonitoringProps, MonitoredVariant, MonitoringOptions, TieredAlarm } from './monitoring/endpoint-monitoring';
 export { CircuitBreaker, SharedCircuitBreaker } from './circuit-breaker';
-export type { BreakerConfig, BreakerRuntime, CircuitBreakerOptions, CircuitBreakerProps, SharedBreakerEndpoint, SharedCircuitBreakerProps } from './circuit-breaker';
+export type {
+  BreakerConfig,
+  BreakerRuntime,
+  CircuitBreakerOptions,
+  CircuitBreakerProps,
+  SharedBreakerEndpoint,
+  SharedCircuitBreakerProps,
+} from './circuit-breaker';
 export { VariantAutoScaling } from './auto-scaling';
 export type { AutoScalingOptions, CapacityProps, ScheduledCapacity, VariantAutoScalingProps } from './auto-scaling';
 export { TrafficShift } from './deployment';

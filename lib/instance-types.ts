@@ -80,22 +80,106 @@ export class SageMakerInstanceType {
   public static readonly ML_R5_24XLARGE = SageMakerInstanceType.catalog('ml.r5.24xlarge', { vCpus: 96, memoryGiB: 768 });
 
   // --- GPU: g4dn (NVIDIA T4, 16 GiB each, local NVMe) ---
-  public static readonly ML_G4DN_XLARGE = SageMakerInstanceType.catalog('ml.g4dn.xlarge', { vCpus: 4, memoryGiB: 16, gpuCount: 1, gpuMemoryGiB: 16, localNvmeGB: 125 });
-  public static readonly ML_G4DN_2XLARGE = SageMakerInstanceType.catalog('ml.g4dn.2xlarge', { vCpus: 8, memoryGiB: 32, gpuCount: 1, gpuMemoryGiB: 16, localNvmeGB: 225 });
-  public static readonly ML_G4DN_4XLARGE = SageMakerInstanceType.catalog('ml.g4dn.4xlarge', { vCpus: 16, memoryGiB: 64, gpuCount: 1, gpuMemoryGiB: 16, localNvmeGB: 225 });
-  public static readonly ML_G4DN_8XLARGE = SageMakerInstanceType.catalog('ml.g4dn.8xlarge', { vCpus: 32, memoryGiB: 128, gpuCount: 1, gpuMemoryGiB: 16, localNvmeGB: 900 });
-  public static readonly ML_G4DN_12XLARGE = SageMakerInstanceType.catalog('ml.g4dn.12xlarge', { vCpus: 48, memoryGiB: 192, gpuCount: 4, gpuMemoryGiB: 16, localNvmeGB: 900 });
-  public static readonly ML_G4DN_16XLARGE = SageMakerInstanceType.catalog('ml.g4dn.16xlarge', { vCpus: 64, memoryGiB: 256, gpuCount: 1, gpuMemoryGiB: 16, localNvmeGB: 900 });
+  public static readonly ML_G4DN_XLARGE = SageMakerInstanceType.catalog('ml.g4dn.xlarge', {
+    vCpus: 4,
+    memoryGiB: 16,
+    gpuCount: 1,
+    gpuMemoryGiB: 16,
+    localNvmeGB: 125,
+  });
+  public static readonly ML_G4DN_2XLARGE = SageMakerInstanceType.catalog('ml.g4dn.2xlarge', {
+    vCpus: 8,
+    memoryGiB: 32,
+    gpuCount: 1,
+    gpuMemoryGiB: 16,
+    localNvmeGB: 225,
+  });
+  public static readonly ML_G4DN_4XLARGE = SageMakerInstanceType.catalog('ml.g4dn.4xlarge', {
+    vCpus: 16,
+    memoryGiB: 64,
+    gpuCount: 1,
+    gpuMemoryGiB: 16,
+    localNvmeGB: 225,
+  });
+  public static readonly ML_G4DN_8XLARGE = SageMakerInstanceType.catalog('ml.g4dn.8xlarge', {
+    vCpus: 32,
+    memoryGiB: 128,
+    gpuCount: 1,
+    gpuMemoryGiB: 16,
+    localNvmeGB: 900,
+  });
+  public static readonly ML_G4DN_12XLARGE = SageMakerInstanceType.catalog('ml.g4dn.12xlarge', {
+    vCpus: 48,
+    memoryGiB: 192,
+    gpuCount: 4,
+    gpuMemoryGiB: 16,
+    localNvmeGB: 900,
+  });
+  public static readonly ML_G4DN_16XLARGE = SageMakerInstanceType.catalog('ml.g4dn.16xlarge', {
+    vCpus: 64,
+    memoryGiB: 256,
+    gpuCount: 1,
+    gpuMemoryGiB: 16,
+    localNvmeGB: 900,
+  });
 
   // --- GPU: g5 (NVIDIA A10G, 24 GB each, local NVMe). NVMe sizes of 16/24/48xlarge are unverified, but all g5 have NVMe. ---
-  public static readonly ML_G5_XLARGE = SageMakerInstanceType.catalog('ml.g5.xlarge', { vCpus: 4, memoryGiB: 16, gpuCount: 1, gpuMemoryGiB: 24, localNvmeGB: 250 });
-  public static readonly ML_G5_2XLARGE = SageMakerInstanceType.catalog('ml.g5.2xlarge', { vCpus: 8, memoryGiB: 32, gpuCount: 1, gpuMemoryGiB: 24, localNvmeGB: 450 });
-  public static readonly ML_G5_4XLARGE = SageMakerInstanceType.catalog('ml.g5.4xlarge', { vCpus: 16, memoryGiB: 64, gpuCount: 1, gpuMemoryGiB: 24, localNvmeGB: 600 });
-  public static readonly ML_G5_8XLARGE = SageMakerInstanceType.catalog('ml.g5.8xlarge', { vCpus: 32, memoryGiB: 128, gpuCount: 1, gpuMemoryGiB: 24, localNvmeGB: 900 });
-  public static readonly ML_G5_12XLARGE = SageMakerInstanceType.catalog('ml.g5.12xlarge', { vCpus: 48, memoryGiB: 192, gpuCount: 4, gpuMemoryGiB: 24, localNvmeGB: 3800 });
-  public static readonly ML_G5_16XLARGE = SageMakerInstanceType.catalog('ml.g5.16xlarge', { vCpus: 64, memoryGiB: 256, gpuCount: 1, gpuMemoryGiB: 24, localNvmeGB: 1900 });
-  public static readonly ML_G5_24XLARGE = SageMakerInstanceType.catalog('ml.g5.24xlarge', { vCpus: 96, memoryGiB: 384, gpuCount: 4, gpuMemoryGiB: 24, localNvmeGB: 3800 });
-  public static readonly ML_G5_48XLARGE = SageMakerInstanceType.catalog('ml.g5.48xlarge', { vCpus: 192, memoryGiB: 768, gpuCount: 8, gpuMemoryGiB: 24, localNvmeGB: 7600 });
+  public static readonly ML_G5_XLARGE = SageMakerInstanceType.catalog('ml.g5.xlarge', {
+    vCpus: 4,
+    memoryGiB: 16,
+    gpuCount: 1,
+    gpuMemoryGiB: 24,
+    localNvmeGB: 250,
+  });
+  public static readonly ML_G5_2XLARGE = SageMakerInstanceType.catalog('ml.g5.2xlarge', {
+    vCpus: 8,
+    memoryGiB: 32,
+    gpuCount: 1,
+    gpuMemoryGiB: 24,
+    localNvmeGB: 450,
+  });
+  public static readonly ML_G5_4XLARGE = SageMakerInstanceType.catalog('ml.g5.4xlarge', {
+    vCpus: 16,
+    memoryGiB: 64,
+    gpuCount: 1,
+    gpuMemoryGiB: 24,
+    localNvmeGB: 600,
+  });
+  public static readonly ML_G5_8XLARGE = SageMakerInstanceType.catalog('ml.g5.8xlarge', {
+    vCpus: 32,
+    memoryGiB: 128,
+    gpuCount: 1,
+    gpuMemoryGiB: 24,
+    localNvmeGB: 900,
+  });
+  public static readonly ML_G5_12XLARGE = SageMakerInstanceType.catalog('ml.g5.12xlarge', {
+    vCpus: 48,
+    memoryGiB: 192,
+    gpuCount: 4,
+    gpuMemoryGiB: 24,
+    localNvmeGB: 3800,
+  });
+  public static readonly ML_G5_16XLARGE = SageMakerInstanceType.catalog('ml.g5.16xlarge', {
+    vCpus: 64,
+    memoryGiB: 256,
+    gpuCount: 1,
+    gpuMemoryGiB: 24,
+    localNvmeGB: 1900,
+  });
+  public static readonly ML_G5_24XLARGE = SageMakerInstanceType.catalog('ml.g5.24xlarge', {
+    vCpus: 96,
+    memoryGiB: 384,
+    gpuCount: 4,
+    gpuMemoryGiB: 24,
+    localNvmeGB: 3800,
+  });
+  public static readonly ML_G5_48XLARGE = SageMakerInstanceType.catalog('ml.g5.48xlarge', {
+    vCpus: 192,
+    memoryGiB: 768,
+    gpuCount: 8,
+    gpuMemoryGiB: 24,
+    localNvmeGB: 7600,
+  });
 
   // --- Burstable (demo grade: incident B) ---
   public static readonly ML_T2_MEDIUM = SageMakerInstanceType.catalog('ml.t2.medium', { vCpus: 2, memoryGiB: 4, burstable: true });

@@ -91,18 +91,44 @@ export function modelServerOfRepository(repository: string): ModelServer | undef
  * ≥ 1.0 share them).
  */
 const FIRST_PARTY_ACCOUNTS: Record<string, string> = {
-  'af-south-1': '510948584623', 'ap-east-1': '651117190479', 'ap-northeast-1': '354813040037', 'ap-northeast-2': '366743142698',
-  'ap-northeast-3': '867004704886', 'ap-south-1': '720646828776', 'ap-south-2': '628508329040', 'ap-southeast-1': '121021644041',
-  'ap-southeast-2': '783357654285', 'ap-southeast-3': '951798379941', 'ap-southeast-4': '106583098589', 'ca-central-1': '341280168497',
-  'cn-north-1': '450853457545', 'cn-northwest-1': '451049120500', 'eu-central-1': '492215442770', 'eu-central-2': '680994064768',
-  'eu-north-1': '662702820516', 'eu-west-1': '141502667606', 'eu-west-2': '764974769150', 'eu-west-3': '659782779980',
-  'eu-south-1': '978288397137', 'eu-south-2': '104374241257', 'me-south-1': '801668240914', 'me-central-1': '272398656194',
-  'sa-east-1': '737474898029', 'us-east-1': '683313688378', 'us-east-2': '257758044811', 'us-gov-west-1': '414596584902',
-  'us-gov-east-1': '237065988967', 'us-west-1': '746614075791', 'us-west-2': '246618743249',
+  'af-south-1': '510948584623',
+  'ap-east-1': '651117190479',
+  'ap-northeast-1': '354813040037',
+  'ap-northeast-2': '366743142698',
+  'ap-northeast-3': '867004704886',
+  'ap-south-1': '720646828776',
+  'ap-south-2': '628508329040',
+  'ap-southeast-1': '121021644041',
+  'ap-southeast-2': '783357654285',
+  'ap-southeast-3': '951798379941',
+  'ap-southeast-4': '106583098589',
+  'ca-central-1': '341280168497',
+  'cn-north-1': '450853457545',
+  'cn-northwest-1': '451049120500',
+  'eu-central-1': '492215442770',
+  'eu-central-2': '680994064768',
+  'eu-north-1': '662702820516',
+  'eu-west-1': '141502667606',
+  'eu-west-2': '764974769150',
+  'eu-west-3': '659782779980',
+  'eu-south-1': '978288397137',
+  'eu-south-2': '104374241257',
+  'me-south-1': '801668240914',
+  'me-central-1': '272398656194',
+  'sa-east-1': '737474898029',
+  'us-east-1': '683313688378',
+  'us-east-2': '257758044811',
+  'us-gov-west-1': '414596584902',
+  'us-gov-east-1': '237065988967',
+  'us-west-1': '746614075791',
+  'us-west-2': '246618743249',
 };
 
 class DlcImage extends ContainerImage {
-  constructor(private readonly repositoryName: string, private readonly tag: string) {
+  constructor(
+    private readonly repositoryName: string,
+    private readonly tag: string,
+  ) {
     super();
   }
   public get modelServer(): ModelServer | undefined {
@@ -112,12 +138,19 @@ class DlcImage extends ContainerImage {
     const stack = Stack.of(scope);
     const firstParty = /^sagemaker-(scikit-learn|xgboost)/.test(this.repositoryName);
     const account = firstParty ? firstPartyAccount(stack) : stack.regionalFact(FactName.DLC_REPOSITORY_ACCOUNT);
-    role.addToPrincipalPolicy(new iam.PolicyStatement({
-      actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
-      resources: [Arn.format({ service: 'ecr', account, resource: 'repository', resourceName: this.repositoryName }, stack)],
-    }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
+        resources: [Arn.format({ service: 'ecr', account, resource: 'repository', resourceName: this.repositoryName }, stack)],
+      }),
+    );
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
-    acknowledgeWildcard(role, 'Resource', '*', 'ecr:GetAuthorizationToken and cloudwatch:PutMetricData have no resource-level permissions (AWS requires "*"); PutMetricData is limited by a cloudwatch:namespace condition.');
+    acknowledgeWildcard(
+      role,
+      'Resource',
+      '*',
+      'ecr:GetAuthorizationToken and cloudwatch:PutMetricData have no resource-level permissions (AWS requires "*"); PutMetricData is limited by a cloudwatch:namespace condition.',
+    );
     return { imageUri: `${account}.dkr.ecr.${stack.region}.${stack.urlSuffix}/${this.repositoryName}:${this.tag}` };
   }
 }
@@ -126,17 +159,24 @@ class DlcImage extends ContainerImage {
 function firstPartyAccount(stack: Stack): string {
   if (!Token.isUnresolved(stack.region)) {
     const account = FIRST_PARTY_ACCOUNTS[stack.region];
-    if (!account) throw new Error(`ContainerImage.fromDlc: no scikit-learn/XGBoost image account is known for region ${stack.region}; use ContainerImage.fromImageUri with the image URI for that region`);
+    if (!account)
+      throw new Error(
+        `ContainerImage.fromDlc: no scikit-learn/XGBoost image account is known for region ${stack.region}; use ContainerImage.fromImageUri with the image URI for that region`,
+      );
     return account;
   }
   const id = 'SageMakerFirstPartyImageAccounts';
-  const mapping = (stack.node.tryFindChild(id) as CfnMapping | undefined)
-    ?? new CfnMapping(stack, id, { mapping: Object.fromEntries(Object.entries(FIRST_PARTY_ACCOUNTS).map(([r, a]) => [r, { account: a }])) });
+  const mapping =
+    (stack.node.tryFindChild(id) as CfnMapping | undefined) ??
+    new CfnMapping(stack, id, { mapping: Object.fromEntries(Object.entries(FIRST_PARTY_ACCOUNTS).map(([r, a]) => [r, { account: a }])) });
   return mapping.findInMap(Aws.REGION, 'account');
 }
 
 class EcrImage extends ContainerImage {
-  constructor(private readonly repository: ecr.IRepository, private readonly tag: string) {
+  constructor(
+    private readonly repository: ecr.IRepository,
+    private readonly tag: string,
+  ) {
     super();
   }
   public bind(_scope: Construct, role: iam.IRole): ContainerImageConfig {
@@ -159,13 +199,20 @@ class UriImage extends ContainerImage {
     const m = Token.isUnresolved(this.uri) ? null : ECR_URI.exec(this.uri);
     if (m) {
       const [, account, region, repo] = m;
-      role.addToPrincipalPolicy(new iam.PolicyStatement({
-        actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
-        resources: [Arn.format({ service: 'ecr', account, region, resource: 'repository', resourceName: repo }, Stack.of(scope))],
-      }));
+      role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
+          resources: [Arn.format({ service: 'ecr', account, region, resource: 'repository', resourceName: repo }, Stack.of(scope))],
+        }),
+      );
       // GetAuthorizationToken has no resource-level permissions: AWS requires "*".
       role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
-      acknowledgeWildcard(role, 'Resource', '*', 'ecr:GetAuthorizationToken and cloudwatch:PutMetricData have no resource-level permissions (AWS requires "*"); PutMetricData is limited by a cloudwatch:namespace condition.');
+      acknowledgeWildcard(
+        role,
+        'Resource',
+        '*',
+        'ecr:GetAuthorizationToken and cloudwatch:PutMetricData have no resource-level permissions (AWS requires "*"); PutMetricData is limited by a cloudwatch:namespace condition.',
+      );
     }
     return { imageUri: this.uri };
   }
@@ -207,7 +254,10 @@ export abstract class ModelData {
 }
 
 class BucketModelData extends ModelData {
-  constructor(private readonly bucket: s3.IBucket, private readonly key: string) {
+  constructor(
+    private readonly bucket: s3.IBucket,
+    private readonly key: string,
+  ) {
     super();
   }
   public bind(_scope: Construct, role: iam.IRole): ModelDataConfig {
@@ -222,7 +272,9 @@ class AssetModelData extends ModelData {
   }
   public validate(): string[] {
     if (!fs.existsSync(this.path)) {
-      return [`model.modelData: got the file '${this.path}'; allowed: an existing model.tar.gz. Fix: build it first (the examples' models: npm run bundle), or use ModelData.fromS3Uri`];
+      return [
+        `model.modelData: got the file '${this.path}'; allowed: an existing model.tar.gz. Fix: build it first (the examples' models: npm run bundle), or use ModelData.fromS3Uri`,
+      ];
     }
     return [];
   }
@@ -232,10 +284,12 @@ class AssetModelData extends ModelData {
     const id = `ModelData${createHash('sha256').update(this.path).digest('hex').slice(0, 8)}`;
     const asset = (scope.node.tryFindChild(id) as s3assets.Asset | undefined) ?? new s3assets.Asset(scope, id, { path: this.path });
     // Exactly that object (Asset.grantRead would allow s3:GetObject*, GetBucket* and List* on the whole assets bucket).
-    role.addToPrincipalPolicy(new iam.PolicyStatement({
-      actions: ['s3:GetObject'],
-      resources: [`arn:${Aws.PARTITION}:s3:::${asset.s3BucketName}/${asset.s3ObjectKey}`],
-    }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [`arn:${Aws.PARTITION}:s3:::${asset.s3BucketName}/${asset.s3ObjectKey}`],
+      }),
+    );
     return { uri: asset.s3ObjectUrl };
   }
 }
@@ -248,7 +302,9 @@ class UriModelData extends ModelData {
   }
   public validate(): string[] {
     if (Token.isUnresolved(this.uri) || S3_URI.test(this.uri)) return [];
-    return [`model.modelData: got '${this.uri}'; allowed: an S3 URI of the form s3://bucket/key. Fix: point at the model.tar.gz object, e.g. s3://my-bucket/models/model.tar.gz`];
+    return [
+      `model.modelData: got '${this.uri}'; allowed: an S3 URI of the form s3://bucket/key. Fix: point at the model.tar.gz object, e.g. s3://my-bucket/models/model.tar.gz`,
+    ];
   }
   public bind(_scope: Construct, role: iam.IRole): ModelDataConfig {
     const m = Token.isUnresolved(this.uri) ? null : S3_URI.exec(this.uri);

@@ -166,8 +166,20 @@ export function tuneModelServer(
   const gpuMemPerGpuBytes = spec.gpuMemoryGiB * GIB;
 
   errors.range('modelServer.workers', options.workers, 1, 1000, 'give a whole number of worker processes, at least 1', true);
-  errors.range('model.memoryFootprint.host (bytes)', hostBytes, 1, Number.POSITIVE_INFINITY, 'state the footprint of one model copy, e.g. Size.gibibytes(2)');
-  errors.range('model.memoryFootprint.gpu (bytes)', gpuBytes, 1, Number.POSITIVE_INFINITY, 'state the GPU footprint of one model copy, e.g. Size.gibibytes(4)');
+  errors.range(
+    'model.memoryFootprint.host (bytes)',
+    hostBytes,
+    1,
+    Number.POSITIVE_INFINITY,
+    'state the footprint of one model copy, e.g. Size.gibibytes(2)',
+  );
+  errors.range(
+    'model.memoryFootprint.gpu (bytes)',
+    gpuBytes,
+    1,
+    Number.POSITIVE_INFINITY,
+    'state the GPU footprint of one model copy, e.g. Size.gibibytes(4)',
+  );
 
   // --- workers ---
   let workers: number;
@@ -175,27 +187,43 @@ export function tuneModelServer(
   const cpuBound = Math.max(1, Math.floor(spec.vCpus * 1.5));
   const hostCap = hostBytes && memBytes ? Math.floor((MEMORY_BUDGET_SHARE * memBytes) / hostBytes) : undefined;
   if (hostBytes && memBytes && hostBytes > memBytes) {
-    errors.add('model.memoryFootprint.host', new Described(fmtBytes(hostBytes)), `at most the ${instanceType.name} memory (${spec.memoryGiB} GiB)`,
-      'choose an instance type with more memory (see CapacityPlan) or shrink the model');
+    errors.add(
+      'model.memoryFootprint.host',
+      new Described(fmtBytes(hostBytes)),
+      `at most the ${instanceType.name} memory (${spec.memoryGiB} GiB)`,
+      'choose an instance type with more memory (see CapacityPlan) or shrink the model',
+    );
   }
   if (!instanceType.isGpu && !instanceType.specUnknown && gpuBytes) {
-    errors.add('model.memoryFootprint.gpu', new Described(fmtBytes(gpuBytes)), `only on GPU instance types (${instanceType.name} has no GPU)`,
-      'remove memoryFootprint.gpu, or choose a GPU type such as ml.g4dn.xlarge');
+    errors.add(
+      'model.memoryFootprint.gpu',
+      new Described(fmtBytes(gpuBytes)),
+      `only on GPU instance types (${instanceType.name} has no GPU)`,
+      'remove memoryFootprint.gpu, or choose a GPU type such as ml.g4dn.xlarge',
+    );
   }
   if (instanceType.isGpu && gpuBytes && gpuBytes > gpuMemPerGpuBytes) {
-    errors.add('model.memoryFootprint.gpu', new Described(fmtBytes(gpuBytes)), `at most one GPU's memory on ${instanceType.name} (${spec.gpuMemoryGiB} GiB)`,
-      'choose a GPU with more memory, or cap the input length so one copy fits');
+    errors.add(
+      'model.memoryFootprint.gpu',
+      new Described(fmtBytes(gpuBytes)),
+      `at most one GPU's memory on ${instanceType.name} (${spec.gpuMemoryGiB} GiB)`,
+      'choose a GPU with more memory, or cap the input length so one copy fits',
+    );
   }
   if (options.workers !== undefined) {
     workers = Math.max(1, Math.round(options.workers));
     workersReason = 'set explicitly';
     if (hostCap !== undefined && workers > Math.max(1, hostCap)) {
-      warnings.push(`modelServer.workers=${workers} × host footprint ${fmtBytes(hostBytes!)} exceeds 80 % of ${instanceType.name}'s ${spec.memoryGiB} GiB: expect OOM under load (at most ${Math.max(1, hostCap)} fit).`);
+      warnings.push(
+        `modelServer.workers=${workers} × host footprint ${fmtBytes(hostBytes!)} exceeds 80 % of ${instanceType.name}'s ${spec.memoryGiB} GiB: expect OOM under load (at most ${Math.max(1, hostCap)} fit).`,
+      );
     }
     if (instanceType.isGpu && gpuBytes) {
       const gpuCap = spec.gpuCount * Math.floor((MEMORY_BUDGET_SHARE * gpuMemPerGpuBytes) / gpuBytes);
       if (workers > Math.max(spec.gpuCount, gpuCap)) {
-        warnings.push(`modelServer.workers=${workers} × GPU footprint ${fmtBytes(gpuBytes)} exceeds 80 % of ${instanceType.name}'s GPU memory: expect GPU OOM (at most ${Math.max(1, gpuCap)} fit).`);
+        warnings.push(
+          `modelServer.workers=${workers} × GPU footprint ${fmtBytes(gpuBytes)} exceeds 80 % of ${instanceType.name}'s GPU memory: expect GPU OOM (at most ${Math.max(1, gpuCap)} fit).`,
+        );
       }
     }
   } else if (instanceType.specUnknown) {
@@ -209,7 +237,9 @@ export function tuneModelServer(
     } else {
       workers = spec.gpuCount;
       workersReason = 'one worker per GPU (GPU footprint not stated)';
-      warnings.push(`${instanceType.name} is a GPU instance but model.memoryFootprint.gpu is not stated: using one worker per GPU (${spec.gpuCount}). State the footprint so workers can be sized to 80 % of GPU memory.`);
+      warnings.push(
+        `${instanceType.name} is a GPU instance but model.memoryFootprint.gpu is not stated: using one worker per GPU (${spec.gpuCount}). State the footprint so workers can be sized to 80 % of GPU memory.`,
+      );
     }
     if (hostCap !== undefined && workers > hostCap) {
       workers = Math.max(1, hostCap);
@@ -229,7 +259,9 @@ export function tuneModelServer(
     workers = Math.max(1, spec.vCpus);
     workersReason = 'the XGBoost image runs one worker per CPU';
     if (hostBytes && workers * hostBytes > MEMORY_BUDGET_SHARE * memBytes) {
-      warnings.push(`the XGBoost image runs ${workers} workers (one per CPU) × host footprint ${fmtBytes(hostBytes)} > 80 % of ${instanceType.name}'s ${spec.memoryGiB} GiB: choose a type with more memory per vCPU (e.g. ml.r5).`);
+      warnings.push(
+        `the XGBoost image runs ${workers} workers (one per CPU) × host footprint ${fmtBytes(hostBytes)} > 80 % of ${instanceType.name}'s ${spec.memoryGiB} GiB: choose a type with more memory per vCPU (e.g. ml.r5).`,
+      );
     }
   }
 
@@ -240,17 +272,28 @@ export function tuneModelServer(
   errors.range('modelServer.maxRequestSize (bytes)', maxRequestBytes, 1024, MAX_SERVER_SIZE_BYTES, sizeFix, true);
   errors.range('modelServer.maxResponseSize (bytes)', maxResponseBytes, 1024, MAX_SERVER_SIZE_BYTES, sizeFix, true);
   if (maxRequestBytes > INVOKE_PAYLOAD_LIMIT_BYTES) {
-    warnings.push(`modelServer.maxRequestSize is ${maxRequestBytes} bytes, above the ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes (6 MiB) that real-time InvokeEndpoint accepts: SageMaker rejects larger requests before they reach the container, so the larger limit only matters for asynchronous inference.`);
+    warnings.push(
+      `modelServer.maxRequestSize is ${maxRequestBytes} bytes, above the ${INVOKE_PAYLOAD_LIMIT_BYTES} bytes (6 MiB) that real-time InvokeEndpoint accepts: SageMaker rejects larger requests before they reach the container, so the larger limit only matters for asynchronous inference.`,
+    );
   }
   const responseTimeout = options.responseTimeout?.toSeconds() ?? 60;
   errors.range('modelServer.responseTimeout (s)', responseTimeout, 1, 3600, 'use Duration.seconds(1..3600)', true);
   if (responseTimeout > 60) {
-    warnings.push(`modelServer.responseTimeout is ${responseTimeout} s, but a real-time container must answer within 60 s: requests will time out at SageMaker first.`);
+    warnings.push(
+      `modelServer.responseTimeout is ${responseTimeout} s, but a real-time container must answer within 60 s: requests will time out at SageMaker first.`,
+    );
   }
   errors.range('modelServer.jobQueueSize', options.jobQueueSize, 1, 100000, 'give a whole number of queued requests, e.g. 100', true);
   const download = options.modelDataDownloadTimeout?.toSeconds() ?? 3600;
   const startup = options.containerStartupHealthCheckTimeout?.toSeconds() ?? 900;
-  errors.range('modelServer.modelDataDownloadTimeout (s)', download, 60, 3600, 'use Duration.seconds(60..3600); the default 3600 suits large models', true);
+  errors.range(
+    'modelServer.modelDataDownloadTimeout (s)',
+    download,
+    60,
+    3600,
+    'use Duration.seconds(60..3600); the default 3600 suits large models',
+    true,
+  );
   errors.range('modelServer.containerStartupHealthCheckTimeout (s)', startup, 60, 3600, 'use Duration.seconds(60..3600)', true);
 
   const environment: { [key: string]: string } = {};
@@ -279,12 +322,16 @@ export function tuneModelServer(
     case ModelServer.SCIKIT_LEARN:
       environment.SAGEMAKER_MODEL_SERVER_WORKERS = String(workers);
       environment.SAGEMAKER_MODEL_SERVER_TIMEOUT = String(responseTimeout); // gunicorn's timeout, seconds
-      if (options.maxRequestSize || options.maxResponseSize) unsupported('maxRequestSize/maxResponseSize', 'the scikit-learn image\'s nginx has no body-size limit to set');
+      if (options.maxRequestSize || options.maxResponseSize)
+        unsupported('maxRequestSize/maxResponseSize', "the scikit-learn image's nginx has no body-size limit to set");
       if (options.jobQueueSize !== undefined) unsupported('jobQueueSize', 'gunicorn has no such queue setting in the scikit-learn image');
       break;
     case ModelServer.XGBOOST:
       environment.MAX_CONTENT_LENGTH = String(Math.min(maxRequestBytes, XGBOOST_MAX_CONTENT_BYTES));
-      if (maxRequestBytes > XGBOOST_MAX_CONTENT_BYTES) warnings.push(`modelServer.maxRequestSize is ${maxRequestBytes} bytes; the XGBoost image caps MAX_CONTENT_LENGTH at ${XGBOOST_MAX_CONTENT_BYTES}: ${XGBOOST_MAX_CONTENT_BYTES} is written.`);
+      if (maxRequestBytes > XGBOOST_MAX_CONTENT_BYTES)
+        warnings.push(
+          `modelServer.maxRequestSize is ${maxRequestBytes} bytes; the XGBoost image caps MAX_CONTENT_LENGTH at ${XGBOOST_MAX_CONTENT_BYTES}: ${XGBOOST_MAX_CONTENT_BYTES} is written.`,
+        );
       if (options.workers !== undefined) unsupported('workers', 'the XGBoost image starts one worker per CPU whatever the environment says');
       if (options.jobQueueSize !== undefined) unsupported('jobQueueSize', 'the XGBoost image sizes its own queue (2 × workers)');
       break;

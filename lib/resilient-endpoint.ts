@@ -17,14 +17,20 @@ import { EndpointMetricFactory } from './monitoring/metrics';
 import { addResourceLimitCheck, ENDPOINT_MARK } from './resource-limit';
 import { acknowledgeWildcard } from './nag';
 import { PropErrors } from './validation';
-import { publishingSettings, requireProps, storageSettings, validateEndpointName, validateInstanceType, validateVariantName } from './private/prop-checks';
+import {
+  publishingSettings,
+  requireProps,
+  storageSettings,
+  validateEndpointName,
+  validateInstanceType,
+  validateVariantName,
+} from './private/prop-checks';
 import { resolveVariants } from './private/variants';
 
 /** Environment variable with the endpoint's name, in every model container. */
 export const ENDPOINT_NAME_ENV = 'RESILIENT_ENDPOINT_NAME';
 /** Environment variable with the production variant's name, in every model container. */
 export const VARIANT_NAME_ENV = 'RESILIENT_ENDPOINT_VARIANT';
-
 
 /** What runs in a production variant. */
 export interface ModelProps {
@@ -326,12 +332,17 @@ export class ResilientEndpoint extends EndpointBase {
     // Plain-JavaScript (and jsii) callers can omit required props: report them, keep synthesizing.
     const props = requireProps(this.errors, propsIn);
 
-    this.endpointName = validateEndpointName(this.errors, props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase());
+    this.endpointName = validateEndpointName(
+      this.errors,
+      props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase(),
+    );
 
-    this.role = props.role ?? new iam.Role(this, 'ExecutionRole', {
-      assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
-      description: `Execution role of the models behind SageMaker endpoint ${this.endpointName}`,
-    });
+    this.role =
+      props.role ??
+      new iam.Role(this, 'ExecutionRole', {
+        assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
+        description: `Execution role of the models behind SageMaker endpoint ${this.endpointName}`,
+      });
     this.grantBaseRuntime();
 
     // --- variants ---
@@ -412,11 +423,13 @@ export class ResilientEndpoint extends EndpointBase {
       if (props.monitoring?.applicationAlarms !== false) {
         const ns = this.monitoring.applicationNamespace;
         this.addContainerEnvironment(APPLICATION_NAMESPACE_ENV, ns);
-        this.role.addToPrincipalPolicy(new iam.PolicyStatement({
-          actions: ['cloudwatch:PutMetricData'],
-          resources: ['*'], // no resource-level permissions; scoped by namespace
-          conditions: { StringEquals: { 'cloudwatch:namespace': ns } },
-        }));
+        this.role.addToPrincipalPolicy(
+          new iam.PolicyStatement({
+            actions: ['cloudwatch:PutMetricData'],
+            resources: ['*'], // no resource-level permissions; scoped by namespace
+            conditions: { StringEquals: { 'cloudwatch:namespace': ns } },
+          }),
+        );
       }
     }
     // --- autoscaling (Application Auto Scaling owns instance counts; the breaker only moves weights) ---
@@ -432,11 +445,15 @@ export class ResilientEndpoint extends EndpointBase {
     // --- deployment guardrails ---
     if (props.deployment?.enabled !== false) {
       const alarms = props.deployment?.autoRollbackAlarms ?? this.monitoring?.rollbackAlarms() ?? [];
-      const plan = deploymentConfig(props.deployment ?? {}, {
-        alarms,
-        variantCount: allVariants.length,
-        minVariantInstances: Math.min(...this.variants.map(v => this.autoScaling[v.variantName]?.capacity.min ?? v.instanceCount)),
-      }, this.errors);
+      const plan = deploymentConfig(
+        props.deployment ?? {},
+        {
+          alarms,
+          variantCount: allVariants.length,
+          minVariantInstances: Math.min(...this.variants.map(v => this.autoScaling[v.variantName]?.capacity.min ?? v.instanceCount)),
+        },
+        this.errors,
+      );
       this.cfnEndpoint.deploymentConfig = plan.config;
       if (plan.note) Annotations.of(this).addInfo(plan.note);
       if (alarms.length) {
@@ -481,16 +498,30 @@ export class ResilientEndpoint extends EndpointBase {
   public autoScaleVariant(variantName: string, options: AutoScalingOptions = {}): VariantAutoScaling | undefined {
     const v = this.variants.find(x => x.variantName === variantName);
     if (!v) {
-      this.errors.add('autoScaleVariant', variantName, `a production variant of this endpoint (${this.variants.map(x => x.variantName).join(', ')})`, 'pass an existing variant name');
+      this.errors.add(
+        'autoScaleVariant',
+        variantName,
+        `a production variant of this endpoint (${this.variants.map(x => x.variantName).join(', ')})`,
+        'pass an existing variant name',
+      );
       return undefined;
     }
     if (this.autoScaling[variantName]) {
-      this.errors.add('autoScaleVariant', variantName, 'each variant autoscaled once', `variant '${variantName}' already has autoscaling: change its options instead of adding a second one`);
+      this.errors.add(
+        'autoScaleVariant',
+        variantName,
+        'each variant autoscaled once',
+        `variant '${variantName}' already has autoscaling: change its options instead of adding a second one`,
+      );
       return this.autoScaling[variantName];
     }
     const idPart = Token.isUnresolved(variantName) ? `Variant${this.variants.indexOf(v)}` : variantName.replace(/[^A-Za-z0-9]/g, '');
     const scaling = new VariantAutoScaling(this, `AutoScaling${idPart}`, {
-      ...options, endpointName: this.endpointName, variantName, instanceType: v.instanceType, initialInstanceCount: v.instanceCount,
+      ...options,
+      endpointName: this.endpointName,
+      variantName,
+      instanceType: v.instanceType,
+      initialInstanceCount: v.instanceCount,
     });
     scaling.node.addDependency(this.cfnEndpoint);
     this.autoScaling[variantName] = scaling;
@@ -524,9 +555,11 @@ export class ResilientEndpoint extends EndpointBase {
     const detected = model.image?.modelServer;
     const server = options?.server ?? detected ?? ModelServer.SAGEMAKER_INFERENCE_TOOLKIT;
     if (!options?.server && detected === undefined) {
-      Validations.of(this).addWarning(`${prefix}ModelServerUnknown`,
-        `${prefix ? `[${prefix.slice(0, -1)}] ` : ''}The image is not an AWS framework image this library recognises, so the SageMaker inference toolkit (MMS) variables are written. `
-        + 'If the container runs another server, say so: modelServer: { server: ModelServer.TORCHSERVE | SCIKIT_LEARN | XGBOOST | NONE } (NONE writes nothing; pass your own environment).');
+      Validations.of(this).addWarning(
+        `${prefix}ModelServerUnknown`,
+        `${prefix ? `[${prefix.slice(0, -1)}] ` : ''}The image is not an AWS framework image this library recognises, so the SageMaker inference toolkit (MMS) variables are written. ` +
+          'If the container runs another server, say so: modelServer: { server: ModelServer.TORCHSERVE | SCIKIT_LEARN | XGBOOST | NONE } (NONE writes nothing; pass your own environment).',
+      );
     }
     const tuning = tuneModelServer(type, model.memoryFootprint, { ...options, server }, errs);
     this.errors.merge(prefix, errs);
@@ -534,8 +567,10 @@ export class ResilientEndpoint extends EndpointBase {
       Validations.of(this).addWarning(`${prefix}ModelServer`, `${prefix ? `[${prefix.slice(0, -1)}] ` : ''}${w}`);
     }
     if (type.specUnknown) {
-      Validations.of(this).addWarning(`${prefix}UnknownInstanceSpec`,
-        `${type.name} is not in the instance catalog and no InstanceSpec was given: worker tuning, GPU normalisation and NVMe checks are off. Use SageMakerInstanceType.of('${type.name}', { vCpus, memoryGiB, ... }).`);
+      Validations.of(this).addWarning(
+        `${prefix}UnknownInstanceSpec`,
+        `${type.name} is not in the instance catalog and no InstanceSpec was given: worker tuning, GPU normalisation and NVMe checks are off. Use SageMakerInstanceType.of('${type.name}', { vCpus, memoryGiB, ... }).`,
+      );
     }
     return tuning;
   }
@@ -547,19 +582,27 @@ export class ResilientEndpoint extends EndpointBase {
    * synth-time error naming the prop, not aws-cdk-lib's stack trace.
    */
   private modelSubnets(vpc: ec2.IVpc, selection: ec2.SubnetSelection | undefined): string[] {
-    const fallback = vpc.privateSubnets.length > 0 ? ec2.SubnetType.PRIVATE_WITH_EGRESS
-      : vpc.isolatedSubnets.length > 0 ? ec2.SubnetType.PRIVATE_ISOLATED : undefined;
+    const fallback =
+      vpc.privateSubnets.length > 0
+        ? ec2.SubnetType.PRIVATE_WITH_EGRESS
+        : vpc.isolatedSubnets.length > 0
+          ? ec2.SubnetType.PRIVATE_ISOLATED
+          : undefined;
     if (!selection && !fallback) {
-      this.errors.addMessage('model.vpc: got a VPC with no private or isolated subnets; allowed: a VPC with private (with egress) '
-        + 'or isolated subnets. Fix: add private subnets to the VPC, or pass model.vpcSubnets to choose subnets explicitly.');
+      this.errors.addMessage(
+        'model.vpc: got a VPC with no private or isolated subnets; allowed: a VPC with private (with egress) ' +
+          'or isolated subnets. Fix: add private subnets to the VPC, or pass model.vpcSubnets to choose subnets explicitly.',
+      );
       return [];
     }
     try {
       return vpc.selectSubnets(selection ?? { subnetType: fallback }).subnetIds;
     } catch (e) {
       const why = (e as Error).message.split('\n')[0].replace(/^«\w+» /, '');
-      this.errors.addMessage(`model.vpcSubnets: got a selection the VPC cannot satisfy (${why}); allowed: subnets the VPC has. `
-        + 'Fix: select one of the VPC\'s subnet types or groups, or leave vpcSubnets unset.');
+      this.errors.addMessage(
+        `model.vpcSubnets: got a selection the VPC cannot satisfy (${why}); allowed: subnets the VPC has. ` +
+          "Fix: select one of the VPC's subnet types or groups, or leave vpcSubnets unset.",
+      );
       return [];
     }
   }
@@ -587,18 +630,20 @@ export class ResilientEndpoint extends EndpointBase {
         image: image.imageUri,
         modelDataUrl: data?.uri,
         // Lazy: parts added after construction (breaker parameter, stage-metric namespace) reach every container.
-        environment: Lazy.any({ produce: () => ({
-          ...variant.tuning.environment,
-          ...this.extraEnvironment,
-          // SageMaker gives the container no variable with its endpoint's name, and one model can serve
-          // several endpoints: the stage metrics' EndpointName/VariantName dimensions come from here.
-          [ENDPOINT_NAME_ENV]: this.endpointName,
-          [VARIANT_NAME_ENV]: variant.variantName,
-          // The stated footprint travels with the model so synth-time checks can verify workers × footprint.
-          ...(model.memoryFootprint?.host ? { RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(model.memoryFootprint.host.toBytes()) } : {}),
-          ...(model.memoryFootprint?.gpu ? { RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: String(model.memoryFootprint.gpu.toBytes()) } : {}),
-          ...(model.environment ?? {}),
-        }) }),
+        environment: Lazy.any({
+          produce: () => ({
+            ...variant.tuning.environment,
+            ...this.extraEnvironment,
+            // SageMaker gives the container no variable with its endpoint's name, and one model can serve
+            // several endpoints: the stage metrics' EndpointName/VariantName dimensions come from here.
+            [ENDPOINT_NAME_ENV]: this.endpointName,
+            [VARIANT_NAME_ENV]: variant.variantName,
+            // The stated footprint travels with the model so synth-time checks can verify workers × footprint.
+            ...(model.memoryFootprint?.host ? { RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(model.memoryFootprint.host.toBytes()) } : {}),
+            ...(model.memoryFootprint?.gpu ? { RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: String(model.memoryFootprint.gpu.toBytes()) } : {}),
+            ...(model.environment ?? {}),
+          }),
+        }),
       },
     });
     return cfn;
@@ -607,7 +652,9 @@ export class ResilientEndpoint extends EndpointBase {
   private sg?: ec2.ISecurityGroup;
   private defaultSecurityGroup(vpc: ec2.IVpc): ec2.ISecurityGroup {
     this.sg ??= new ec2.SecurityGroup(this, 'ModelSecurityGroup', {
-      vpc, description: 'SageMaker model containers (no inbound rules)', allowAllOutbound: true,
+      vpc,
+      description: 'SageMaker model containers (no inbound rules)',
+      allowAllOutbound: true,
     });
     return this.sg;
   }
@@ -615,20 +662,36 @@ export class ResilientEndpoint extends EndpointBase {
   private grantBaseRuntime(): void {
     // SageMaker writes container logs and metrics with the execution role.
     const stack = Stack.of(this);
-    const logGroups = stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: `/aws/sagemaker/Endpoints/${this.endpointName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    this.role.addToPrincipalPolicy(new iam.PolicyStatement({
-      actions: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
-      resources: [logGroups, logGroups.replace(/:\*$/, '')],
-    }));
-    this.role.addToPrincipalPolicy(new iam.PolicyStatement({
-      actions: ['cloudwatch:PutMetricData'],
-      resources: ['*'], // PutMetricData has no resource-level permissions; the namespace condition scopes it
-      conditions: { StringLike: { 'cloudwatch:namespace': ['/aws/sagemaker/*'] } },
-    }));
-    acknowledgeWildcard(this.role, 'Resource', '*', 'cloudwatch:PutMetricData (and ecr:GetAuthorizationToken) have no resource-level permissions, so AWS requires "*"; PutMetricData is limited by a cloudwatch:namespace condition.');
-    acknowledgeWildcard(this.role, 'Resource', logGroups,
-      'SageMaker names the endpoint log group /aws/sagemaker/Endpoints/<endpoint-name> and its streams per variant and instance; the statement allows log writes under that prefix only.');
+    const logGroups = stack.formatArn({
+      service: 'logs',
+      resource: 'log-group',
+      resourceName: `/aws/sagemaker/Endpoints/${this.endpointName}:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
+        resources: [logGroups, logGroups.replace(/:\*$/, '')],
+      }),
+    );
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['cloudwatch:PutMetricData'],
+        resources: ['*'], // PutMetricData has no resource-level permissions; the namespace condition scopes it
+        conditions: { StringLike: { 'cloudwatch:namespace': ['/aws/sagemaker/*'] } },
+      }),
+    );
+    acknowledgeWildcard(
+      this.role,
+      'Resource',
+      '*',
+      'cloudwatch:PutMetricData (and ecr:GetAuthorizationToken) have no resource-level permissions, so AWS requires "*"; PutMetricData is limited by a cloudwatch:namespace condition.',
+    );
+    acknowledgeWildcard(
+      this.role,
+      'Resource',
+      logGroups,
+      'SageMaker names the endpoint log group /aws/sagemaker/Endpoints/<endpoint-name> and its streams per variant and instance; the statement allows log writes under that prefix only.',
+    );
   }
-
-
 }

@@ -25,8 +25,10 @@ export function addResourceLimitCheck(scope: IConstruct): void {
       if (total <= CFN_RESOURCE_LIMIT) return [];
       const endpoints = stack.node.findAll().filter(c => (c as unknown as Record<symbol, boolean>)[ENDPOINT_MARK] && Stack.of(c) === stack);
       const each = endpoints.map(e => `${e.node.path}: ${own(e)}`).join(', ');
-      return [`stack ${stack.stackName}: got ${total} CloudFormation resources; allowed: at most ${CFN_RESOURCE_LIMIT} per stack (CloudFormation would fail with TooManyResourcesInStack). `
-        + `Each ResilientEndpoint adds its own (${each}). Fix: put the endpoints in a ResilientEndpointFleet (one nested stack each: fleet.addEndpoint(id, props)), or split them across stacks.`];
+      return [
+        `stack ${stack.stackName}: got ${total} CloudFormation resources; allowed: at most ${CFN_RESOURCE_LIMIT} per stack (CloudFormation would fail with TooManyResourcesInStack). ` +
+          `Each ResilientEndpoint adds its own (${each}). Fix: put the endpoints in a ResilientEndpointFleet (one nested stack each: fleet.addEndpoint(id, props)), or split them across stacks.`,
+      ];
     },
   });
 }

@@ -10,15 +10,30 @@ import { join } from 'node:path';
 
 const root = process.cwd();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const floorOf = (range) => /^\^?(\d+\.\d+\.\d+)$/.exec(range)?.[1] ?? (() => { throw new Error(`unsupported peer range ${range}`); })();
+const floorOf = range =>
+  /^\^?(\d+\.\d+\.\d+)$/.exec(range)?.[1] ??
+  (() => {
+    throw new Error(`unsupported peer range ${range}`);
+  })();
 const versions = Object.fromEntries(Object.entries(pkg.peerDependencies).map(([n, r]) => [n, floorOf(r)]));
-const dir = join(root, 'node_modules', '.floor', Object.entries(versions).map(([n, v]) => `${n}@${v}`).join('+'));
+const dir = join(
+  root,
+  'node_modules',
+  '.floor',
+  Object.entries(versions)
+    .map(([n, v]) => `${n}@${v}`)
+    .join('+'),
+);
 const modules = join(dir, 'node_modules');
 const started = Date.now();
 if (!existsSync(join(modules, 'aws-cdk-lib', 'package.json'))) {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'floor', private: true }));
-  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--silent', ...Object.entries(versions).map(([n, v]) => `${n}@${v}`)], { cwd: dir, stdio: 'inherit' });
+  execFileSync(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--silent', ...Object.entries(versions).map(([n, v]) => `${n}@${v}`)],
+    { cwd: dir, stdio: 'inherit' },
+  );
 }
 for (const [n, v] of Object.entries(versions)) {
   const got = JSON.parse(readFileSync(join(modules, n, 'package.json'), 'utf8')).version;
@@ -26,14 +41,23 @@ for (const [n, v] of Object.entries(versions)) {
 }
 
 const tsconfig = join(dir, 'tsconfig.json');
-writeFileSync(tsconfig, JSON.stringify({
-  extends: join(root, 'tsconfig.json'),
-  compilerOptions: {
-    noEmit: true, baseUrl: root, typeRoots: [join(root, 'node_modules', '@types')],
-    paths: { 'aws-cdk-lib': [join(modules, 'aws-cdk-lib')], 'aws-cdk-lib/*': [join(modules, 'aws-cdk-lib', '*')], constructs: [join(modules, 'constructs')] },
-  },
-  include: ['lib', 'lambda', 'bin', 'test'].map((d) => join(root, d, '**', '*.ts')),
-}));
+writeFileSync(
+  tsconfig,
+  JSON.stringify({
+    extends: join(root, 'tsconfig.json'),
+    compilerOptions: {
+      noEmit: true,
+      baseUrl: root,
+      typeRoots: [join(root, 'node_modules', '@types')],
+      paths: {
+        'aws-cdk-lib': [join(modules, 'aws-cdk-lib')],
+        'aws-cdk-lib/*': [join(modules, 'aws-cdk-lib', '*')],
+        constructs: [join(modules, 'constructs')],
+      },
+    },
+    include: ['lib', 'lambda', 'bin', 'test'].map(d => join(root, d, '**', '*.ts')),
+  }),
+);
 execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', tsconfig], { stdio: 'inherit' });
 
 // Suites that never load aws-cdk-lib (the breaker's policy and handlers, the simulator) and the
@@ -46,9 +70,17 @@ const mapper = {
   '^constructs$': join(modules, 'constructs'),
 };
 try {
-  execFileSync(join(root, 'node_modules', '.bin', 'jest'), ['--silent', '--testPathIgnorePatterns', ...pureSuites, '--moduleNameMapper', JSON.stringify(mapper)], { stdio: 'pipe', encoding: 'utf8' });
+  execFileSync(
+    join(root, 'node_modules', '.bin', 'jest'),
+    ['--silent', '--testPathIgnorePatterns', ...pureSuites, '--moduleNameMapper', JSON.stringify(mapper)],
+    { stdio: 'pipe', encoding: 'utf8' },
+  );
 } catch (e) {
   process.stderr.write(`${e.stdout ?? ''}${e.stderr ?? ''}`);
   throw new Error(`the tests fail against the peer floor (${JSON.stringify(versions)}): raise the floor or fix the library`, { cause: e });
 }
-console.log(`floor check: ${Object.entries(versions).map(([n, v]) => `${n} ${v}`).join(', ')}: type-check and the construct test suites pass (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+console.log(
+  `floor check: ${Object.entries(versions)
+    .map(([n, v]) => `${n} ${v}`)
+    .join(', ')}: type-check and the construct test suites pass (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+);

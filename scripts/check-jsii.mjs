@@ -20,24 +20,39 @@ import { join } from 'node:path';
 const root = process.cwd();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const work = mkdtempSync(join(tmpdir(), 'jsii-'));
-const bin = (name) => join(root, 'node_modules', '.bin', name);
-const run = (cmd, args) => execFileSync(cmd, args, {
-  cwd: work, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
-  env: { ...process.env, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION: '1', JSII_DEPRECATED: 'quiet' },
-});
+const bin = name => join(root, 'node_modules', '.bin', name);
+const run = (cmd, args) =>
+  execFileSync(cmd, args, {
+    cwd: work,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION: '1', JSII_DEPRECATED: 'quiet' },
+  });
 const started = Date.now();
 try {
-  for (const dir of ['lib', 'lambda']) cpSync(join(root, dir), join(work, dir), { recursive: true, filter: (p) => !p.endsWith('.js') && !p.endsWith('.d.ts') });
+  for (const dir of ['lib', 'lambda'])
+    cpSync(join(root, dir), join(work, dir), { recursive: true, filter: p => !p.endsWith('.js') && !p.endsWith('.d.ts') });
   cpSync(join(root, 'README.md'), join(work, 'README.md'));
   cpSync(join(root, 'LICENSE'), join(work, 'LICENSE'));
   // The pre-built breaker bundle where lib/circuit-breaker.js looks for it (../lambda-bundles).
-  cpSync(join(root, 'dist', 'lambda-bundles'), join(work, 'lambda-bundles'), { recursive: true, filter: (p) => !p.endsWith('meta.json') });
+  cpSync(join(root, 'dist', 'lambda-bundles'), join(work, 'lambda-bundles'), { recursive: true, filter: p => !p.endsWith('meta.json') });
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
   // The package as jsii ships it (the tarball inside the Python wheel): compiled lib, the bundle, the assembly.
-  writeFileSync(join(work, 'package.json'), JSON.stringify({
-    ...pkg, main: 'lib/index.js', types: 'lib/index.d.ts', scripts: {}, exports: undefined,
-    files: ['lib/**/*.js', 'lib/**/*.d.ts', 'lambda-bundles/**/index.js', '.jsii', 'README.md', 'LICENSE'],
-  }, null, 2));
+  writeFileSync(
+    join(work, 'package.json'),
+    JSON.stringify(
+      {
+        ...pkg,
+        main: 'lib/index.js',
+        types: 'lib/index.d.ts',
+        scripts: {},
+        exports: undefined,
+        files: ['lib/**/*.js', 'lib/**/*.d.ts', 'lambda-bundles/**/index.js', '.jsii', 'README.md', 'LICENSE'],
+      },
+      null,
+      2,
+    ),
+  );
 
   try {
     run(bin('jsii'), ['--silence-warnings=reserved-word']);
@@ -49,11 +64,24 @@ try {
 
   const assembly = JSON.parse(readFileSync(join(work, '.jsii'), 'utf8'));
   const types = Object.values(assembly.types ?? {});
-  const names = new Set(types.map((t) => t.name));
-  const count = (kind) => types.filter((t) => t.kind === kind).length;
-  const documented = ['ResilientEndpoint', 'ResilientEndpointFleet', 'SharedCircuitBreaker', 'CircuitBreaker', 'EndpointMonitoring',
-    'DataCapture', 'ContainerImage', 'ModelData', 'SageMakerInstanceType', 'ProductionReadinessChecks', 'CapacityPlan', 'VariantAutoScaling', 'EndpointBase'];
-  const missing = documented.filter((n) => !names.has(n));
+  const names = new Set(types.map(t => t.name));
+  const count = kind => types.filter(t => t.kind === kind).length;
+  const documented = [
+    'ResilientEndpoint',
+    'ResilientEndpointFleet',
+    'SharedCircuitBreaker',
+    'CircuitBreaker',
+    'EndpointMonitoring',
+    'DataCapture',
+    'ContainerImage',
+    'ModelData',
+    'SageMakerInstanceType',
+    'ProductionReadinessChecks',
+    'CapacityPlan',
+    'VariantAutoScaling',
+    'EndpointBase',
+  ];
+  const missing = documented.filter(n => !names.has(n));
   if (missing.length) throw new Error(`not in the jsii assembly: ${missing.join(', ')}`);
 
   const pyRoot = join(work, 'dist-jsii', 'python', 'src', pkg.jsii.targets.python.module);
@@ -61,14 +89,17 @@ try {
   for (const n of documented) if (!py.includes(`class ${n}(`)) throw new Error(`Python bindings lack class ${n}`);
   // The simulator's namespace is a submodule with its own Python package, holding the facade classes.
   const simPy = readFileSync(join(pyRoot, 'simulation', '__init__.py'), 'utf8');
-  for (const n of ['Simulator', 'Traces', 'SimulationTrace']) if (!simPy.includes(`class ${n}(`)) throw new Error(`Python bindings lack simulation.${n}`);
+  for (const n of ['Simulator', 'Traces', 'SimulationTrace'])
+    if (!simPy.includes(`class ${n}(`)) throw new Error(`Python bindings lack simulation.${n}`);
   const instanceTypes = /class SageMakerInstanceType\([\s\S]*?(?=\nclass )/.exec(py)?.[0] ?? '';
   const g4dn = /def (ML_G4_?DN_XLARGE)\(/.exec(instanceTypes)?.[1];
 
   // The tarball jsii-pacmak embeds in the Python package is what jsii's runtime loads into Node.js.
-  const tgz = readdirSync(join(pyRoot, '_jsii')).find((f) => f.endsWith('.jsii.tgz'));
+  const tgz = readdirSync(join(pyRoot, '_jsii')).find(f => f.endsWith('.jsii.tgz'));
   if (!tgz) throw new Error('the Python package embeds no .jsii.tgz');
-  const tarballFiles = execFileSync('tar', ['tzf', join(pyRoot, '_jsii', tgz)], { encoding: 'utf8' }).trim().split('\n').length;
+  const tarballFiles = execFileSync('tar', ['tzf', join(pyRoot, '_jsii', tgz)], { encoding: 'utf8' })
+    .trim()
+    .split('\n').length;
 
   // Through jsii's own runtime, as a Python program would run it: the @jsii/runtime release the
   // generated package requires (its setup.py pins `jsii>=X`), started as the Python `jsii` package
@@ -84,7 +115,12 @@ try {
   try {
     const { hello } = await kernel.hello();
     for (const dep of jsiiClosure(root, Object.keys(pkg.peerDependencies))) {
-      const tgz = execFileSync('npm', ['pack', `${dep.name}@${dep.version}`, '--silent', '--prefer-offline', '--pack-destination', cache], { encoding: 'utf8' }).trim().split('\n').pop();
+      const tgz = execFileSync('npm', ['pack', `${dep.name}@${dep.version}`, '--silent', '--prefer-offline', '--pack-destination', cache], {
+        encoding: 'utf8',
+      })
+        .trim()
+        .split('\n')
+        .pop();
       await kernel.load(dep.name, dep.version, join(cache, tgz));
     }
     await kernel.load(pkg.name, pkg.version, join(pyRoot, '_jsii', tgz));
@@ -93,33 +129,42 @@ try {
     const outdir = join(work, 'kernel.out');
     const app = await kernel.create('aws-cdk-lib.App', [S('aws-cdk-lib.AppProps', { outdir })]);
     const stack = await kernel.create('aws-cdk-lib.Stack', [app, 'ViaKernel']);
-    const endpoint = await kernel.create(`${P}.ResilientEndpoint`, [stack, 'Recommender', S(`${P}.ResilientEndpointProps`, {
-      model: S(`${P}.ModelProps`, {
-        image: await kernel.sinvoke(`${P}.ContainerImage`, 'fromImageUri', ['763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker']),
-        memoryFootprint: S(`${P}.MemoryFootprint`, { gpu: await kernel.sinvoke('aws-cdk-lib.Size', 'gibibytes', [4]) }),
+    const endpoint = await kernel.create(`${P}.ResilientEndpoint`, [
+      stack,
+      'Recommender',
+      S(`${P}.ResilientEndpointProps`, {
+        model: S(`${P}.ModelProps`, {
+          image: await kernel.sinvoke(`${P}.ContainerImage`, 'fromImageUri', [
+            '763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker',
+          ]),
+          memoryFootprint: S(`${P}.MemoryFootprint`, { gpu: await kernel.sinvoke('aws-cdk-lib.Size', 'gibibytes', [4]) }),
+        }),
+        instanceType: await kernel.sget(`${P}.SageMakerInstanceType`, 'ML_G4DN_XLARGE'),
+        instanceCount: 2,
+        fallback: S(`${P}.FallbackVariantProps`, { instanceCount: 1 }),
       }),
-      instanceType: await kernel.sget(`${P}.SageMakerInstanceType`, 'ML_G4DN_XLARGE'),
-      instanceCount: 2,
-      fallback: S(`${P}.FallbackVariantProps`, { instanceCount: 1 }),
-    })]);
+    ]);
     const metric = await kernel.invoke(endpoint, 'metricGpuMemoryUtilization');
     const metricName = await kernel.get(metric, 'metricName');
     const trace = await kernel.sinvoke(`${P}.simulation.Traces`, 'fromValues', [Array(300).fill(50)]);
     const report = await kernel.sinvoke(`${P}.simulation.Simulator`, 'compare', [trace, endpoint]);
     const outcomes = report['$jsii.byref'] ? await kernel.get(report, 'outcomes') : report.outcomes;
-    if (!Array.isArray(outcomes) || outcomes.length !== 4) throw new Error(`Simulator.compare through the runtime returned ${JSON.stringify(report)}`);
+    if (!Array.isArray(outcomes) || outcomes.length !== 4)
+      throw new Error(`Simulator.compare through the runtime returned ${JSON.stringify(report)}`);
     const assembly = await kernel.invoke(app, 'synth');
     const dir = await kernel.get(assembly, 'directory');
     const template = JSON.parse(readFileSync(join(dir, 'ViaKernel.template.json'), 'utf8'));
     const resources = Object.values(template.Resources);
-    const config = resources.find((r) => r.Type === 'AWS::SageMaker::EndpointConfig');
-    const variants = config?.Properties.ProductionVariants.map((v) => `${v.VariantName}:${v.InstanceType}×${v.InitialInstanceCount}`);
-    if (!variants || variants.length !== 2 || !resources.some((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.handler')) {
+    const config = resources.find(r => r.Type === 'AWS::SageMaker::EndpointConfig');
+    const variants = config?.Properties.ProductionVariants.map(v => `${v.VariantName}:${v.InstanceType}×${v.InitialInstanceCount}`);
+    if (!variants || variants.length !== 2 || !resources.some(r => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.handler')) {
       throw new Error(`the endpoint synthesized through the jsii runtime lacks its variants or its breaker: ${JSON.stringify(variants)}`);
     }
     // The breaker's pre-built bundle, shipped in the tarball, staged as the function's asset.
     const bundle = readFileSync(join(work, 'lambda-bundles', 'circuit-breaker', 'index.js'));
-    const staged = readdirSync(dir).filter((d) => d.startsWith('asset.')).some((d) => existsSync(join(dir, d, 'index.js')) && readFileSync(join(dir, d, 'index.js')).equals(bundle));
+    const staged = readdirSync(dir)
+      .filter(d => d.startsWith('asset.'))
+      .some(d => existsSync(join(dir, d, 'index.js')) && readFileSync(join(dir, d, 'index.js')).equals(bundle));
     if (!staged) throw new Error('the breaker bundle was not staged as the function asset');
     viaKernel = `${hello} drove it as Python would: ${resources.length} resources (${variants.join(', ')}), metric ${metricName}, Simulator.compare ${outcomes.length} scenarios, breaker bundle staged`;
   } finally {
@@ -132,8 +177,9 @@ try {
   // and every keyword argument is a parameter name there (or of aws_cdk's Validations.acknowledge).
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const quick = /```python\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Quick start')))?.[1];
-  if (!quick?.includes(pkg.jsii.targets.python.module)) throw new Error('README has no Python quick start (a ```python block under "## Quick start")');
-  const examples = [...readme.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => b.includes(pkg.jsii.targets.python.module));
+  if (!quick?.includes(pkg.jsii.targets.python.module))
+    throw new Error('README has no Python quick start (a ```python block under "## Quick start")');
+  const examples = [...readme.matchAll(/```python\n([\s\S]*?)```/g)].map(m => m[1]).filter(b => b.includes(pkg.jsii.targets.python.module));
   const bindings = { sre: py, simulation: simPy };
   const classBody = (src, cls) => new RegExp(`\\nclass ${cls}\\b[\\s\\S]*?(?=\\n(?:@jsii\\.\\w+\\([^\\n]*\\)\\n)*class |$)`).exec(src)?.[0];
   const problems = [];
@@ -148,30 +194,40 @@ try {
     const foreignObjects = new Set(['sre', 'simulation', 'self', 'Validations', 'Size', 'Duration', 'app', 'json', 'boto3']);
     const bare = code.replace(/#.*$/gm, '').replace(/"[^"\n]*"|'[^'\n]*'/g, '""'); // no comments or strings
     for (const [, obj, attr] of bare.matchAll(/\b([a-z_]\w*)\.([a-z_][a-z0-9_]*)\b/gi)) {
-      if (!foreignObjects.has(obj) && !/^[A-Z]/.test(attr) && !new RegExp(`def ${attr}\\(\\s*self`).test(py + simPy)) problems.push(`${obj}.${attr}: no method or property ${attr} in the bindings`);
+      if (!foreignObjects.has(obj) && !/^[A-Z]/.test(attr) && !new RegExp(`def ${attr}\\(\\s*self`).test(py + simPy))
+        problems.push(`${obj}.${attr}: no method or property ${attr} in the bindings`);
     }
     const foreignKeywords = new Set(['id', 'reason']); // Validations.acknowledge(id=, reason=)
     for (const [, kw] of code.matchAll(/[(,\s](\w+)=(?!=)/g)) {
-      if (!foreignKeywords.has(kw) && !new RegExp(`\\n\\s+${kw}: `).test(py + simPy)) problems.push(`keyword ${kw}= is not a parameter of the bindings`);
+      if (!foreignKeywords.has(kw) && !new RegExp(`\\n\\s+${kw}: `).test(py + simPy))
+        problems.push(`keyword ${kw}= is not a parameter of the bindings`);
     }
   });
   if (problems.length) throw new Error(`README's Python examples do not match the generated bindings:\n  ${problems.join('\n  ')}`);
 
   // What jsii does not carry: root exports that are neither a type nor an enum in the assembly.
   const rootExports = Object.keys(createRequire(import.meta.url)(join(root, 'dist', 'lib', 'index.js')));
-  const typeExports = [...readFileSync(join(root, 'lib', 'index.ts'), 'utf8').matchAll(/export type \{([^}]*)\}/g)]
-    .flatMap((m) => m[1].split(',').map((n) => n.trim()).filter(Boolean));
-  const submodules = new Set(Object.keys(assembly.submodules ?? {}).map((fqn) => fqn.slice(pkg.name.length + 1)));
-  const dropped = [...rootExports, ...typeExports].filter((n) => !names.has(n) && !submodules.has(n));
+  const typeExports = [...readFileSync(join(root, 'lib', 'index.ts'), 'utf8').matchAll(/export type \{([^}]*)\}/g)].flatMap(m =>
+    m[1]
+      .split(',')
+      .map(n => n.trim())
+      .filter(Boolean),
+  );
+  const submodules = new Set(Object.keys(assembly.submodules ?? {}).map(fqn => fqn.slice(pkg.name.length + 1)));
+  const dropped = [...rootExports, ...typeExports].filter(n => !names.has(n) && !submodules.has(n));
 
   const files = readdirSync(join(work, 'dist-jsii', 'python', 'src', pkg.jsii.targets.python.module), { recursive: true }).length;
-  console.log(`jsii check: ${types.length} types (${count('class')} classes, ${count('interface')} interfaces and structs, ${count('enum')} enums) in the assembly; `
-    + `Python bindings generated (${files} files, module ${pkg.jsii.targets.python.module}; ml.g4dn.xlarge is SageMakerInstanceType.${g4dn}()); `
-    + `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; embedded npm tarball ${tarballFiles} files; ${viaKernel}; `
-    + `${((Date.now() - started) / 1000).toFixed(1)} s`);
-  if (dropped.length) throw new Error(`root exports jsii does not carry to Python (free functions or constants; make them static members): ${dropped.join(', ')}`);
+  console.log(
+    `jsii check: ${types.length} types (${count('class')} classes, ${count('interface')} interfaces and structs, ${count('enum')} enums) in the assembly; ` +
+      `Python bindings generated (${files} files, module ${pkg.jsii.targets.python.module}; ml.g4dn.xlarge is SageMakerInstanceType.${g4dn}()); ` +
+      `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; embedded npm tarball ${tarballFiles} files; ${viaKernel}; ` +
+      `${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  if (dropped.length)
+    throw new Error(`root exports jsii does not carry to Python (free functions or constants; make them static members): ${dropped.join(', ')}`);
 } finally {
-  if (process.env.KEEP_JSII_WORKDIR) console.log(`jsii check: kept ${work}`); else rmSync(work, { recursive: true, force: true });
+  if (process.env.KEEP_JSII_WORKDIR) console.log(`jsii check: kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
 }
 
 /** The jsii packages `names` need, dependencies first (non-bundled dependencies that carry a `jsii` section), as installed here. */
@@ -181,7 +237,11 @@ function jsiiClosure(from, names, seen = new Map()) {
     const manifest = JSON.parse(readFileSync(join(from, 'node_modules', name, 'package.json'), 'utf8'));
     if (!manifest.jsii) continue;
     const bundled = new Set(manifest.bundleDependencies ?? manifest.bundledDependencies ?? []);
-    jsiiClosure(from, Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies }).filter((d) => !bundled.has(d)), seen);
+    jsiiClosure(
+      from,
+      Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies }).filter(d => !bundled.has(d)),
+      seen,
+    );
     seen.set(name, { name, version: manifest.version });
   }
   return [...seen.values()];

@@ -21,13 +21,19 @@ try {
   mkdirSync(installed, { recursive: true });
   execFileSync('tar', ['xzf', join(work, tarball), '-C', installed, '--strip-components=1']);
   const shipped = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
-  if (Object.keys(shipped.dependencies ?? {}).length) throw new Error(`runtime dependencies need an install step here: ${Object.keys(shipped.dependencies)}`);
+  if (Object.keys(shipped.dependencies ?? {}).length)
+    throw new Error(`runtime dependencies need an install step here: ${Object.keys(shipped.dependencies)}`);
   for (const dep of Object.keys(shipped.peerDependencies)) symlinkSync(join(root, 'node_modules', dep), join(work, 'node_modules', dep), 'dir');
   writeFileSync(join(work, 'package.json'), JSON.stringify({ name: 'consumer-app', private: true }));
   for (const forbidden of ['typescript', 'esbuild', 'ts-node', 'tsx']) {
     if (existsSync(join(work, 'node_modules', forbidden))) throw new Error(`consumer needed ${forbidden}`);
   }
-  writeFileSync(join(work, 'app.js'), consumerApp(pkg.name, 'Consumer', `
+  writeFileSync(
+    join(work, 'app.js'),
+    consumerApp(
+      pkg.name,
+      'Consumer',
+      `
 for (const t of ['AWS::SageMaker::Model', 'AWS::SageMaker::EndpointConfig', 'AWS::SageMaker::Endpoint']) {
   if (!types.includes(t)) throw new Error('missing ' + t);
 }
@@ -42,10 +48,15 @@ const report = facade.Simulator.compare(facade.Traces.fromValues(Array(300).fill
 if (report.outcomes.length !== 4 || !report.chartSvg.startsWith('<svg')) throw new Error('Simulator.compare returned ' + JSON.stringify(report.outcomes));
 console.log('consumer app synthesized ' + types.length + ' resources (' + [...new Set(types)].length + ' types), workers=' + workers + '; simulation entry point loads; '
   + 'Simulator.compare ran ' + report.outcomes.length + ' scenarios on ' + report.outcomes[0].arrivals + ' requests');
-`));
+`,
+    ),
+  );
   // aws-cdk-lib's CloudFormation schema check is off for this synthesis (test/cfn-validation.test.ts runs
   // it on every stack shape); it stays on for the quick start below, as a user would run it.
-  process.stdout.write(`package check: ${tarball}: ` + execFileSync('node', ['app.js'], { cwd: work, encoding: 'utf8', env: { ...process.env, CDK_VALIDATION: 'false' } }));
+  process.stdout.write(
+    `package check: ${tarball}: ` +
+      execFileSync('node', ['app.js'], { cwd: work, encoding: 'utf8', env: { ...process.env, CDK_VALIDATION: 'false' } }),
+  );
 
   // The README's quick start: the first ```ts block after "## Quick start", compiled to JavaScript
   // here (the consumer has no TypeScript), then `cdk synth --strict` with the library's CLI.
@@ -56,8 +67,11 @@ console.log('consumer app synthesized ' + types.length + ' resources (' + [...ne
   const { transformSync } = await import('esbuild');
   writeFileSync(join(work, 'quickstart.js'), transformSync(snippet, { loader: 'ts', format: 'cjs', platform: 'node' }).code);
   writeFileSync(join(work, 'cdk.json'), JSON.stringify({ app: 'node quickstart.js', notices: false, context: { 'cli-telemetry': false } }));
-  execFileSync(process.execPath, [join(root, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--strict', '--quiet'],
-    { cwd: work, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  execFileSync(process.execPath, [join(root, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--strict', '--quiet'], {
+    cwd: work,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
   console.log('package check: the README quick start synthesizes with cdk synth --strict (no warnings)');
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -11,15 +11,18 @@ const steps = {
   jest: { cmd: 'npx jest --silent', needs: ['bundle'], why: 'unit, template and simulator tests' },
   python: { cmd: 'npm run test:python --silent', why: 'runtime helper and example inference code' },
   package: { cmd: 'node scripts/check-package.mjs', needs: ['bundle'], why: 'npm tarball in a plain JavaScript app; README quick start' },
-  lint: { cmd: 'npx eslint .', why: 'eslint' },
+  lint: { cmd: 'npm run lint --silent', why: 'eslint and prettier' },
   floor: { cmd: 'node scripts/check-floor.mjs', why: 'type-check and tests against the lowest peer versions' },
   jsii: { cmd: 'node scripts/check-jsii.mjs', needs: ['bundle'], why: 'jsii assembly, Python bindings, README Python quick start' },
 };
-const lanes = [['compile', 'bundle', 'jest', 'python', 'package'], ['lint', 'floor', 'jsii']];
+const lanes = [
+  ['compile', 'bundle', 'jest', 'python', 'package'],
+  ['lint', 'floor', 'jsii'],
+];
 
 const serial = process.argv.includes('--serial');
 const started = Date.now();
-const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const secs = ms => `${(ms / 1000).toFixed(1)} s`;
 const children = new Set();
 let failed = false;
 
@@ -30,16 +33,27 @@ function run(name) {
     const child = spawn(step.cmd, { shell: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
     children.add(child);
     let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    child.on('close', (code) => {
+    child.stdout.on('data', d => {
+      out += d;
+    });
+    child.stderr.on('data', d => {
+      out += d;
+    });
+    child.on('close', code => {
       children.delete(child);
       if (failed) return reject(new Error(`${name} stopped`));
       if (code !== 0) {
         process.stdout.write(`${out}\n✗ ${name} (${step.cmd}) failed with exit code ${code} after ${secs(Date.now() - begin)}\n`);
         return reject(new Error(name));
       }
-      const tail = out.trim() ? `${out.trim().split('\n').slice(-3).map((l) => `    ${l}`).join('\n')}\n` : '';
+      const tail = out.trim()
+        ? `${out
+            .trim()
+            .split('\n')
+            .slice(-3)
+            .map(l => `    ${l}`)
+            .join('\n')}\n`
+        : '';
       process.stdout.write(`✓ ${name.padEnd(8)} ${secs(Date.now() - begin).padStart(7)}  ${step.why}\n${tail}`);
       resolve();
     });
@@ -48,12 +62,19 @@ function run(name) {
 
 // One promise per step, settled when it ends; a step first waits for the steps it needs.
 const settle = {};
-const finished = Object.fromEntries(Object.keys(steps).map((n) => [n, new Promise((resolve, reject) => { settle[n] = { resolve, reject }; })]));
-Object.values(finished).forEach((p) => p.catch(() => {}));
+const finished = Object.fromEntries(
+  Object.keys(steps).map(n => [
+    n,
+    new Promise((resolve, reject) => {
+      settle[n] = { resolve, reject };
+    }),
+  ]),
+);
+Object.values(finished).forEach(p => p.catch(() => {}));
 async function lane(names) {
   for (const name of names) {
     try {
-      await Promise.all((steps[name].needs ?? []).map((d) => finished[d]));
+      await Promise.all((steps[name].needs ?? []).map(d => finished[d]));
       await run(name);
       settle[name].resolve();
     } catch (e) {

@@ -17,9 +17,14 @@ describe('recommender example', () => {
 
   test('scalable target min 2 max 4 on endpoint/<name>/variant/Primary', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
-      MinCapacity: 2, MaxCapacity: 4, ServiceNamespace: 'sagemaker', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+      MinCapacity: 2,
+      MaxCapacity: 4,
+      ServiceNamespace: 'sagemaker',
+      ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
       ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Primary`,
-      RoleARN: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.stringLikeRegexp('AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint')])]) }),
+      RoleARN: Match.objectLike({
+        'Fn::Join': Match.arrayWith([Match.arrayWith([Match.stringLikeRegexp('AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint')])]),
+      }),
     });
   });
 
@@ -28,17 +33,20 @@ describe('recommender example', () => {
       PolicyType: 'TargetTrackingScaling',
       TargetTrackingScalingPolicyConfiguration: {
         PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantInvocationsPerInstance' },
-        TargetValue: 9000, ScaleOutCooldown: 90, ScaleInCooldown: 300,
+        TargetValue: 9000,
+        ScaleOutCooldown: 90,
+        ScaleInCooldown: 300,
       },
     });
   });
 
   test('the fallback autoscales too, up to the primary max', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
-      MinCapacity: 1, MaxCapacity: 4, ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Fallback`,
+      MinCapacity: 1,
+      MaxCapacity: 4,
+      ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Fallback`,
     });
   });
-
 });
 
 test('QPS → per-minute target arithmetic', () => {
@@ -49,13 +57,21 @@ test('QPS → per-minute target arithmetic', () => {
 test('two variants scaled on one endpoint synthesize; asking twice is a clear error', () => {
   const { app, stack } = newStack();
   const e = new ResilientEndpoint(stack, 'E', {
-    model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, fallback: {},
-    autoScaling: { concurrentRequestsPerModelTarget: 4, schedules: [{ schedule: appscaling.Schedule.cron({ hour: '19', minute: '0' }), minCapacity: 4, timeZone: TimeZone.EUROPE_BERLIN }] },
+    model: { image },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    fallback: {},
+    autoScaling: {
+      concurrentRequestsPerModelTarget: 4,
+      schedules: [{ schedule: appscaling.Schedule.cron({ hour: '19', minute: '0' }), minCapacity: 4, timeZone: TimeZone.EUROPE_BERLIN }],
+    },
   });
   const t = Template.fromStack(stack);
   t.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 2);
   t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
-    TargetTrackingScalingPolicyConfiguration: Match.objectLike({ PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantConcurrentRequestsPerModelHighResolution' }, TargetValue: 4 }),
+    TargetTrackingScalingPolicyConfiguration: Match.objectLike({
+      PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantConcurrentRequestsPerModelHighResolution' },
+      TargetValue: 4,
+    }),
   });
   t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
     ScheduledActions: [Match.objectLike({ Schedule: 'cron(0 19 * * ? *)', ScalableTargetAction: { MinCapacity: 4 }, Timezone: 'Europe/Berlin' })],
@@ -71,7 +87,9 @@ test('two variants scaled on one endpoint synthesize; asking twice is a clear er
 test('a ml.t2.medium variant with scaling fails synth with a clear message', () => {
   const { app, stack } = newStack();
   new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_T2_MEDIUM });
-  expect(synthError(app)).toMatch(/autoScaling\[Primary\]\.instanceType: got 'ml\.t2\.medium'; allowed: a non-burstable instance type\. Fix: burstable T2\/T3 instances cannot be registered with Application Auto Scaling/);
+  expect(synthError(app)).toMatch(
+    /autoScaling\[Primary\]\.instanceType: got 'ml\.t2\.medium'; allowed: a non-burstable instance type\. Fix: burstable T2\/T3 instances cannot be registered with Application Auto Scaling/,
+  );
 });
 
 test.each([

@@ -6,9 +6,7 @@
 import { Duration, Size } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import {
-  ContainerImage, ModelData, ResilientEndpoint, ResilientEndpointProps, SageMakerInstanceType, TrafficShift,
-} from '../lib';
+import { ContainerImage, ModelData, ResilientEndpoint, ResilientEndpointProps, SageMakerInstanceType, TrafficShift } from '../lib';
 import { newStack, synthError } from './util';
 
 const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/model:1');
@@ -32,27 +30,77 @@ const rows: [string, Record<string, unknown>, string, string][] = [
   ['instance spec with −1 vCPUs', { instanceType: odd({ vCpus: -1, memoryGiB: 8 }) }, 'spec.vCpus', 'got -1'],
   ['instance spec with 2.5 vCPUs', { instanceType: odd({ vCpus: 2.5, memoryGiB: 8 }) }, 'spec.vCpus', 'got 2.5'],
   ['instance spec with 0 GiB memory', { instanceType: odd({ vCpus: 4, memoryGiB: 0 }) }, 'spec.memoryGiB', 'got 0'],
-  ['instance spec with a GPU of 0 GiB', { instanceType: odd({ vCpus: 4, memoryGiB: 16, gpuCount: 1, gpuMemoryGiB: 0 }) }, 'spec.gpuMemoryGiB', 'got 0'],
+  [
+    'instance spec with a GPU of 0 GiB',
+    { instanceType: odd({ vCpus: 4, memoryGiB: 16, gpuCount: 1, gpuMemoryGiB: 0 }) },
+    'spec.gpuMemoryGiB',
+    'got 0',
+  ],
   ['instance spec with half a GPU', { instanceType: odd({ vCpus: 4, memoryGiB: 16, gpuCount: 0.5, gpuMemoryGiB: 16 }) }, 'spec.gpuCount', 'got 0.5'],
   ['instanceCount 0', { instanceCount: 0 }, 'instanceCount', 'got 0'],
   ['instanceCount 1.5', { instanceCount: 1.5 }, 'instanceCount', 'got 1.5'],
   ['fallback.instanceCount 0', { fallback: { instanceCount: 0 } }, 'fallback.instanceCount', 'got 0'],
   ['shadow.samplingPercent 0', { shadow: { model: { image }, samplingPercent: 0 } }, 'shadow.samplingPercent', 'got 0'],
   ['volumeSize 600 GiB', { volumeSize: Size.gibibytes(600) }, 'volumeSize', 'got 600'],
-  ['volumeSize on a local-NVMe type', { instanceType: SageMakerInstanceType.ML_G5_XLARGE, volumeSize: Size.gibibytes(100) }, 'volumeSize', 'got 100 GiB'],
-  ['model data not an S3 URI', { model: { image, modelData: ModelData.fromS3Uri('https://x/model.tar.gz') } }, 'model.modelData', "got 'https://x/model.tar.gz'"],
-  ['memoryFootprint.gpu on a CPU instance', { model: { image, memoryFootprint: { gpu: Size.gibibytes(4) } } }, 'model.memoryFootprint.gpu', 'got 4 GiB'],
-  ['GPU footprint larger than one T4', { instanceType: SageMakerInstanceType.ML_G4DN_XLARGE, model: { image, memoryFootprint: { gpu: Size.gibibytes(20) } } }, 'model.memoryFootprint.gpu', 'got 20 GiB'],
-  ['host footprint larger than the instance', { model: { image, memoryFootprint: { host: Size.gibibytes(100) } } }, 'model.memoryFootprint.host', 'got 100 GiB'],
+  [
+    'volumeSize on a local-NVMe type',
+    { instanceType: SageMakerInstanceType.ML_G5_XLARGE, volumeSize: Size.gibibytes(100) },
+    'volumeSize',
+    'got 100 GiB',
+  ],
+  [
+    'model data not an S3 URI',
+    { model: { image, modelData: ModelData.fromS3Uri('https://x/model.tar.gz') } },
+    'model.modelData',
+    "got 'https://x/model.tar.gz'",
+  ],
+  [
+    'memoryFootprint.gpu on a CPU instance',
+    { model: { image, memoryFootprint: { gpu: Size.gibibytes(4) } } },
+    'model.memoryFootprint.gpu',
+    'got 4 GiB',
+  ],
+  [
+    'GPU footprint larger than one T4',
+    { instanceType: SageMakerInstanceType.ML_G4DN_XLARGE, model: { image, memoryFootprint: { gpu: Size.gibibytes(20) } } },
+    'model.memoryFootprint.gpu',
+    'got 20 GiB',
+  ],
+  [
+    'host footprint larger than the instance',
+    { model: { image, memoryFootprint: { host: Size.gibibytes(100) } } },
+    'model.memoryFootprint.host',
+    'got 100 GiB',
+  ],
   ['workers 0', { modelServer: { workers: 0 } }, 'modelServer.workers', 'got 0'],
-  ['maxRequestSize 3 GiB (servers read a 32-bit integer)', { modelServer: { maxRequestSize: Size.gibibytes(3) } }, 'modelServer.maxRequestSize', 'got 3221225472; allowed: an integer from 1024 to 2147483647'],
+  [
+    'maxRequestSize 3 GiB (servers read a 32-bit integer)',
+    { modelServer: { maxRequestSize: Size.gibibytes(3) } },
+    'modelServer.maxRequestSize',
+    'got 3221225472; allowed: an integer from 1024 to 2147483647',
+  ],
   ['maxResponseSize 10 bytes', { modelServer: { maxResponseSize: Size.bytes(10) } }, 'modelServer.maxResponseSize', 'got 10'],
   ['responseTimeout 0 s', { modelServer: { responseTimeout: Duration.seconds(0) } }, 'modelServer.responseTimeout', 'got 0'],
   ['jobQueueSize 0', { modelServer: { jobQueueSize: 0 } }, 'modelServer.jobQueueSize', 'got 0'],
-  ['model download timeout 30 s', { modelServer: { modelDataDownloadTimeout: Duration.seconds(30) } }, 'modelServer.modelDataDownloadTimeout', 'got 30'],
-  ['start-up health check 4000 s', { modelServer: { containerStartupHealthCheckTimeout: Duration.seconds(4000) } }, 'modelServer.containerStartupHealthCheckTimeout', 'got 4000'],
+  [
+    'model download timeout 30 s',
+    { modelServer: { modelDataDownloadTimeout: Duration.seconds(30) } },
+    'modelServer.modelDataDownloadTimeout',
+    'got 30',
+  ],
+  [
+    'start-up health check 4000 s',
+    { modelServer: { containerStartupHealthCheckTimeout: Duration.seconds(4000) } },
+    'modelServer.containerStartupHealthCheckTimeout',
+    'got 4000',
+  ],
   ['sampling 0.5 %', { dataCapture: { samplingPercentage: 0.5 } }, 'dataCapture.samplingPercentage', 'got 0.5'],
-  ['11 JSON content types', { dataCapture: { jsonContentTypes: Array(11).fill('application/json') } }, 'dataCapture.jsonContentTypes', 'got 11 entries'],
+  [
+    '11 JSON content types',
+    { dataCapture: { jsonContentTypes: Array(11).fill('application/json') } },
+    'dataCapture.jsonContentTypes',
+    'got 11 entries',
+  ],
   ['empty capture prefix', { dataCapture: { prefix: '' } }, 'dataCapture.prefix', "got ''"],
   ['retention of 12 hours', { dataCapture: { retention: Duration.hours(12) } }, 'dataCapture.retention', '0.5 days'],
   ['retention of 36 hours (not whole days)', { dataCapture: { retention: Duration.hours(36) } }, 'dataCapture.retention', '1.5 days'],
@@ -60,14 +108,44 @@ const rows: [string, Record<string, unknown>, string, string][] = [
   ['capacity min above max', { autoScaling: { capacity: { min: 3, max: 2 } } }, 'capacity', 'min 3 > max 2'],
   ['QPS per instance 0', { autoScaling: { qpsPerInstance: 0 } }, 'qpsPerInstance', 'got 0'],
   ['concurrency target −1', { autoScaling: { concurrentRequestsPerModelTarget: -1 } }, 'concurrentRequestsPerModelTarget', 'got -1'],
-  ['schedule at hour 25', { autoScaling: { schedules: [{ schedule: cron({ hour: '25', minute: '0' }), minCapacity: 3 }] } }, 'schedules[0].schedule', 'hour 0–23'],
-  ['schedule at minute 61', { autoScaling: { schedules: [{ schedule: cron({ hour: '8', minute: '61' }), minCapacity: 3 }] } }, 'schedules[0].schedule', 'minute 0–59'],
-  ['schedule in month 13', { autoScaling: { schedules: [{ schedule: cron({ minute: '0', hour: '8', day: '1', month: '13' }), minCapacity: 3 }] } }, 'schedules[0].schedule', 'month 1–12'],
-  ['scheduled min above the capacity max', { autoScaling: { capacity: { min: 2, max: 4 }, schedules: [{ schedule: cron({ hour: '8', minute: '0' }), minCapacity: 10 }] } }, 'schedules[0]', 'min 10 > max 4'],
-  ['scheduled minCapacity 0', { autoScaling: { schedules: [{ schedule: cron({ hour: '8', minute: '0' }), minCapacity: 0 }] } }, 'schedules[0].minCapacity', 'got 0'],
+  [
+    'schedule at hour 25',
+    { autoScaling: { schedules: [{ schedule: cron({ hour: '25', minute: '0' }), minCapacity: 3 }] } },
+    'schedules[0].schedule',
+    'hour 0–23',
+  ],
+  [
+    'schedule at minute 61',
+    { autoScaling: { schedules: [{ schedule: cron({ hour: '8', minute: '61' }), minCapacity: 3 }] } },
+    'schedules[0].schedule',
+    'minute 0–59',
+  ],
+  [
+    'schedule in month 13',
+    { autoScaling: { schedules: [{ schedule: cron({ minute: '0', hour: '8', day: '1', month: '13' }), minCapacity: 3 }] } },
+    'schedules[0].schedule',
+    'month 1–12',
+  ],
+  [
+    'scheduled min above the capacity max',
+    { autoScaling: { capacity: { min: 2, max: 4 }, schedules: [{ schedule: cron({ hour: '8', minute: '0' }), minCapacity: 10 }] } },
+    'schedules[0]',
+    'min 10 > max 4',
+  ],
+  [
+    'scheduled minCapacity 0',
+    { autoScaling: { schedules: [{ schedule: cron({ hour: '8', minute: '0' }), minCapacity: 0 }] } },
+    'schedules[0].minCapacity',
+    'got 0',
+  ],
   ['bake of 2 hours', { deployment: { waitInterval: Duration.hours(2) } }, 'deployment.waitInterval', 'got 7200'],
   ['canary of 2 of 2 instances', { deployment: { canaryInstances: 2 } }, 'deployment.canaryInstances', 'got 2'],
-  ['linear steps of 3 of 4 instances', { instanceCount: 4, deployment: { trafficShift: TrafficShift.LINEAR, linearStepInstances: 3 } }, 'deployment.linearStepInstances', 'got 3'],
+  [
+    'linear steps of 3 of 4 instances',
+    { instanceCount: 4, deployment: { trafficShift: TrafficShift.LINEAR, linearStepInstances: 3 } },
+    'deployment.linearStepInstances',
+    'got 3',
+  ],
   ['memory alarm at 0 %', { monitoring: { memoryThresholdPercent: 0 } }, 'monitoring.memoryThresholdPercent', 'got 0'],
   ['5XX alarm at 0 %', { monitoring: { errorRateThresholdPercent: 0 } }, 'monitoring.errorRateThresholdPercent', 'got 0'],
   ['success-rate alarm at −1 %', { monitoring: { successRateThresholdPercent: -1 } }, 'monitoring.successRateThresholdPercent', 'got -1'],
@@ -132,9 +210,11 @@ describe('bad input: a VPC the model cannot use', () => {
     expect(msg).not.toMatch(/^\s+at /m);
   });
 
-  test('a selection the VPC lacks: the prop and aws-cdk-lib\'s reason, no stack trace', () => {
+  test("a selection the VPC lacks: the prop and aws-cdk-lib's reason, no stack trace", () => {
     const msg = withVpc(ec2.SubnetType.PRIVATE_ISOLATED, { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS });
-    expect(msg).toMatch(/model\.vpcSubnets: got a selection the VPC cannot satisfy \(There are no 'Private' subnet groups[^)]*\); allowed: .+\. Fix: ./);
+    expect(msg).toMatch(
+      /model\.vpcSubnets: got a selection the VPC cannot satisfy \(There are no 'Private' subnet groups[^)]*\); allowed: .+\. Fix: ./,
+    );
     expect(msg).not.toMatch(/^\s+at /m);
   });
 

@@ -23,14 +23,19 @@ const props = {
   endpointName: 'reco',
   model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/reco:1') },
   instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE,
-  fallback: { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/reco-lite:1') }, instanceType: SageMakerInstanceType.ML_G4DN_XLARGE },
+  fallback: {
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/reco-lite:1') },
+    instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
+  },
 };
 const breaker = { degradeAtPercent: 75, criticalAtPercent: 92, recoverBelowPercent: 60, minDwell: Duration.minutes(7), dryRun: true };
 
 function ownFunctionSettings(): HandlerSettings {
   const stack = new Stack(new App(), 'Own', { env: { account: '123456789012', region: 'us-east-1' } });
   new ResilientEndpoint(stack, 'E', { ...props, circuitBreaker: breaker });
-  const fns = Template.fromStack(stack).findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { ENDPOINT_NAME: 'reco' } } } });
+  const fns = Template.fromStack(stack).findResources('AWS::Lambda::Function', {
+    Properties: { Environment: { Variables: { ENDPOINT_NAME: 'reco' } } },
+  });
   const vars = Object.values(fns)[0].Properties.Environment.Variables as Record<string, unknown>;
   return settingsFromEnv(Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, deployed(v)])));
 }
@@ -47,19 +52,32 @@ function sharedFunctionSettings(): HandlerSettings {
 
 const comparable = ({ tableName, stateKey, parameterName, ...rest }: HandlerSettings) => rest;
 
-test('the function\'s environment parses to the construct\'s settings', () => {
+test("the function's environment parses to the construct's settings", () => {
   const s = ownFunctionSettings();
   expect(s).toMatchObject({
-    endpointName: 'reco', primaryVariant: 'Primary', fallbackVariant: 'Fallback', gpuCount: 4, perGpuMetrics: true,
-    metricPeriodSeconds: 10, errorWindowSeconds: 600, dryRun: true, metricNamespace: BREAKER_NAMESPACE,
-    config: expect.objectContaining({ degradeAtPercent: 75, criticalAtPercent: 92, recoverBelowPercent: 60, minDwellSeconds: 420, hasFallback: true }),
+    endpointName: 'reco',
+    primaryVariant: 'Primary',
+    fallbackVariant: 'Fallback',
+    gpuCount: 4,
+    perGpuMetrics: true,
+    metricPeriodSeconds: 10,
+    errorWindowSeconds: 600,
+    dryRun: true,
+    metricNamespace: BREAKER_NAMESPACE,
+    config: expect.objectContaining({
+      degradeAtPercent: 75,
+      criticalAtPercent: 92,
+      recoverBelowPercent: 60,
+      minDwellSeconds: 420,
+      hasFallback: true,
+    }),
   });
   expect(s.parameterName).toMatch(/^<ref:/); // the level parameter's generated name
   expect(s.primaryCapacity).toEqual({ min: expect.any(Number), max: expect.any(Number), qpsPerInstance: 150 });
   expect(s.fallbackCapacity).toEqual({ min: expect.any(Number), max: expect.any(Number), qpsPerInstance: expect.any(Number) });
 });
 
-test('a shared function reads the same settings from the endpoint\'s settings parameter', () => {
+test("a shared function reads the same settings from the endpoint's settings parameter", () => {
   const shared = sharedFunctionSettings();
   expect(shared.stateKey).toBe('reco');
   expect(comparable(shared)).toEqual(comparable(ownFunctionSettings()));

@@ -16,7 +16,14 @@ function run(trace: (number | undefined)[], opts: { errors?: (i: number) => numb
     const now = (i + 1) * MIN;
     if (trace[i] !== undefined) points.push({ t: now - 30_000, v: trace[i]! });
     const errs = opts.errors?.(i);
-    const d = decide(state, { memory: points.slice(-15), errors: errs, invocations: errs === undefined ? undefined : 1000 }, inService(weights.Primary, weights.Fallback), V, config, now);
+    const d = decide(
+      state,
+      { memory: points.slice(-15), errors: errs, invocations: errs === undefined ? undefined : 1000 },
+      inService(weights.Primary, weights.Fallback),
+      V,
+      config,
+      now,
+    );
     if (d.setWeights) weights = d.setWeights as typeof weights;
     state = d.next;
     history.push({ t: now, state: state.state, share: state.share, level: d.level, changed: d.changed });
@@ -26,7 +33,7 @@ function run(trace: (number | undefined)[], opts: { errors?: (i: number) => numb
 
 describe('breaker policy: incident traces', () => {
   test('incident A ramp (GPU memory 25 % → 98 % over 20 min) degrades at 80 % and opens at 95 %', () => {
-    const ramp = Array.from({ length: 21 }, (_, i) => 25 + (98 - 25) * i / 20);
+    const ramp = Array.from({ length: 21 }, (_, i) => 25 + ((98 - 25) * i) / 20);
     const { history } = run(ramp);
     const firstDegraded = history.findIndex(h => h.state === 'DEGRADED');
     const firstOpen = history.findIndex(h => h.state === 'OPEN');
@@ -97,7 +104,14 @@ describe('breaker policy: incident traces', () => {
   });
 
   test('without a fallback only the level changes', () => {
-    const d = decide(initialState(0), { memory: [{ t: 0, v: 97 }] }, inService(1, 0), { primary: 'Primary' }, { ...DEFAULT_CONFIG, hasFallback: false }, 1000);
+    const d = decide(
+      initialState(0),
+      { memory: [{ t: 0, v: 97 }] },
+      inService(1, 0),
+      { primary: 'Primary' },
+      { ...DEFAULT_CONFIG, hasFallback: false },
+      1000,
+    );
     expect(d.level).toBe(2);
     expect(d.setWeights).toBeUndefined();
   });
@@ -116,64 +130,84 @@ describe('breaker policy: properties over random metric sequences', () => {
   const errArb = fc.array(fc.option(fc.integer({ min: 0, max: 200 }), { nil: undefined }), { minLength: 120, maxLength: 120 });
 
   test('weights always valid and never all zero', () => {
-    fc.assert(fc.property(memArb, errArb, (mem, errs) => {
-      let state = initialState(0);
-      let weights: Record<string, number> = { Primary: 1, Fallback: 0 };
-      const points: MemoryPoint[] = [];
-      mem.forEach((v, i) => {
-        const now = (i + 1) * MIN;
-        if (v !== undefined) points.push({ t: now, v });
-        const e = errs[i];
-        const d = decide(state, { memory: points.slice(-15), errors: e, invocations: e === undefined ? undefined : 1000 }, inService(weights.Primary, weights.Fallback), V, DEFAULT_CONFIG, now);
-        if (d.setWeights) {
-          const w = Object.values(d.setWeights);
-          expect(w.every(x => x >= 0 && x <= 1)).toBe(true);
-          expect(w.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
-          weights = d.setWeights;
-        }
-        state = d.next;
-      });
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(memArb, errArb, (mem, errs) => {
+        let state = initialState(0);
+        let weights: Record<string, number> = { Primary: 1, Fallback: 0 };
+        const points: MemoryPoint[] = [];
+        mem.forEach((v, i) => {
+          const now = (i + 1) * MIN;
+          if (v !== undefined) points.push({ t: now, v });
+          const e = errs[i];
+          const d = decide(
+            state,
+            { memory: points.slice(-15), errors: e, invocations: e === undefined ? undefined : 1000 },
+            inService(weights.Primary, weights.Fallback),
+            V,
+            DEFAULT_CONFIG,
+            now,
+          );
+          if (d.setWeights) {
+            const w = Object.values(d.setWeights);
+            expect(w.every(x => x >= 0 && x <= 1)).toBe(true);
+            expect(w.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+            weights = d.setWeights;
+          }
+          state = d.next;
+        });
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test('no de-escalation sooner than the dwell / step time after the previous change', () => {
     const rank = { CLOSED: 0, RECOVERING: 1, DEGRADED: 2, OPEN: 3 } as const;
-    fc.assert(fc.property(memArb, (mem) => {
-      const { history } = run(mem);
-      let lastChange = 0;
-      let prev = 'CLOSED';
-      for (const h of history) {
-        if (h.changed) {
-          const down = rank[h.state as keyof typeof rank] < rank[prev as keyof typeof rank] || (h.state === 'RECOVERING' && prev === 'RECOVERING');
-          if (down) expect(h.t - lastChange).toBeGreaterThanOrEqual(Math.min(DEFAULT_CONFIG.minDwellSeconds, DEFAULT_CONFIG.recoveryStepSeconds) * 1000);
-          lastChange = h.t;
-          prev = h.state;
+    fc.assert(
+      fc.property(memArb, mem => {
+        const { history } = run(mem);
+        let lastChange = 0;
+        let prev = 'CLOSED';
+        for (const h of history) {
+          if (h.changed) {
+            const down = rank[h.state as keyof typeof rank] < rank[prev as keyof typeof rank] || (h.state === 'RECOVERING' && prev === 'RECOVERING');
+            if (down)
+              expect(h.t - lastChange).toBeGreaterThanOrEqual(Math.min(DEFAULT_CONFIG.minDwellSeconds, DEFAULT_CONFIG.recoveryStepSeconds) * 1000);
+            lastChange = h.t;
+            prev = h.state;
+          }
         }
-      }
-    }), { numRuns: 300 });
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test('restoration (entering RECOVERING) only after sustained recovery below 70 %', () => {
-    fc.assert(fc.property(memArb, (mem) => {
-      const { history } = run(mem);
-      history.forEach((h, i) => {
-        if (h.changed && h.state === 'RECOVERING' && (i === 0 || history[i - 1].state !== 'RECOVERING')) {
-          const lastFive = mem.slice(Math.max(0, i - 4), i + 1);
-          expect(lastFive.filter(v => v !== undefined).length).toBeGreaterThanOrEqual(5);
-          expect(lastFive.every(v => v === undefined || v < 70)).toBe(true);
-        }
-      });
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(memArb, mem => {
+        const { history } = run(mem);
+        history.forEach((h, i) => {
+          if (h.changed && h.state === 'RECOVERING' && (i === 0 || history[i - 1].state !== 'RECOVERING')) {
+            const lastFive = mem.slice(Math.max(0, i - 4), i + 1);
+            expect(lastFive.filter(v => v !== undefined).length).toBeGreaterThanOrEqual(5);
+            expect(lastFive.every(v => v === undefined || v < 70)).toBe(true);
+          }
+        });
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test('never acts on missing data', () => {
-    fc.assert(fc.property(memArb, (mem) => {
-      const { history } = run(mem);
-      history.forEach((h, i) => {
-        const fresh = mem.slice(Math.max(0, i - 4), i + 1).some(v => v !== undefined);
-        if (!fresh) expect(h.changed).toBe(false);
-      });
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(memArb, mem => {
+        const { history } = run(mem);
+        history.forEach((h, i) => {
+          const fresh = mem.slice(Math.max(0, i - 4), i + 1).some(v => v !== undefined);
+          if (!fresh) expect(h.changed).toBe(false);
+        });
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -192,8 +226,11 @@ describe('enforcement that does not wait for InService', () => {
     primaryCapacity: { min: 2, max: 8, qpsPerInstance: 150 },
     fallbackCapacity: { min: 1, max: 8, qpsPerInstance: 100 },
   };
-  const view = (status: string, w: [number, number], inst: [number, number]): EndpointView =>
-    ({ status, weights: { Primary: w[0], Fallback: w[1] }, instances: { Primary: inst[0], Fallback: inst[1] } });
+  const view = (status: string, w: [number, number], inst: [number, number]): EndpointView => ({
+    status,
+    weights: { Primary: w[0], Fallback: w[1] },
+    instances: { Primary: inst[0], Fallback: inst[1] },
+  });
   const hot = { memory: [{ t: 9 * MIN, v: 88 }] };
 
   test('the level follows the state even when the endpoint is Updating; weights wait', () => {
@@ -214,17 +251,19 @@ describe('enforcement that does not wait for InService', () => {
   });
 
   test('capacity follows the state: held while not CLOSED, released on CLOSED', () => {
-    fc.assert(fc.property(fc.constantFrom('CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'), fc.integer({ min: 1, max: 8 }), (state, primaryNow) => {
-      const share = state === 'CLOSED' ? 0 : state === 'OPEN' ? 1 : 0.5;
-      const prev: BreakerState = { state: state as any, since: 0, share, entryShare: share, step: state === 'RECOVERING' ? 1 : 0 };
-      const d = decide(prev, { memory: [] }, view('InService', [1 - share, share], [primaryNow, 1]), capacity, DEFAULT_CONFIG, MIN);
-      expect(d.capacity.suspendPrimaryScaleIn).toBe(state !== 'CLOSED');
-      const min = d.capacity.fallbackMinCapacity!;
-      expect(min).toBeGreaterThanOrEqual(1);
-      expect(min).toBeLessThanOrEqual(8);
-      if (state === 'CLOSED') expect(min).toBe(1);
-      else expect(min).toBe(Math.min(8, Math.max(1, Math.ceil(share * primaryNow * 150 / 100))));
-    }));
+    fc.assert(
+      fc.property(fc.constantFrom('CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'), fc.integer({ min: 1, max: 8 }), (state, primaryNow) => {
+        const share = state === 'CLOSED' ? 0 : state === 'OPEN' ? 1 : 0.5;
+        const prev: BreakerState = { state: state as any, since: 0, share, entryShare: share, step: state === 'RECOVERING' ? 1 : 0 };
+        const d = decide(prev, { memory: [] }, view('InService', [1 - share, share], [primaryNow, 1]), capacity, DEFAULT_CONFIG, MIN);
+        expect(d.capacity.suspendPrimaryScaleIn).toBe(state !== 'CLOSED');
+        const min = d.capacity.fallbackMinCapacity!;
+        expect(min).toBeGreaterThanOrEqual(1);
+        expect(min).toBeLessThanOrEqual(8);
+        if (state === 'CLOSED') expect(min).toBe(1);
+        else expect(min).toBe(Math.min(8, Math.max(1, Math.ceil((share * primaryNow * 150) / 100))));
+      }),
+    );
   });
 
   test('10-second data: recovery needs the dwell in 10-s points (30 for 5 minutes), not 5 points', () => {
@@ -244,7 +283,14 @@ describe('de-escalation waits for settled capacity and for the load to fall', ()
   const now = 30 * MIN;
 
   test('no step back while the endpoint is Updating (a scale-out in flight means load outgrew the fleet)', () => {
-    const d = decide(degradedAt(), { memory: coolFor(now) }, { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } }, V, DEFAULT_CONFIG, now);
+    const d = decide(
+      degradedAt(),
+      { memory: coolFor(now) },
+      { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } },
+      V,
+      DEFAULT_CONFIG,
+      now,
+    );
     expect(d.next.state).toBe('DEGRADED');
     expect(d.reasons.join()).toMatch(/Updating: holding DEGRADED until capacity settles/);
     const ok = decide(degradedAt(), { memory: coolFor(now) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
@@ -252,7 +298,14 @@ describe('de-escalation waits for settled capacity and for the load to fall', ()
   });
 
   test('escalation is never held by Updating', () => {
-    const d = decide(degradedAt(), { memory: [{ t: now - 30_000, v: 97 }] }, { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } }, V, DEFAULT_CONFIG, now);
+    const d = decide(
+      degradedAt(),
+      { memory: [{ t: now - 30_000, v: 97 }] },
+      { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } },
+      V,
+      DEFAULT_CONFIG,
+      now,
+    );
     expect(d.next.state).toBe('OPEN');
   });
 

@@ -5,7 +5,7 @@ import { Size } from 'aws-cdk-lib';
 import { CapacityPlan } from '../lib';
 
 describe('capacity planner', () => {
-  test("incident B: 50 ms × 200 QPS × 1.3 = 13 vCPU → 4 × ml.m5.xlarge, not one 4-vCPU instance", () => {
+  test('incident B: 50 ms × 200 QPS × 1.3 = 13 vCPU → 4 × ml.m5.xlarge, not one 4-vCPU instance', () => {
     const plan = CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, modelMemory: Size.mebibytes(2150) });
     expect(plan.slotsNeeded).toBe(13);
     expect(plan.instanceType.name).toBe('ml.m5.xlarge');
@@ -23,15 +23,21 @@ describe('capacity planner', () => {
   });
 
   test('a model larger than any instance is a clear error naming the largest type tried', () => {
-    expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 10, gpuMemory: Size.gibibytes(30) }))
-      .toThrow(/no instance type fits one model copy needing 30\.0 GiB of GPU memory.*largest tried was ml\.g5\.\w+ \(24 GiB per GPU\)/);
-    expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 10, modelMemory: Size.gibibytes(900) }))
-      .toThrow(/largest tried was ml\.r5\.24xlarge \(768 GiB\)/);
+    expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 10, gpuMemory: Size.gibibytes(30) })).toThrow(
+      /no instance type fits one model copy needing 30\.0 GiB of GPU memory.*largest tried was ml\.g5\.\w+ \(24 GiB per GPU\)/,
+    );
+    expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 10, modelMemory: Size.gibibytes(900) })).toThrow(
+      /largest tried was ml\.r5\.24xlarge \(768 GiB\)/,
+    );
     expect(() => CapacityPlan.compute({ p50LatencyMs: 0, peakQps: -1 })).toThrow(/p50LatencyMs: got 0.*peakQps: got -1/);
   });
 
   test('from the terminal', () => {
-    const out = execFileSync(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '..', 'bin', 'cli.ts'), 'plan', '--latency', '50', '--qps', '200', '--model-gib', '2.1'], { encoding: 'utf8' });
+    const out = execFileSync(
+      process.execPath,
+      [require.resolve('tsx/cli'), path.join(__dirname, '..', 'bin', 'cli.ts'), 'plan', '--latency', '50', '--qps', '200', '--model-gib', '2.1'],
+      { encoding: 'utf8' },
+    );
     expect(out).toMatch(/instance type\s+ml\.m5\.xlarge/);
     expect(out).toMatch(/instance count\s+4/);
   });

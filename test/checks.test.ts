@@ -9,10 +9,26 @@ import { RecommenderStack } from '../lib/examples/recommender-stack';
 const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
 
 /** A hand-written, not-production-ready endpoint: one ml.t2.medium, no alarms, no scaling. */
-function handWritten(stack: Stack, props: Partial<sagemaker.CfnEndpointConfig.ProductionVariantProperty> = {}, config: Partial<sagemaker.CfnEndpointConfigProps> = {}) {
-  const model = new sagemaker.CfnModel(stack, 'Model', { executionRoleArn: 'arn:aws:iam::123456789012:role/x', primaryContainer: { image: 'img', environment: { MMS_MAX_REQUEST_SIZE: String(100 * 1024 * 1024) } } });
+function handWritten(
+  stack: Stack,
+  props: Partial<sagemaker.CfnEndpointConfig.ProductionVariantProperty> = {},
+  config: Partial<sagemaker.CfnEndpointConfigProps> = {},
+) {
+  const model = new sagemaker.CfnModel(stack, 'Model', {
+    executionRoleArn: 'arn:aws:iam::123456789012:role/x',
+    primaryContainer: { image: 'img', environment: { MMS_MAX_REQUEST_SIZE: String(100 * 1024 * 1024) } },
+  });
   const cfg = new sagemaker.CfnEndpointConfig(stack, 'Config', {
-    productionVariants: [{ variantName: 'AllTraffic', modelName: model.attrModelName, instanceType: 'ml.t2.medium', initialInstanceCount: 1, initialVariantWeight: 1, ...props }],
+    productionVariants: [
+      {
+        variantName: 'AllTraffic',
+        modelName: model.attrModelName,
+        instanceType: 'ml.t2.medium',
+        initialInstanceCount: 1,
+        initialVariantWeight: 1,
+        ...props,
+      },
+    ],
     ...config,
   });
   new sagemaker.CfnEndpoint(stack, 'Endpoint', { endpointName: 'legacy', endpointConfigName: cfg.attrEndpointConfigName });
@@ -31,8 +47,20 @@ describe('rule pack', () => {
   test('a hand-written ml.t2.medium endpoint without alarms fails with the expected rule ids', () => {
     const stack = new Stack();
     handWritten(stack);
-    const ids = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).map(f => f.ruleId).sort();
-    expect(ids).toEqual(['RE-AutoScaling', 'RE-CircuitBreaker', 'RE-DataCapture', 'RE-DeploymentGuardrails', 'RE-MemoryAlarm', 'RE-MultiInstance', 'RE-Network', 'RE-NoBurstable', 'RE-RequestSize']);
+    const ids = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON())
+      .map(f => f.ruleId)
+      .sort();
+    expect(ids).toEqual([
+      'RE-AutoScaling',
+      'RE-CircuitBreaker',
+      'RE-DataCapture',
+      'RE-DeploymentGuardrails',
+      'RE-MemoryAlarm',
+      'RE-MultiInstance',
+      'RE-Network',
+      'RE-NoBurstable',
+      'RE-RequestSize',
+    ]);
   });
 
   test('NVMe rule: VolumeSizeInGB on g4dn is an error; KmsKeyId is not (it does not encrypt the NVMe, but is accepted)', () => {
@@ -46,9 +74,22 @@ describe('rule pack', () => {
 
   test('NVMe rule covers the shadow variant; inf2 (EBS only) may set a volume size', () => {
     const stack = new Stack();
-    handWritten(stack, { instanceType: 'ml.m5.xlarge' }, {
-      shadowProductionVariants: [{ variantName: 'Shadow', modelName: 'm', instanceType: 'ml.g5.xlarge', initialInstanceCount: 1, initialVariantWeight: 0.05, volumeSizeInGb: 50 }],
-    });
+    handWritten(
+      stack,
+      { instanceType: 'ml.m5.xlarge' },
+      {
+        shadowProductionVariants: [
+          {
+            variantName: 'Shadow',
+            modelName: 'm',
+            instanceType: 'ml.g5.xlarge',
+            initialInstanceCount: 1,
+            initialVariantWeight: 0.05,
+            volumeSizeInGb: 50,
+          },
+        ],
+      },
+    );
     const nvme = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).filter(f => f.ruleId === 'RE-NvmeStorage');
     expect(nvme.map(f => f.message.split('.')[0])).toEqual(['Shadow (ml']);
     const inf2 = new Stack();
@@ -58,7 +99,11 @@ describe('rule pack', () => {
 
   test('worker-memory rule: explicit workers beyond 80 % of memory are an error', () => {
     const stack = new Stack();
-    new ResilientEndpoint(stack, 'E', { model: { image, memoryFootprint: { host: Size.gibibytes(4) } }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, modelServer: { workers: 8 } });
+    new ResilientEndpoint(stack, 'E', {
+      model: { image, memoryFootprint: { host: Size.gibibytes(4) } },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      modelServer: { workers: 8 },
+    });
     const f = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).filter(x => x.ruleId === 'RE-WorkerMemory');
     expect(f[0].message).toMatch(/Primary: 8 workers × 4\.0 GiB > 80 % of 16 GiB/);
   });
@@ -76,7 +121,11 @@ describe('rule pack', () => {
     handWritten(new Stack(app, 'Bad'));
     Validations.of(app).addPlugins(new ProductionReadinessChecks());
     let msg = '';
-    try { app.synth(); } catch (e) { msg = (e as Error).message; }
+    try {
+      app.synth();
+    } catch (e) {
+      msg = (e as Error).message;
+    }
     expect(msg).toMatch(/RE-NoBurstable/);
     expect(msg).toMatch(/RE-MultiInstance/);
     expect(msg).toMatch(/Use the CapacityPlan answer, e\.g\. ml\.m5\.xlarge/);
@@ -90,20 +139,36 @@ describe('rule pack', () => {
   });
 });
 
-
-
 /** A production-ready endpoint's facts; each case below breaks exactly one rule. */
 const good: EndpointFacts = {
-  configLogicalId: 'Cfg', endpointLogicalId: 'Ep', endpointName: 'ep', nameKeys: ['ep', '{GetAtt:Ep.EndpointName}'],
+  configLogicalId: 'Cfg',
+  endpointLogicalId: 'Ep',
+  endpointName: 'ep',
+  nameKeys: ['ep', '{GetAtt:Ep.EndpointName}'],
   variants: [
     {
-      variantName: 'Primary', instanceType: 'ml.m5.xlarge', initialInstanceCount: 2, weight: 1,
-      environment: { SAGEMAKER_MODEL_SERVER_WORKERS: '6', MMS_MAX_REQUEST_SIZE: '6291456', RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(2 * 1024 ** 3) },
-      networkIsolation: false, vpc: true, shadow: false,
+      variantName: 'Primary',
+      instanceType: 'ml.m5.xlarge',
+      initialInstanceCount: 2,
+      weight: 1,
+      environment: {
+        SAGEMAKER_MODEL_SERVER_WORKERS: '6',
+        MMS_MAX_REQUEST_SIZE: '6291456',
+        RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(2 * 1024 ** 3),
+      },
+      networkIsolation: false,
+      vpc: true,
+      shadow: false,
     },
     {
-      variantName: 'Fallback', instanceType: 'ml.m5.xlarge', initialInstanceCount: 1, weight: 0,
-      environment: {}, networkIsolation: true, vpc: false, shadow: false,
+      variantName: 'Fallback',
+      instanceType: 'ml.m5.xlarge',
+      initialInstanceCount: 1,
+      weight: 0,
+      environment: {},
+      networkIsolation: true,
+      vpc: false,
+      shadow: false,
     },
   ],
   kmsKeyId: false,

@@ -14,31 +14,65 @@ const ssm = mockClient(SSMClient);
 const ddb = mockClient(DynamoDBClient);
 mockClient(ApplicationAutoScalingClient);
 const clients = {
-  sagemaker: new SageMakerClient({}), cloudwatch: new CloudWatchClient({}), ssm: new SSMClient({}),
-  dynamodb: new DynamoDBClient({}), autoscaling: new ApplicationAutoScalingClient({}),
+  sagemaker: new SageMakerClient({}),
+  cloudwatch: new CloudWatchClient({}),
+  ssm: new SSMClient({}),
+  dynamodb: new DynamoDBClient({}),
+  autoscaling: new ApplicationAutoScalingClient({}),
 };
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 30);
 const LAST_MINUTE = Math.floor(NOW / 60_000) * 60_000 - 60_000;
 const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
 
 /** n endpoints' settings parameters, level parameters, state items and metrics, as a fleet finds them. */
-function fleet(n: number, memory: (i: number) => number, describe: (name: string) => any = () => ({ EndpointStatus: 'InService', ProductionVariants: [{ VariantName: 'Primary', DesiredWeight: 1, CurrentInstanceCount: 2 }, { VariantName: 'Fallback', DesiredWeight: 0, CurrentInstanceCount: 1 }] })) {
+function fleet(
+  n: number,
+  memory: (i: number) => number,
+  describe: (name: string) => any = () => ({
+    EndpointStatus: 'InService',
+    ProductionVariants: [
+      { VariantName: 'Primary', DesiredWeight: 1, CurrentInstanceCount: 2 },
+      { VariantName: 'Fallback', DesiredWeight: 0, CurrentInstanceCount: 1 },
+    ],
+  }),
+) {
   const params = new Map<string, string>();
   const items = new Map<string, any>();
   const fake = new CloudWatchFake();
   for (let i = 0; i < n; i++) {
     const name = `ep-${i}`;
-    params.set(`/cfg/${name}`, JSON.stringify({
-      endpointName: name, primaryVariant: 'Primary', fallbackVariant: 'Fallback', parameterName: `/level/${name}`, gpuCount: 0,
-      errorWindowSeconds: 600, metricPeriodSeconds: 60, perGpuMetrics: false, dryRun: false, metricNamespace: 'NS', config: DEFAULT_CONFIG,
-    }));
+    params.set(
+      `/cfg/${name}`,
+      JSON.stringify({
+        endpointName: name,
+        primaryVariant: 'Primary',
+        fallbackVariant: 'Fallback',
+        parameterName: `/level/${name}`,
+        gpuCount: 0,
+        errorWindowSeconds: 600,
+        metricPeriodSeconds: 60,
+        perGpuMetrics: false,
+        dryRun: false,
+        metricNamespace: 'NS',
+        config: DEFAULT_CONFIG,
+      }),
+    );
     params.set(`/level/${name}`, serializeState({ state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0 }, []));
-    items.set(name, { pk: { S: name }, version: { N: '1' }, state: { S: JSON.stringify({ state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0 }) } });
+    items.set(name, {
+      pk: { S: name },
+      version: { N: '1' },
+      state: { S: JSON.stringify({ state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0 }) },
+    });
     fake.putMinutes('/aws/sagemaker/Endpoints', 'MemoryUtilization', { EndpointName: name, VariantName: 'Primary' }, LAST_MINUTE, [40, memory(i)]);
     fake.putMinutes('AWS/SageMaker', 'Invocations', { EndpointName: name, VariantName: 'Primary' }, LAST_MINUTE, Array(10).fill(100));
   }
-  ssm.on(GetParametersCommand).callsFake(input => ({ Parameters: input.Names.filter((x: string) => params.has(x)).map((Name: string) => ({ Name, Value: params.get(Name) })) }));
-  ssm.on(PutParameterCommand).callsFake(input => { params.set(input.Name, input.Value); return {}; });
+  ssm.on(GetParametersCommand).callsFake(input => ({
+    Parameters: input.Names.filter((x: string) => params.has(x)).map((Name: string) => ({ Name, Value: params.get(Name) })),
+  }));
+  ssm.on(PutParameterCommand).callsFake(input => {
+    params.set(input.Name, input.Value);
+    return {};
+  });
   ddb.on(BatchGetItemCommand).callsFake(input => {
     const [[table, req]] = Object.entries<any>(input.RequestItems);
     return { Responses: { [table]: req.Keys.map((k: any) => items.get(k.pk.S)).filter(Boolean) } };
@@ -58,7 +92,10 @@ function fleet(n: number, memory: (i: number) => number, describe: (name: string
 }
 
 beforeEach(() => {
-  sm.reset(); cw.reset(); ssm.reset(); ddb.reset();
+  sm.reset();
+  cw.reset();
+  ssm.reset();
+  ddb.reset();
   jest.spyOn(console, 'log').mockImplementation(() => undefined);
 });
 afterEach(() => jest.restoreAllMocks());
@@ -66,7 +103,11 @@ afterEach(() => jest.restoreAllMocks());
 test('each endpoint is judged on its own metrics, with its own state item and level', async () => {
   const f = fleet(3, i => (i === 1 ? 88 : 45));
   const r = await evaluateFleet(schedule, f.settings, clients, NOW);
-  expect(Object.fromEntries(Object.entries(r.endpoints).map(([k, v]) => [k, v.state]))).toEqual({ 'ep-0': 'CLOSED', 'ep-1': 'DEGRADED', 'ep-2': 'CLOSED' });
+  expect(Object.fromEntries(Object.entries(r.endpoints).map(([k, v]) => [k, v.state]))).toEqual({
+    'ep-0': 'CLOSED',
+    'ep-1': 'DEGRADED',
+    'ep-2': 'CLOSED',
+  });
   expect(JSON.parse(f.items.get('ep-1').state.S).state).toBe('DEGRADED');
   expect(JSON.parse(f.items.get('ep-0').state.S).state).toBe('CLOSED');
   expect(JSON.parse(f.params.get('/level/ep-1')!).level).toBe(1);
@@ -75,11 +116,21 @@ test('each endpoint is judged on its own metrics, with its own state item and le
 });
 
 test('a failing endpoint does not stop the others', async () => {
-  const f = fleet(3, () => 88, name => {
-    if (name === 'ep-0') throw new TypeError('a bug that only this endpoint hits');
-    if (name === 'ep-2') throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: {} });
-    return { EndpointStatus: 'InService', ProductionVariants: [{ VariantName: 'Primary', DesiredWeight: 1, CurrentInstanceCount: 2 }, { VariantName: 'Fallback', DesiredWeight: 0, CurrentInstanceCount: 1 }] };
-  });
+  const f = fleet(
+    3,
+    () => 88,
+    name => {
+      if (name === 'ep-0') throw new TypeError('a bug that only this endpoint hits');
+      if (name === 'ep-2') throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: {} });
+      return {
+        EndpointStatus: 'InService',
+        ProductionVariants: [
+          { VariantName: 'Primary', DesiredWeight: 1, CurrentInstanceCount: 2 },
+          { VariantName: 'Fallback', DesiredWeight: 0, CurrentInstanceCount: 1 },
+        ],
+      };
+    },
+  );
   const r = await evaluateFleet(schedule, f.settings, clients, NOW);
   expect(r.endpoints['ep-0'].outcome).toBe('failed');
   expect(r.endpoints['ep-2'].outcome).toBe('failed');
@@ -87,7 +138,17 @@ test('a failing endpoint does not stop the others', async () => {
 });
 
 test('an endpoint that is Updating waits for its weights; the others are not held up', async () => {
-  const f = fleet(2, () => 88, name => ({ EndpointStatus: name === 'ep-0' ? 'Updating' : 'InService', ProductionVariants: [{ VariantName: 'Primary', DesiredWeight: 1, CurrentInstanceCount: 2 }, { VariantName: 'Fallback', DesiredWeight: 0, CurrentInstanceCount: 1 }] }));
+  const f = fleet(
+    2,
+    () => 88,
+    name => ({
+      EndpointStatus: name === 'ep-0' ? 'Updating' : 'InService',
+      ProductionVariants: [
+        { VariantName: 'Primary', DesiredWeight: 1, CurrentInstanceCount: 2 },
+        { VariantName: 'Fallback', DesiredWeight: 0, CurrentInstanceCount: 1 },
+      ],
+    }),
+  );
   await evaluateFleet(schedule, f.settings, clients, NOW);
   expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map(c => c.args[0].input.EndpointName)).toEqual(['ep-1']);
   expect(JSON.parse(f.params.get('/level/ep-0')!).level).toBe(1); // its level is out all the same
@@ -95,13 +156,21 @@ test('an endpoint that is Updating waits for its weights; the others are not hel
 
 test('an alarm or endpoint event evaluates only its endpoint', async () => {
   const f = fleet(3, () => 88);
-  const alarm = { source: 'aws.cloudwatch', 'detail-type': 'CloudWatch Alarm State Change', detail: { alarmName: 'ep-2-Primary-breaker-HostMemory' } };
+  const alarm = {
+    source: 'aws.cloudwatch',
+    'detail-type': 'CloudWatch Alarm State Change',
+    detail: { alarmName: 'ep-2-Primary-breaker-HostMemory' },
+  };
   expect(Object.keys((await evaluateFleet(alarm, f.settings, clients, NOW)).endpoints)).toEqual(['ep-2']);
-  const event = { source: 'aws.sagemaker', 'detail-type': 'SageMaker Endpoint State Change', detail: { EndpointName: 'ep-1', EndpointStatus: 'IN_SERVICE' } };
+  const event = {
+    source: 'aws.sagemaker',
+    'detail-type': 'SageMaker Endpoint State Change',
+    detail: { EndpointName: 'ep-1', EndpointStatus: 'IN_SERVICE' },
+  };
   expect(Object.keys((await evaluateFleet(event, f.settings, clients, NOW)).endpoints)).toEqual(['ep-1']);
 });
 
-test.each([1, 10, 30])('steady state: the AWS calls of one evaluation of %i endpoints grow far slower than the endpoints', async (n) => {
+test.each([1, 10, 30])('steady state: the AWS calls of one evaluation of %i endpoints grow far slower than the endpoints', async n => {
   const f = fleet(n, () => 45);
   const r = await evaluateFleet(schedule, f.settings, clients, NOW);
   expect(Object.values(r.endpoints).every(e => e.outcome === 'evaluated' && e.state === 'CLOSED')).toBe(true);

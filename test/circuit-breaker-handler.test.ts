@@ -1,7 +1,12 @@
 import { ApplicationAutoScalingClient, RegisterScalableTargetCommand } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { DescribeEndpointCommand, SageMakerClient, SageMakerServiceException, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
+import {
+  DescribeEndpointCommand,
+  SageMakerClient,
+  SageMakerServiceException,
+  UpdateEndpointWeightsAndCapacitiesCommand,
+} from '@aws-sdk/client-sagemaker';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { evaluate, HandlerSettings, perGpuQuery } from '../lambda/circuit-breaker/handler';
@@ -14,13 +19,26 @@ const ssm = mockClient(SSMClient);
 const ddb = mockClient(DynamoDBClient);
 const aas = mockClient(ApplicationAutoScalingClient);
 const clients = {
-  sagemaker: new SageMakerClient({}), cloudwatch: new CloudWatchClient({}), ssm: new SSMClient({}),
-  dynamodb: new DynamoDBClient({}), autoscaling: new ApplicationAutoScalingClient({}),
+  sagemaker: new SageMakerClient({}),
+  cloudwatch: new CloudWatchClient({}),
+  ssm: new SSMClient({}),
+  dynamodb: new DynamoDBClient({}),
+  autoscaling: new ApplicationAutoScalingClient({}),
 };
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 30);
 const settings: HandlerSettings = {
-  endpointName: 'rec', primaryVariant: 'Primary', fallbackVariant: 'Fallback', parameterName: '/breaker/rec', tableName: 'state',
-  gpuCount: 1, errorWindowSeconds: 600, metricPeriodSeconds: 60, perGpuMetrics: false, dryRun: false, metricNamespace: 'NS', config: DEFAULT_CONFIG,
+  endpointName: 'rec',
+  primaryVariant: 'Primary',
+  fallbackVariant: 'Fallback',
+  parameterName: '/breaker/rec',
+  tableName: 'state',
+  gpuCount: 1,
+  errorWindowSeconds: 600,
+  metricPeriodSeconds: 60,
+  perGpuMetrics: false,
+  dryRun: false,
+  metricNamespace: 'NS',
+  config: DEFAULT_CONFIG,
 };
 const scaled: HandlerSettings = {
   ...settings,
@@ -28,10 +46,17 @@ const scaled: HandlerSettings = {
   fallbackCapacity: { min: 1, max: 4, qpsPerInstance: 150 },
 };
 const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
-const alarmEvent = { source: 'aws.cloudwatch', 'detail-type': 'CloudWatch Alarm State Change', detail: { alarmName: 'rec-Primary-breaker-HostMemory', state: { value: 'ALARM' } } };
+const alarmEvent = {
+  source: 'aws.cloudwatch',
+  'detail-type': 'CloudWatch Alarm State Change',
+  detail: { alarmName: 'rec-Primary-breaker-HostMemory', state: { value: 'ALARM' } },
+};
 // As SageMaker sends it (developer guide, automating-sagemaker-with-eventbridge): status in upper snake case.
 const inServiceEvent = {
-  version: '0', source: 'aws.sagemaker', 'detail-type': 'SageMaker Endpoint State Change', resources: ['arn:aws:sagemaker:us-east-1:123456789012:endpoint/rec'],
+  version: '0',
+  source: 'aws.sagemaker',
+  'detail-type': 'SageMaker Endpoint State Change',
+  resources: ['arn:aws:sagemaker:us-east-1:123456789012:endpoint/rec'],
   detail: { EndpointName: 'rec', EndpointStatus: 'IN_SERVICE', ProductionVariants: [{ DesiredWeight: 1.0, DesiredInstanceCount: 2.0 }] },
 };
 
@@ -48,7 +73,8 @@ function table() {
   });
   ddb.on(PutItemCommand).callsFake(input => {
     const version = Number(item?.version?.N ?? 0);
-    const ok = input.ConditionExpression === 'attribute_not_exists(pk)' ? item === undefined : version === Number(input.ExpressionAttributeValues[':v'].N);
+    const ok =
+      input.ConditionExpression === 'attribute_not_exists(pk)' ? item === undefined : version === Number(input.ExpressionAttributeValues[':v'].N);
     if (!ok) throw Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException', $metadata: {} });
     item = structuredClone(input.Item);
     return {};
@@ -59,11 +85,21 @@ function param() {
     if (parameter === undefined) throw Object.assign(new Error('not found'), { name: 'ParameterNotFound', $metadata: {} });
     return { Parameter: { Value: parameter } };
   });
-  ssm.on(PutParameterCommand).callsFake(input => { parameter = input.Value; return { Version: 2 }; });
+  ssm.on(PutParameterCommand).callsFake(input => {
+    parameter = input.Value;
+    return { Version: 2 };
+  });
 }
 /** A stored state: the DynamoDB item and the parameter as a previous evaluation left them. */
 function stored(state?: BreakerState, capacity?: object) {
-  item = state ? { pk: { S: 'breaker' }, version: { N: '7' }, state: { S: JSON.stringify(state) }, ...(capacity ? { capacity: { S: JSON.stringify(capacity) } } : {}) } : undefined;
+  item = state
+    ? {
+        pk: { S: 'breaker' },
+        version: { N: '7' },
+        state: { S: JSON.stringify(state) },
+        ...(capacity ? { capacity: { S: JSON.stringify(capacity) } } : {}),
+      }
+    : undefined;
   parameter = state ? serializeState(state, ['before']) : undefined;
 }
 function endpoint(status = 'InService', primary = 1, fallback = 0, instances: [number, number] = [2, 1]) {
@@ -102,42 +138,70 @@ const CLOSED: BreakerState = { state: 'CLOSED', since: NOW - 3600_000, share: 0,
 const DEGRADED: BreakerState = { state: 'DEGRADED', since: NOW - 60_000, share: 0.5, entryShare: 0.5, step: 0 };
 
 beforeEach(() => {
-  sm.reset(); cw.reset(); ssm.reset(); ddb.reset(); aas.reset();
-  table(); param();
+  sm.reset();
+  cw.reset();
+  ssm.reset();
+  ddb.reset();
+  aas.reset();
+  table();
+  param();
   aas.on(RegisterScalableTargetCommand).resolves({});
   jest.spyOn(console, 'log').mockImplementation(() => undefined);
 });
 afterEach(() => jest.restoreAllMocks());
 
 test('GPU memory at 84 % of the T4 degrades: level published, weights 0.5/0.5; 4 reads, then claim and act', async () => {
-  stored(CLOSED); metrics([40, 41, 42], [60, 70, 84]); endpoint();
+  stored(CLOSED);
+  metrics([40, 41, 42], [60, 70, 84]);
+  endpoint();
   const r = await evaluate(alarmEvent, settings, clients, NOW);
   expect(r).toMatchObject({ outcome: 'evaluated', state: 'DEGRADED', level: 1 });
-  expect(weightCalls()).toEqual([[{ VariantName: 'Primary', DesiredWeight: 0.5 }, { VariantName: 'Fallback', DesiredWeight: 0.5 }]]);
+  expect(weightCalls()).toEqual([
+    [
+      { VariantName: 'Primary', DesiredWeight: 0.5 },
+      { VariantName: 'Fallback', DesiredWeight: 0.5 },
+    ],
+  ]);
   expect(published()).toMatchObject({ level: 1, state: 'DEGRADED' });
-  expect(r.calls).toEqual(['dynamodb:GetItem', 'ssm:GetParameter', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint',
-    'dynamodb:PutItem', 'ssm:PutParameter', 'sagemaker:UpdateEndpointWeightsAndCapacities']);
+  expect(r.calls).toEqual([
+    'dynamodb:GetItem',
+    'ssm:GetParameter',
+    'cloudwatch:GetMetricData',
+    'sagemaker:DescribeEndpoint',
+    'dynamodb:PutItem',
+    'ssm:PutParameter',
+    'sagemaker:UpdateEndpointWeightsAndCapacities',
+  ]);
   expect(JSON.parse(item!.state.S)).toMatchObject({ state: 'DEGRADED', share: 0.5 });
   expect(item!.version.N).toBe('8');
 });
 
 test('steady state costs 4 reads and no writes', async () => {
-  stored(CLOSED); metrics([40, 41], [30, 30]); endpoint();
+  stored(CLOSED);
+  metrics([40, 41], [30, 30]);
+  endpoint();
   const r = await evaluate(schedule, settings, clients, NOW);
   expect(r.calls).toEqual(['dynamodb:GetItem', 'ssm:GetParameter', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint']);
   expect(r.state).toBe('CLOSED');
 });
 
 test('the breaker never sets instance counts', async () => {
-  stored(CLOSED); metrics([97], []); endpoint('InService', 1, 0, [2, 2]);
+  stored(CLOSED);
+  metrics([97], []);
+  endpoint('InService', 1, 0, [2, 2]);
   await evaluate(schedule, settings, clients, NOW);
   for (const call of weightCalls()) for (const v of call!) expect(v.DesiredInstanceCount).toBeUndefined();
-  expect(weightCalls()[0]).toEqual([{ VariantName: 'Primary', DesiredWeight: 0 }, { VariantName: 'Fallback', DesiredWeight: 1 }]);
+  expect(weightCalls()[0]).toEqual([
+    { VariantName: 'Primary', DesiredWeight: 0 },
+    { VariantName: 'Fallback', DesiredWeight: 1 },
+  ]);
 });
 
 describe('while the endpoint is Updating (autoscaling, a deployment, a weight change)', () => {
-  test.each(['Updating', 'SystemUpdating', 'RollingBack'])('%s: the degrade level is published at once, the weights wait', async (status) => {
-    stored(CLOSED); metrics([90], []); endpoint(status);
+  test.each(['Updating', 'SystemUpdating', 'RollingBack'])('%s: the degrade level is published at once, the weights wait', async status => {
+    stored(CLOSED);
+    metrics([90], []);
+    endpoint(status);
     const r = await evaluate(alarmEvent, settings, clients, NOW);
     expect(weightCalls()).toHaveLength(0);
     expect(published()).toMatchObject({ level: 1, state: 'DEGRADED' });
@@ -145,21 +209,35 @@ describe('while the endpoint is Updating (autoscaling, a deployment, a weight ch
   });
 
   test('the refused weight change is applied as soon as SageMaker reports the endpoint InService again', async () => {
-    stored(CLOSED); metrics([90], []); endpoint('Updating');
+    stored(CLOSED);
+    metrics([90], []);
+    endpoint('Updating');
     await evaluate(alarmEvent, settings, clients, NOW);
     expect(weightCalls()).toHaveLength(0);
     endpoint('InService');
     const r = await evaluate(inServiceEvent, settings, clients, NOW + 20_000);
     expect(r.outcome).toBe('evaluated');
-    expect(weightCalls()).toEqual([[{ VariantName: 'Primary', DesiredWeight: 0.5 }, { VariantName: 'Fallback', DesiredWeight: 0.5 }]]);
+    expect(weightCalls()).toEqual([
+      [
+        { VariantName: 'Primary', DesiredWeight: 0.5 },
+        { VariantName: 'Fallback', DesiredWeight: 0.5 },
+      ],
+    ]);
     expect(JSON.parse(item!.state.S).state).toBe('DEGRADED'); // the state did not move again
   });
 
   test('ValidationException "Cannot update in-progress endpoint" (the race after DescribeEndpoint): no throw, level already out', async () => {
-    stored(CLOSED); metrics([90], []); endpoint();
-    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(new SageMakerServiceException({
-      name: 'ValidationException', $fault: 'client', $metadata: {}, message: 'Cannot update in-progress endpoint "arn:..."',
-    }));
+    stored(CLOSED);
+    metrics([90], []);
+    endpoint();
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(
+      new SageMakerServiceException({
+        name: 'ValidationException',
+        $fault: 'client',
+        $metadata: {},
+        message: 'Cannot update in-progress endpoint "arn:..."',
+      }),
+    );
     const r = await evaluate(schedule, settings, clients, NOW);
     expect(r.outcome).toBe('evaluated');
     expect(r.reasons.join()).toMatch(/in progress/);
@@ -170,37 +248,78 @@ describe('while the endpoint is Updating (autoscaling, a deployment, a weight ch
 describe('capacity follows the state (Application Auto Scaling settings, never counts)', () => {
   const registered = () => aas.commandCalls(RegisterScalableTargetCommand).map(c => c.args[0].input);
 
-  test('degrading suspends the primary\'s scale-in and raises the fallback\'s minimum, after the weight call', async () => {
-    stored(CLOSED); metrics([90], []); endpoint('InService', 1, 0, [4, 1]);
+  test("degrading suspends the primary's scale-in and raises the fallback's minimum, after the weight call", async () => {
+    stored(CLOSED);
+    metrics([90], []);
+    endpoint('InService', 1, 0, [4, 1]);
     const r = await evaluate(alarmEvent, scaled, clients, NOW);
     // 1 fallback instance can carry 150 of the primary fleet's 600 QPS: 25 %, not yet the 50 % target.
-    expect(weightCalls()).toEqual([[{ VariantName: 'Primary', DesiredWeight: 0.75 }, { VariantName: 'Fallback', DesiredWeight: 0.25 }]]);
-    expect(registered()).toEqual([
-      { ServiceNamespace: 'sagemaker', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount', ResourceId: 'endpoint/rec/variant/Primary', SuspendedState: { DynamicScalingInSuspended: true } },
-      { ServiceNamespace: 'sagemaker', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount', ResourceId: 'endpoint/rec/variant/Fallback', MinCapacity: 2 },
+    expect(weightCalls()).toEqual([
+      [
+        { VariantName: 'Primary', DesiredWeight: 0.75 },
+        { VariantName: 'Fallback', DesiredWeight: 0.25 },
+      ],
     ]);
-    const order = r.calls.filter(c => !c.startsWith('dynamodb') && !c.endsWith('Get') && !['ssm:GetParameter', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint'].includes(c));
-    expect(order).toEqual(['ssm:PutParameter', 'sagemaker:UpdateEndpointWeightsAndCapacities', 'application-autoscaling:RegisterScalableTarget', 'application-autoscaling:RegisterScalableTarget']);
+    expect(registered()).toEqual([
+      {
+        ServiceNamespace: 'sagemaker',
+        ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+        ResourceId: 'endpoint/rec/variant/Primary',
+        SuspendedState: { DynamicScalingInSuspended: true },
+      },
+      {
+        ServiceNamespace: 'sagemaker',
+        ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+        ResourceId: 'endpoint/rec/variant/Fallback',
+        MinCapacity: 2,
+      },
+    ]);
+    const order = r.calls.filter(
+      c =>
+        !c.startsWith('dynamodb') &&
+        !c.endsWith('Get') &&
+        !['ssm:GetParameter', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint'].includes(c),
+    );
+    expect(order).toEqual([
+      'ssm:PutParameter',
+      'sagemaker:UpdateEndpointWeightsAndCapacities',
+      'application-autoscaling:RegisterScalableTarget',
+      'application-autoscaling:RegisterScalableTarget',
+    ]);
     expect(JSON.parse(item!.capacity.S)).toEqual({ suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
   });
 
   test('once the fallback has its instances, the full share moves; capacity is not registered twice', async () => {
-    stored(DEGRADED, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 }); metrics([85], []); endpoint('InService', 0.75, 0.25, [4, 2]);
+    stored(DEGRADED, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
+    metrics([85], []);
+    endpoint('InService', 0.75, 0.25, [4, 2]);
     await evaluate(schedule, scaled, clients, NOW);
-    expect(weightCalls()).toEqual([[{ VariantName: 'Primary', DesiredWeight: 0.5 }, { VariantName: 'Fallback', DesiredWeight: 0.5 }]]);
+    expect(weightCalls()).toEqual([
+      [
+        { VariantName: 'Primary', DesiredWeight: 0.5 },
+        { VariantName: 'Fallback', DesiredWeight: 0.5 },
+      ],
+    ]);
     expect(registered()).toEqual([]);
   });
 
   test('back to CLOSED: scale-in resumed, the fallback back to its configured minimum', async () => {
     const last: BreakerState = { state: 'RECOVERING', since: NOW - 600_000, share: 1 / 6, entryShare: 0.5, step: 2 };
-    stored(last, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 }); metrics(Array(10).fill(40), []); endpoint('InService', 0.85, 0.15, [4, 2]);
+    stored(last, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
+    metrics(Array(10).fill(40), []);
+    endpoint('InService', 0.85, 0.15, [4, 2]);
     const r = await evaluate(schedule, scaled, clients, NOW);
     expect(r.state).toBe('CLOSED');
-    expect(registered().map(x => x.SuspendedState ?? { MinCapacity: x.MinCapacity })).toEqual([{ DynamicScalingInSuspended: false }, { MinCapacity: 1 }]);
+    expect(registered().map(x => x.SuspendedState ?? { MinCapacity: x.MinCapacity })).toEqual([
+      { DynamicScalingInSuspended: false },
+      { MinCapacity: 1 },
+    ]);
   });
 
   test('an Application Auto Scaling failure is logged and retried next time; weights and level still applied', async () => {
-    stored(CLOSED); metrics([90], []); endpoint('InService', 1, 0, [2, 1]);
+    stored(CLOSED);
+    metrics([90], []);
+    endpoint('InService', 1, 0, [2, 1]);
     aas.on(RegisterScalableTargetCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: {} }));
     const r = await evaluate(alarmEvent, scaled, clients, NOW);
     expect(r.outcome).toBe('evaluated');
@@ -213,7 +332,9 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
 
 describe('state survives stack updates and concurrent evaluations', () => {
   test('a redeploy that resets the parameter to its template value (level 0) is corrected from the state item', async () => {
-    stored(DEGRADED); metrics([85], []); endpoint('InService', 0.5, 0.5);
+    stored(DEGRADED);
+    metrics([85], []);
+    endpoint('InService', 0.5, 0.5);
     parameter = JSON.stringify({ level: 0, state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0, reasons: ['initial'] }); // CloudFormation's value
     const r = await evaluate(schedule, settings, clients, NOW);
     expect(r.state).toBe('DEGRADED');
@@ -222,7 +343,9 @@ describe('state survives stack updates and concurrent evaluations', () => {
   });
 
   test('two evaluations at once (alarm event and schedule): exactly one acts, the other stops as superseded', async () => {
-    stored(CLOSED); metrics([60, 70, 86], []); endpoint();
+    stored(CLOSED);
+    metrics([60, 70, 86], []);
+    endpoint();
     const results = await Promise.all([evaluate(alarmEvent, settings, clients, NOW), evaluate(schedule, settings, clients, NOW + 200)]);
     expect(results.map(r => r.outcome).sort()).toEqual(['evaluated', 'superseded']);
     expect(weightCalls()).toHaveLength(1);
@@ -232,14 +355,16 @@ describe('state survives stack updates and concurrent evaluations', () => {
   });
 
   test('a stale evaluation cannot undo a newer one (no weight flapping)', async () => {
-    stored(CLOSED); endpoint();
+    stored(CLOSED);
+    endpoint();
     const before = structuredClone(item); // what evaluation A reads (version 7, CLOSED)
     metrics([96], []);
     await evaluate(alarmEvent, settings, clients, NOW); // B reads and acts first: OPEN, weights 0/1, version 8
     expect(weightCalls()).toHaveLength(1);
     // A read before B wrote; it sees cool memory and the endpoint at B's weights, and would restore 1/0.
     staleRead = before;
-    metrics([50], []); endpoint('InService', 0, 1);
+    metrics([50], []);
+    endpoint('InService', 0, 1);
     const a = await evaluate(schedule, settings, clients, NOW + 1000);
     expect(a.outcome).toBe('superseded');
     expect(weightCalls()).toHaveLength(1); // no flap back
@@ -247,7 +372,8 @@ describe('state survives stack updates and concurrent evaluations', () => {
   });
 
   test('no stored state, or one that does not parse: a valid one is written', async () => {
-    metrics([40], []); endpoint();
+    metrics([40], []);
+    endpoint();
     item = { pk: { S: 'breaker' }, version: { N: '3' }, state: { S: '{"level": 2, "state": "HALF-OPEN"' } };
     const r = await evaluate(schedule, settings, clients, NOW);
     expect(r.state).toBe('CLOSED');
@@ -261,7 +387,8 @@ describe('state survives stack updates and concurrent evaluations', () => {
 });
 
 test('throttling after the SDK retries: gives up cleanly, writes nothing', async () => {
-  stored(CLOSED); endpoint();
+  stored(CLOSED);
+  endpoint();
   cw.on(GetMetricDataCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { attempts: 4 } }));
   const r = await evaluate(schedule, settings, clients, NOW);
   expect(r.outcome).toBe('failed');
@@ -272,7 +399,9 @@ test('throttling after the SDK retries: gives up cleanly, writes nothing', async
 });
 
 test('no metric data: holds the stored state', async () => {
-  stored({ ...DEGRADED, since: NOW - 3600_000 }); metrics([], []); endpoint('InService', 0.5, 0.5);
+  stored({ ...DEGRADED, since: NOW - 3600_000 });
+  metrics([], []);
+  endpoint('InService', 0.5, 0.5);
   const r = await evaluate(schedule, settings, clients, NOW);
   expect(r.state).toBe('DEGRADED');
   expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(0);
@@ -280,7 +409,9 @@ test('no metric data: holds the stored state', async () => {
 });
 
 test.each([
-  ['null', null], ['a string', 'hello'], ['an S3 event', { source: 'aws.s3', 'detail-type': 'Object Created' }],
+  ['null', null],
+  ['a string', 'hello'],
+  ['an S3 event', { source: 'aws.s3', 'detail-type': 'Object Created' }],
   ['an alarm event without a name', { source: 'aws.cloudwatch', 'detail-type': 'CloudWatch Alarm State Change', detail: {} }],
   ['a SageMaker event of another kind', { source: 'aws.sagemaker', 'detail-type': 'SageMaker Training Job State Change', detail: {} }],
 ])('malformed or foreign event (%s): logged and ignored, no AWS call, no throw', async (_n, ev) => {
@@ -290,7 +421,9 @@ test.each([
 });
 
 test('dry run decides and logs but changes nothing', async () => {
-  stored(CLOSED); metrics([97], []); endpoint();
+  stored(CLOSED);
+  metrics([97], []);
+  endpoint();
   const r = await evaluate(schedule, { ...scaled, dryRun: true }, clients, NOW);
   expect(r.state).toBe('OPEN');
   expect(r.reasons.join()).toMatch(/dry run/);
@@ -300,7 +433,9 @@ test('dry run decides and logs but changes nothing', async () => {
 });
 
 test('repeated events are idempotent', async () => {
-  stored(DEGRADED); metrics([85], []); endpoint('InService', 0.5, 0.5);
+  stored(DEGRADED);
+  metrics([85], []);
+  endpoint('InService', 0.5, 0.5);
   await evaluate(alarmEvent, settings, clients, NOW);
   await evaluate(alarmEvent, settings, clients, NOW);
   expect(weightCalls()).toHaveLength(0);
@@ -311,7 +446,9 @@ test('repeated events are idempotent', async () => {
 test('a JSON decision log and EMF state metrics are written', async () => {
   const logs: string[] = [];
   (console.log as jest.Mock).mockImplementation((s: string) => logs.push(s));
-  stored(CLOSED); metrics([90], []); endpoint();
+  stored(CLOSED);
+  metrics([90], []);
+  endpoint();
   await evaluate(schedule, settings, clients, NOW);
   const decision = logs.map(l => JSON.parse(l)).find(o => o.component === 'circuit-breaker');
   expect(decision).toMatchObject({ outcome: 'evaluated', previous: 'CLOSED', state: 'DEGRADED', memory: 90 });
@@ -321,7 +458,8 @@ test('a JSON decision log and EMF state metrics are written', async () => {
 });
 
 test('an unexpected bug is rethrown so Lambda retries and the DLQ keeps the event', async () => {
-  stored(CLOSED); endpoint();
+  stored(CLOSED);
+  endpoint();
   cw.on(GetMetricDataCommand).resolves({ MetricDataResults: [{ Id: 'mem', Timestamps: [new Date(NOW)], Values: undefined as any }] });
   await expect(evaluate(schedule, settings, clients, NOW)).rejects.toThrow(TypeError);
 });
@@ -337,7 +475,8 @@ describe('the 5XX window matches the alarm: exactly the 10 minutes before now, a
   };
 
   test('an error burst 6–10 minutes old opens the breaker (the newest 5 minutes are clean)', async () => {
-    stored(CLOSED); endpoint();
+    stored(CLOSED);
+    endpoint();
     // oldest first: minutes −10 … −6 at 20 % errors, then −5 … −1 clean: 100 / 1000 = 10 % ≥ 5 %.
     perMinute([20, 20, 20, 20, 20, 0, 0, 0, 0, 0], Array(10).fill(100));
     const r = await evaluate(alarmEvent, settings, clients, NOW);
@@ -346,14 +485,16 @@ describe('the 5XX window matches the alarm: exactly the 10 minutes before now, a
   });
 
   test('a burst 11–15 minutes old is outside the window and does not open it', async () => {
-    stored(CLOSED); endpoint();
+    stored(CLOSED);
+    endpoint();
     perMinute([50, 50, 50, 50, 50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], Array(15).fill(100));
     const r = await evaluate(alarmEvent, settings, clients, NOW);
     expect(r.state).toBe('CLOSED');
   });
 
   test('the query asks for 1-minute buckets over a range that starts and ends on minute boundaries', async () => {
-    stored(CLOSED); endpoint();
+    stored(CLOSED);
+    endpoint();
     const fake = perMinute(Array(10).fill(0), Array(10).fill(100));
     await evaluate(schedule, settings, clients, NOW);
     const q = fake.requests[0];
@@ -364,7 +505,8 @@ describe('the 5XX window matches the alarm: exactly the 10 minutes before now, a
 });
 
 test('data delivered 3 minutes late still degrades (staleness judged on the newest point)', async () => {
-  stored(CLOSED); endpoint();
+  stored(CLOSED);
+  endpoint();
   metrics([40, 50, 60, 82, 85], [], 0, 1000, 180);
   const r = await evaluate(alarmEvent, settings, clients, NOW);
   // The two newest minutes (82, 85) are not delivered yet: 60 is the newest visible point.
@@ -380,7 +522,8 @@ describe('seen within seconds, on every GPU', () => {
   const tenSecond = { ...settings, metricPeriodSeconds: 10 };
 
   test('10-second data: degrades on the newest 10-s point (a 1-minute average would hide it)', async () => {
-    stored(CLOSED); endpoint();
+    stored(CLOSED);
+    endpoint();
     const fake = new CloudWatchFake();
     for (let i = 0; i < 30; i++) fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, TEN - (29 - i) * 10_000, i < 29 ? 50 : 83);
     serve(fake);
@@ -390,7 +533,8 @@ describe('seen within seconds, on every GPU', () => {
   });
 
   test('no 10-second data stored: the 1-minute series is used instead (the design still works at 60 s)', async () => {
-    stored(CLOSED); endpoint();
+    stored(CLOSED);
+    endpoint();
     metrics([40, 50, 81], []);
     const r = await evaluate(alarmEvent, tenSecond, clients, NOW);
     expect(r.state).toBe('DEGRADED');
@@ -398,7 +542,8 @@ describe('seen within seconds, on every GPU', () => {
 
   test('one hot GPU of four (100 %) with the others at 40 % degrades and opens, though the summed metric reads 220 of 400', async () => {
     const fourGpus: HandlerSettings = { ...settings, gpuCount: 4, perGpuMetrics: true };
-    stored(CLOSED); endpoint('InService', 1, 0, [2, 2]);
+    stored(CLOSED);
+    endpoint('InService', 1, 0, [2, 2]);
     const fake = metrics([30, 30, 30], [160, 190, 220]);
     const perGpu = { ...DIMS, InstanceId: 'i-1', AcceleratorId: 'GPU-2' };
     fake.putMinutes('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', perGpu, LAST_MINUTE, [70, 85, 100]);
@@ -410,7 +555,9 @@ describe('seen within seconds, on every GPU', () => {
       expect(input.MetricDataQueries).toHaveLength(1);
       expect(insights.Expression).toBe(perGpuQuery('rec', 'Primary'));
       if (insightsFails) throw Object.assign(new Error('invalid query'), { name: 'InvalidParameterValueException', $metadata: {} });
-      return { MetricDataResults: [{ Id: insights.Id, Timestamps: [60_000 * 2, 60_000, 0].map(d => new Date(LAST_MINUTE - d)), Values: [70, 85, 100] }] };
+      return {
+        MetricDataResults: [{ Id: insights.Id, Timestamps: [60_000 * 2, 60_000, 0].map(d => new Date(LAST_MINUTE - d)), Values: [70, 85, 100] }],
+      };
     });
     const r = await evaluate(alarmEvent, fourGpus, clients, NOW);
     expect(r.state).toBe('OPEN'); // 100 % on one GPU ≥ 95 %

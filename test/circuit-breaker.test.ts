@@ -13,7 +13,10 @@ describe('recommender example breaker', () => {
 
   test('function: Node.js 24 on arm64, no reserved concurrency by default, DLQ, log retention', () => {
     t.hasResourceProperties('AWS::Lambda::Function', {
-      Runtime: 'nodejs24.x', Architectures: ['arm64'], ReservedConcurrentExecutions: Match.absent(), Handler: 'index.handler',
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      ReservedConcurrentExecutions: Match.absent(),
+      Handler: 'index.handler',
       DeadLetterConfig: { TargetArn: Match.anyValue() },
       Environment: { Variables: Match.objectLike({ PRIMARY_VARIANT: 'Primary', FALLBACK_VARIANT: 'Fallback', GPU_COUNT: '1', DRY_RUN: 'false' }) },
     });
@@ -21,7 +24,9 @@ describe('recommender example breaker', () => {
   });
 
   test('alarms at 80 % host and GPU memory and 5 % 5XX over 10 minutes', () => {
-    const alarms = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties).filter(p => p.AlarmName.includes('-breaker-'));
+    const alarms = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[])
+      .map(a => a.Properties)
+      .filter(p => p.AlarmName.includes('-breaker-'));
     const host = alarms.find(a => a.AlarmName.endsWith('HostMemory'));
     expect(host).toMatchObject({ MetricName: 'MemoryUtilization', Statistic: 'Maximum', Threshold: 80 });
     expect(alarms.find(a => a.AlarmName.endsWith('GpuMemory'))).toMatchObject({ MetricName: 'GPUMemoryUtilization', Threshold: 80 });
@@ -32,13 +37,19 @@ describe('recommender example breaker', () => {
 
   test('EventBridge rule on those alarms and a 1-minute schedule, both to the function', () => {
     t.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['aws.cloudwatch'], 'detail-type': ['CloudWatch Alarm State Change'], resources: Match.arrayWith([{ 'Fn::GetAtt': [Match.stringLikeRegexp('CircuitBreakerHostMemory'), 'Arn'] }]) },
+      EventPattern: {
+        source: ['aws.cloudwatch'],
+        'detail-type': ['CloudWatch Alarm State Change'],
+        resources: Match.arrayWith([{ 'Fn::GetAtt': [Match.stringLikeRegexp('CircuitBreakerHostMemory'), 'Arn'] }]),
+      },
     });
     t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
   });
 
   test('role: SageMaker actions on this endpoint ARN only, SSM on its parameter only', () => {
-    const policies = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).filter(p => JSON.stringify(p).includes('UpdateEndpointWeightsAndCapacities'));
+    const policies = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).filter(p =>
+      JSON.stringify(p).includes('UpdateEndpointWeightsAndCapacities'),
+    );
     expect(policies).toHaveLength(1);
     const statements = policies[0].Properties.PolicyDocument.Statement as any[];
     const sm = statements.find(s => JSON.stringify(s.Action).includes('sagemaker:'));
@@ -55,7 +66,9 @@ describe('recommender example breaker', () => {
 
   test('the container learns where its degrade level is and may read it', () => {
     t.hasResourceProperties('AWS::SageMaker::Model', {
-      PrimaryContainer: Match.objectLike({ Environment: Match.objectLike({ RESILIENT_ENDPOINT_DEGRADE_PARAMETER: { Ref: Match.stringLikeRegexp('CircuitBreakerState') } }) }),
+      PrimaryContainer: Match.objectLike({
+        Environment: Match.objectLike({ RESILIENT_ENDPOINT_DEGRADE_PARAMETER: { Ref: Match.stringLikeRegexp('CircuitBreakerState') } }),
+      }),
     });
     t.hasResourceProperties('AWS::SSM::Parameter', { Type: 'String', Value: Match.stringLikeRegexp('"level":0') });
   });
@@ -68,11 +81,22 @@ describe('recommender example breaker', () => {
 
 test('usable alone for any endpoint; dry run; reserved concurrency only when asked', () => {
   const { stack } = newStack();
-  new CircuitBreaker(stack, 'B', { endpointName: 'legacy', primaryVariantName: 'AllTraffic', primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE, dryRun: true, reservedConcurrency: 1 });
+  new CircuitBreaker(stack, 'B', {
+    endpointName: 'legacy',
+    primaryVariantName: 'AllTraffic',
+    primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    dryRun: true,
+    reservedConcurrency: 1,
+  });
   const t = Template.fromStack(stack);
-  t.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 1, Environment: { Variables: Match.objectLike({ DRY_RUN: 'true', FALLBACK_VARIANT: '', GPU_COUNT: '0', ERROR_WINDOW_SECONDS: '600' }) } });
-  expect((Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties.AlarmName).sort())
-    .toEqual(['legacy-AllTraffic-breaker-ErrorRate', 'legacy-AllTraffic-breaker-HostMemory']);
+  t.hasResourceProperties('AWS::Lambda::Function', {
+    ReservedConcurrentExecutions: 1,
+    Environment: { Variables: Match.objectLike({ DRY_RUN: 'true', FALLBACK_VARIANT: '', GPU_COUNT: '0', ERROR_WINDOW_SECONDS: '600' }) },
+  });
+  expect((Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties.AlarmName).sort()).toEqual([
+    'legacy-AllTraffic-breaker-ErrorRate',
+    'legacy-AllTraffic-breaker-HostMemory',
+  ]);
 });
 
 test('invalid thresholds fail synthesis with every error', () => {
@@ -83,7 +107,9 @@ test('invalid thresholds fail synthesis with every error', () => {
     circuitBreaker: { degradeAtPercent: 60, recoverBelowPercent: 75, recoverySteps: 0, recoveryDwell: Duration.hours(1) },
   });
   const msg = synthError(app);
-  expect(msg).toMatch(/circuitBreaker thresholds: got recover 75 \/ degrade 60 \/ critical 95; allowed: recoverBelowPercent < degradeAtPercent < criticalAtPercent/);
+  expect(msg).toMatch(
+    /circuitBreaker thresholds: got recover 75 \/ degrade 60 \/ critical 95; allowed: recoverBelowPercent < degradeAtPercent < criticalAtPercent/,
+  );
   expect(msg).toMatch(/circuitBreaker\.recoverySteps: got 0/);
   expect(msg).toMatch(/circuitBreaker\.recoveryDwell \(s\): got 3600/);
 });
@@ -101,10 +127,14 @@ describe('seeing memory within seconds; acting while the endpoint is Updating', 
   });
 
   test('memory triggers are high-resolution alarms on one 10-s period; the function reads at that period', () => {
-    const alarms = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties).filter(p => JSON.stringify(p.AlarmName).includes('-breaker-'));
+    const alarms = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[])
+      .map(a => a.Properties)
+      .filter(p => JSON.stringify(p.AlarmName).includes('-breaker-'));
     const host = alarms.find(a => JSON.stringify(a.AlarmName).includes('HostMemory'));
     expect(host).toMatchObject({ Period: 10, EvaluationPeriods: 1, Threshold: 80 });
-    t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ METRIC_PERIOD_SECONDS: '10', PER_GPU_METRICS: 'true' }) } });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ METRIC_PERIOD_SECONDS: '10', PER_GPU_METRICS: 'true' }) },
+    });
   });
 
   test('SageMaker endpoint state changes of this endpoint trigger an evaluation (weights refused while Updating are retried at once)', () => {
@@ -116,18 +146,21 @@ describe('seeing memory within seconds; acting while the endpoint is Updating', 
 
   test('state in a DynamoDB table (PITR, encrypted) the function may only get and put; capacity bounds passed to the function', () => {
     t.hasResourceProperties('AWS::DynamoDB::Table', {
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }], BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
     });
     const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
     const ddb = statements.find(s => JSON.stringify(s.Action).includes('dynamodb:'));
     expect(ddb.Action).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
     t.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({
-        PRIMARY_CAPACITY: JSON.stringify({ min: 2, max: 4, qpsPerInstance: 150 }),
-        FALLBACK_CAPACITY: JSON.stringify({ min: 1, max: 4, qpsPerInstance: 150 }),
-        TABLE_NAME: { Ref: Match.stringLikeRegexp('CircuitBreakerStateTable') },
-      }) },
+      Environment: {
+        Variables: Match.objectLike({
+          PRIMARY_CAPACITY: JSON.stringify({ min: 2, max: 4, qpsPerInstance: 150 }),
+          FALLBACK_CAPACITY: JSON.stringify({ min: 1, max: 4, qpsPerInstance: 150 }),
+          TABLE_NAME: { Ref: Match.stringLikeRegexp('CircuitBreakerStateTable') },
+        }),
+      },
     });
   });
 
@@ -138,34 +171,55 @@ describe('seeing memory within seconds; acting while the endpoint is Updating', 
     expect(tagKey).toBe('aws:ResourceTag/resilient-endpoint:circuit-breaker');
     const targets = Object.values(t.findResources('AWS::ApplicationAutoScaling::ScalableTarget')) as any[];
     expect(targets).toHaveLength(2);
-    for (const target of targets) expect(target.Properties.Tags).toEqual(expect.arrayContaining([{ Key: 'resilient-endpoint:circuit-breaker', Value: tagValue }]));
+    for (const target of targets)
+      expect(target.Properties.Tags).toEqual(expect.arrayContaining([{ Key: 'resilient-endpoint:circuit-breaker', Value: tagValue }]));
   });
 });
 
 test('multi-GPU types alarm on the hottest GPU (Metrics Insights MAX over per-GPU series) as well as the summed metric', () => {
   const { stack } = newStack();
-  new ResilientEndpoint(stack, 'E', { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') }, instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE });
+  new ResilientEndpoint(stack, 'E', {
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE,
+  });
   const alarms = (Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties);
   const hottest = alarms.filter(a => JSON.stringify(a.Metrics ?? '').includes('SELECT MAX(GPUMemoryUtilization)'));
   expect(hottest.map(a => a.Threshold).sort()).toEqual([80, 85]); // breaker trigger and infrastructure alarm, per GPU (0–100)
   for (const a of hottest) {
-    expect(a.Metrics).toEqual([expect.objectContaining({
-      Expression: expect.stringMatching(/^SELECT MAX\(GPUMemoryUtilization\) FROM SCHEMA\("\/aws\/sagemaker\/Endpoints", AcceleratorId, EndpointName, InstanceId, VariantName\) WHERE EndpointName = '.+' AND VariantName = 'Primary'$/),
-      Period: expect.any(Number),
-    })]);
+    expect(a.Metrics).toEqual([
+      expect.objectContaining({
+        Expression: expect.stringMatching(
+          /^SELECT MAX\(GPUMemoryUtilization\) FROM SCHEMA\("\/aws\/sagemaker\/Endpoints", AcceleratorId, EndpointName, InstanceId, VariantName\) WHERE EndpointName = '.+' AND VariantName = 'Primary'$/,
+        ),
+        Period: expect.any(Number),
+      }),
+    ]);
   }
   // The summed metric stays: 85 % of 4 GPUs for the infrastructure alarm, 80 % of 4 for the breaker's trigger.
-  expect(alarms.filter(a => a.MetricName === 'GPUMemoryUtilization').map(a => a.Threshold).sort()).toEqual([320, 340]);
+  expect(
+    alarms
+      .filter(a => a.MetricName === 'GPUMemoryUtilization')
+      .map(a => a.Threshold)
+      .sort(),
+  ).toEqual([320, 340]);
 });
 
 test('metric publishing: opt out to 1-minute standard metrics; other periods are rejected', () => {
   const { app, stack } = newStack();
-  new ResilientEndpoint(stack, 'E', { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE,
-    metricPublishing: { frequency: Duration.minutes(1), enhancedMetrics: false } });
-  Template.fromStack(stack).hasResourceProperties('AWS::SageMaker::EndpointConfig', { MetricsConfig: { MetricPublishFrequencyInSeconds: 60, EnableEnhancedMetrics: false, EnableDetailedObservability: false } });
+  new ResilientEndpoint(stack, 'E', {
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    metricPublishing: { frequency: Duration.minutes(1), enhancedMetrics: false },
+  });
+  Template.fromStack(stack).hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+    MetricsConfig: { MetricPublishFrequencyInSeconds: 60, EnableEnhancedMetrics: false, EnableDetailedObservability: false },
+  });
   expect(synthError(app)).toBe('');
   const bad = newStack();
-  new ResilientEndpoint(bad.stack, 'E', { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE,
-    metricPublishing: { frequency: Duration.seconds(15) } });
+  new ResilientEndpoint(bad.stack, 'E', {
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    metricPublishing: { frequency: Duration.seconds(15) },
+  });
   expect(synthError(bad.app)).toMatch(/metricPublishing\.frequency \(s\): got 15; allowed: 10, 30, 60, 120, 180, 240, 300/);
 });

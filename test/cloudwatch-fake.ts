@@ -48,8 +48,7 @@ export class CloudWatchFake {
       const ms = q.MetricStat!;
       const period = ms.Period! * 1000;
       const dims = Object.fromEntries((ms.Metric!.Dimensions ?? []).map(d => [d.Name!, d.Value!]));
-      const samples = (this.series.get(key(ms.Metric!.Namespace!, ms.Metric!.MetricName!, dims)) ?? [])
-        .filter(s => s.t + this.delayS * 1000 <= now);
+      const samples = (this.series.get(key(ms.Metric!.Namespace!, ms.Metric!.MetricName!, dims)) ?? []).filter(s => s.t + this.delayS * 1000 <= now);
       const align = period >= 60_000 ? 60_000 : period;
       const first = Math.floor(start / align) * align;
       const timestamps: Date[] = [];
@@ -71,16 +70,25 @@ export class CloudWatchFake {
 }
 
 function key(namespace: string, metricName: string, dimensions: Record<string, string>): string {
-  return `${namespace}|${metricName}|${Object.keys(dimensions).sort().map(k => `${k}=${dimensions[k]}`).join(',')}`;
+  return `${namespace}|${metricName}|${Object.keys(dimensions)
+    .sort()
+    .map(k => `${k}=${dimensions[k]}`)
+    .join(',')}`;
 }
 
 function stat(name: string, xs: number[]): number {
   switch (name) {
-    case 'Sum': return xs.reduce((a, b) => a + b, 0);
-    case 'Maximum': return Math.max(...xs);
-    case 'Minimum': return Math.min(...xs);
-    case 'Average': return xs.reduce((a, b) => a + b, 0) / xs.length;
-    case 'SampleCount': return xs.length;
-    default: throw new Error(`CloudWatchFake: statistic ${name} not modelled`);
+    case 'Sum':
+      return xs.reduce((a, b) => a + b, 0);
+    case 'Maximum':
+      return Math.max(...xs);
+    case 'Minimum':
+      return Math.min(...xs);
+    case 'Average':
+      return xs.reduce((a, b) => a + b, 0) / xs.length;
+    case 'SampleCount':
+      return xs.length;
+    default:
+      throw new Error(`CloudWatchFake: statistic ${name} not modelled`);
   }
 }

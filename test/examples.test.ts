@@ -38,7 +38,8 @@ function untar(file: string): Map<string, Buffer> {
 }
 
 const { rec, clu } = exampleStacks();
-const envOf = (t: typeof rec, variant = 0) => (Object.values(t.findResources('AWS::SageMaker::Model')) as any[])[variant].Properties.PrimaryContainer.Environment;
+const envOf = (t: typeof rec, variant = 0) =>
+  (Object.values(t.findResources('AWS::SageMaker::Model')) as any[])[variant].Properties.PrimaryContainer.Environment;
 
 describe('clustering model.tar.gz (scikit-learn image)', () => {
   const files = untar(exampleModelArtifact('clustering'));
@@ -52,12 +53,17 @@ describe('clustering model.tar.gz (scikit-learn image)', () => {
     expect([near(2, 2), near(8, 3), near(5, 8)]).toEqual([true, true, true]);
   });
 
-  test('code/inference.py with the runtime helper beside it; the model\'s environment points there', () => {
+  test("code/inference.py with the runtime helper beside it; the model's environment points there", () => {
     // sagemaker-containers imports SAGEMAKER_PROGRAM from SAGEMAKER_SUBMIT_DIRECTORY, which may be the
     // code directory inside the model (as the SageMaker Python SDK sets it for network-isolated models).
     expect(files.get('code/inference.py')!.toString()).toMatch(/def model_fn\(model_dir\)[\s\S]*def predict_fn/);
     for (const f of ['__init__.py', 'degrade.py', 'tiers.py', 'metrics.py']) expect(files.has(`code/resilient_endpoint_runtime/${f}`)).toBe(true);
-    expect(envOf(clu)).toMatchObject({ SAGEMAKER_PROGRAM: 'inference.py', SAGEMAKER_SUBMIT_DIRECTORY: '/opt/ml/model/code', MAX_SEQ_LEN: '3000', DEGRADED_MAX_SEQ_LEN: '512' });
+    expect(envOf(clu)).toMatchObject({
+      SAGEMAKER_PROGRAM: 'inference.py',
+      SAGEMAKER_SUBMIT_DIRECTORY: '/opt/ml/model/code',
+      MAX_SEQ_LEN: '3000',
+      DEGRADED_MAX_SEQ_LEN: '512',
+    });
   });
 });
 
@@ -79,7 +85,10 @@ describe('recommender model.tar.gz (PyTorch image)', () => {
 
 test('context values still override the image and the model (your own artifacts)', () => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new ClusteringStack(app, 'Own', { imageUri: '123456789012.dkr.ecr.eu-west-1.amazonaws.com/my-kmeans:7', modelDataUrl: 's3://my-models/kmeans/model.tar.gz' });
+  const stack = new ClusteringStack(app, 'Own', {
+    imageUri: '123456789012.dkr.ecr.eu-west-1.amazonaws.com/my-kmeans:7',
+    modelDataUrl: 's3://my-models/kmeans/model.tar.gz',
+  });
   const container = (Object.values(Template.fromStack(stack).findResources('AWS::SageMaker::Model'))[0] as any).Properties.PrimaryContainer;
   expect(container.Image).toBe('123456789012.dkr.ecr.eu-west-1.amazonaws.com/my-kmeans:7');
   expect(container.ModelDataUrl).toBe('s3://my-models/kmeans/model.tar.gz');

@@ -9,7 +9,7 @@ const props = { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLAR
 const newApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
 const env = { account: '123456789012', region: 'us-east-1' };
 
-test('12 endpoints in one stack: a clear synth error before CloudFormation\'s TooManyResourcesInStack', () => {
+test("12 endpoints in one stack: a clear synth error before CloudFormation's TooManyResourcesInStack", () => {
   const app = newApp();
   const stack = new Stack(app, 'Crowded', { env });
   for (let i = 0; i < 12; i++) new ResilientEndpoint(stack, `E${i}`, props);
@@ -60,10 +60,12 @@ describe('one shared breaker function per fleet', () => {
     t.resourceCountIs('AWS::Logs::LogGroup', 1);
     t.resourceCountIs('AWS::DynamoDB::Table', 1);
     t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
-    t.hasResourceProperties('AWS::Events::Rule', { EventPattern: { source: ['aws.cloudwatch'], detail: { alarmName: [{ wildcard: '*-breaker-*' }] } } });
+    t.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.cloudwatch'], detail: { alarmName: [{ wildcard: '*-breaker-*' }] } },
+    });
   });
 
-  test('least privilege: the SageMaker actions name exactly the fleet\'s 30 endpoints (no wildcard); its settings reach the function', () => {
+  test("least privilege: the SageMaker actions name exactly the fleet's 30 endpoints (no wildcard); its settings reach the function", () => {
     const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
     const sm = statements.find(s => JSON.stringify(s.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
     expect(sm.Resource).toHaveLength(30);
@@ -83,7 +85,9 @@ describe('one shared breaker function per fleet', () => {
     fb.addEndpoint('Two', props);
     expect(fa.sharedBreaker).not.toBe(fb.sharedBreaker);
     for (const s of [a, b]) {
-      const statements = (Object.values(Template.fromStack(s).findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+      const statements = (Object.values(Template.fromStack(s).findResources('AWS::IAM::Policy')) as any[]).flatMap(
+        p => p.Properties.PolicyDocument.Statement,
+      );
       const sm = statements.find(x => JSON.stringify(x.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
       expect([sm.Resource].flat()).toHaveLength(1);
     }

@@ -16,12 +16,28 @@ function envOf(stack: Stack): Record<string, string> {
 
 const families: [string, string, ModelServer, string[], string[]][] = [
   // image family, repository:tag, contract, variables that must be written, prefixes that must not appear
-  ['PyTorch', 'pytorch-inference:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker', ModelServer.TORCHSERVE,
-    ['TS_MAX_REQUEST_SIZE', 'TS_DEFAULT_RESPONSE_TIMEOUT', 'TS_DEFAULT_WORKERS_PER_MODEL', 'SAGEMAKER_MODEL_SERVER_WORKERS'], ['MMS_']],
-  ['Hugging Face', 'huggingface-pytorch-inference:2.1.0-transformers4.37.0-gpu-py310-cu118-ubuntu20.04', ModelServer.SAGEMAKER_INFERENCE_TOOLKIT,
-    ['MMS_MAX_REQUEST_SIZE', 'SAGEMAKER_MODEL_SERVER_TIMEOUT', 'SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS'], ['TS_']],
+  [
+    'PyTorch',
+    'pytorch-inference:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker',
+    ModelServer.TORCHSERVE,
+    ['TS_MAX_REQUEST_SIZE', 'TS_DEFAULT_RESPONSE_TIMEOUT', 'TS_DEFAULT_WORKERS_PER_MODEL', 'SAGEMAKER_MODEL_SERVER_WORKERS'],
+    ['MMS_'],
+  ],
+  [
+    'Hugging Face',
+    'huggingface-pytorch-inference:2.1.0-transformers4.37.0-gpu-py310-cu118-ubuntu20.04',
+    ModelServer.SAGEMAKER_INFERENCE_TOOLKIT,
+    ['MMS_MAX_REQUEST_SIZE', 'SAGEMAKER_MODEL_SERVER_TIMEOUT', 'SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS'],
+    ['TS_'],
+  ],
   ['MXNet', 'mxnet-inference:1.9.0-cpu-py38-ubuntu20.04-sagemaker', ModelServer.SAGEMAKER_INFERENCE_TOOLKIT, ['MMS_MAX_REQUEST_SIZE'], ['TS_']],
-  ['scikit-learn', 'sagemaker-scikit-learn:1.2-1-cpu-py3', ModelServer.SCIKIT_LEARN, ['SAGEMAKER_MODEL_SERVER_WORKERS', 'SAGEMAKER_MODEL_SERVER_TIMEOUT'], ['MMS_', 'TS_', 'MAX_CONTENT_LENGTH']],
+  [
+    'scikit-learn',
+    'sagemaker-scikit-learn:1.2-1-cpu-py3',
+    ModelServer.SCIKIT_LEARN,
+    ['SAGEMAKER_MODEL_SERVER_WORKERS', 'SAGEMAKER_MODEL_SERVER_TIMEOUT'],
+    ['MMS_', 'TS_', 'MAX_CONTENT_LENGTH'],
+  ],
   ['XGBoost', 'sagemaker-xgboost:1.7-1', ModelServer.XGBOOST, ['MAX_CONTENT_LENGTH'], ['MMS_', 'TS_', 'SAGEMAKER_MODEL_SERVER_WORKERS']],
   ['TensorFlow', 'tensorflow-inference:2.14.1-cpu', ModelServer.NONE, [], ['MMS_', 'TS_', 'SAGEMAKER_MODEL_SERVER', 'MAX_CONTENT_LENGTH']],
 ];
@@ -34,7 +50,7 @@ describe.each(families)('%s image', (_family, repoTag, server, written, absent) 
     expect(ContainerImage.fromImageUri(`763104351884.dkr.ecr.eu-west-1.amazonaws.com/${repoTag}`).modelServer).toBe(server);
   });
 
-  test('fromDlc: the region\'s account, the variables that server reads and no others, no warning', () => {
+  test("fromDlc: the region's account, the variables that server reads and no others, no warning", () => {
     const { stack } = newStack();
     new ResilientEndpoint(stack, 'E', { model: { image: ContainerImage.fromDlc(repo, tag) }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
     const t = Template.fromStack(stack);
@@ -51,10 +67,18 @@ describe.each(families)('%s image', (_family, repoTag, server, written, absent) 
 test('region-agnostic stacks resolve both accounts per region with Fn::FindInMap', () => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'Agnostic');
-  new ResilientEndpoint(stack, 'Sk', { model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
-  new ResilientEndpoint(stack, 'Pt', { model: { image: ContainerImage.fromDlc('pytorch-inference', '2.3.0-cpu-py311-ubuntu20.04-sagemaker') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+  new ResilientEndpoint(stack, 'Sk', {
+    model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  });
+  new ResilientEndpoint(stack, 'Pt', {
+    model: { image: ContainerImage.fromDlc('pytorch-inference', '2.3.0-cpu-py311-ubuntu20.04-sagemaker') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  });
   const t = Template.fromStack(stack).toJSON();
-  const images = Object.values(t.Resources).filter((r: any) => r.Type === 'AWS::SageMaker::Model').map((r: any) => JSON.stringify(r.Properties.PrimaryContainer.Image));
+  const images = Object.values(t.Resources)
+    .filter((r: any) => r.Type === 'AWS::SageMaker::Model')
+    .map((r: any) => JSON.stringify(r.Properties.PrimaryContainer.Image));
   expect(images.every(i => i.includes('Fn::FindInMap'))).toBe(true);
   const mappings = JSON.stringify(t.Mappings);
   expect(mappings).toContain('"eu-west-1":{"account":"141502667606"}'); // scikit-learn in Ireland
@@ -63,8 +87,13 @@ test('region-agnostic stacks resolve both accounts per region with Fn::FindInMap
 
 test('an unknown image gets the toolkit contract with a warning that says how to choose', () => {
   const { stack } = newStack();
-  new ResilientEndpoint(stack, 'E', { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/my-server:1') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
-  expect(warnings(stack).join('\n')).toMatch(/not an AWS framework image .* modelServer: \{ server: ModelServer\.TORCHSERVE \| SCIKIT_LEARN \| XGBOOST \| NONE \}/);
+  new ResilientEndpoint(stack, 'E', {
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/my-server:1') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  });
+  expect(warnings(stack).join('\n')).toMatch(
+    /not an AWS framework image .* modelServer: \{ server: ModelServer\.TORCHSERVE \| SCIKIT_LEARN \| XGBOOST \| NONE \}/,
+  );
   expect(envOf(stack).MMS_MAX_REQUEST_SIZE).toBe('6291456');
 });
 
@@ -73,13 +102,22 @@ describe('units and unsupported tuning', () => {
   test('MMS timeouts in whole minutes (rounded up), the seconds variants in seconds; TorchServe and gunicorn in seconds', () => {
     const o = { responseTimeout: Duration.seconds(90) };
     expect(tuneModelServer(m5, undefined, { ...o, server: ModelServer.SAGEMAKER_INFERENCE_TOOLKIT }).environment).toMatchObject({
-      SAGEMAKER_MODEL_SERVER_TIMEOUT: '2', MMS_DEFAULT_RESPONSE_TIMEOUT: '2', SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS: '90', MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS: '90',
+      SAGEMAKER_MODEL_SERVER_TIMEOUT: '2',
+      MMS_DEFAULT_RESPONSE_TIMEOUT: '2',
+      SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS: '90',
+      MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS: '90',
     });
-    expect(tuneModelServer(m5, undefined, { ...o, server: ModelServer.TORCHSERVE }).environment).toMatchObject({ TS_DEFAULT_RESPONSE_TIMEOUT: '90', SAGEMAKER_MODEL_SERVER_TIMEOUT: '90' });
-    expect(tuneModelServer(m5, undefined, { ...o, server: ModelServer.SCIKIT_LEARN }).environment).toEqual({ SAGEMAKER_MODEL_SERVER_WORKERS: '6', SAGEMAKER_MODEL_SERVER_TIMEOUT: '90' });
+    expect(tuneModelServer(m5, undefined, { ...o, server: ModelServer.TORCHSERVE }).environment).toMatchObject({
+      TS_DEFAULT_RESPONSE_TIMEOUT: '90',
+      SAGEMAKER_MODEL_SERVER_TIMEOUT: '90',
+    });
+    expect(tuneModelServer(m5, undefined, { ...o, server: ModelServer.SCIKIT_LEARN }).environment).toEqual({
+      SAGEMAKER_MODEL_SERVER_WORKERS: '6',
+      SAGEMAKER_MODEL_SERVER_TIMEOUT: '90',
+    });
   });
 
-  test('XGBoost: one worker per CPU whatever is asked; MAX_CONTENT_LENGTH capped at the image\'s 20 MiB', () => {
+  test("XGBoost: one worker per CPU whatever is asked; MAX_CONTENT_LENGTH capped at the image's 20 MiB", () => {
     const x = tuneModelServer(m5, undefined, { server: ModelServer.XGBOOST, workers: 2, maxRequestSize: Size.mebibytes(64) });
     expect(x.workers).toBe(4);
     expect(x.environment).toEqual({ MAX_CONTENT_LENGTH: String(20 * 1024 * 1024) });
@@ -97,7 +135,6 @@ describe('units and unsupported tuning', () => {
     expect(tuneModelServer(m5, undefined, { server: ModelServer.NONE }).environment).toEqual({});
   });
 });
-
 
 describe('model-server tuning', () => {
   test('CPU: workers = floor(vCPU × 1.5); m5.xlarge → 6', () => {
@@ -138,13 +175,19 @@ describe('model-server tuning', () => {
   test('environment names follow the server; the 6 MiB real-time limit by default, warned only above it', () => {
     const mms = tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined);
     expect(mms.environment).toMatchObject({
-      SAGEMAKER_MODEL_SERVER_WORKERS: '6', MMS_MAX_REQUEST_SIZE: '6291456', MMS_MAX_RESPONSE_SIZE: '6291456',
+      SAGEMAKER_MODEL_SERVER_WORKERS: '6',
+      MMS_MAX_REQUEST_SIZE: '6291456',
+      MMS_MAX_RESPONSE_SIZE: '6291456',
       // MMS reads default_response_timeout in minutes; the *_SECONDS variants in seconds.
-      SAGEMAKER_MODEL_SERVER_TIMEOUT: '1', MMS_DEFAULT_RESPONSE_TIMEOUT: '1', SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS: '60', MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS: '60',
+      SAGEMAKER_MODEL_SERVER_TIMEOUT: '1',
+      MMS_DEFAULT_RESPONSE_TIMEOUT: '1',
+      SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS: '60',
+      MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS: '60',
     });
     expect(mms.warnings).toEqual([]);
-    expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, { maxRequestSize: Size.mebibytes(8) }).warnings.join())
-      .toMatch(/8388608 bytes, above the 6291456 bytes \(6 MiB\) that real-time InvokeEndpoint accepts/);
+    expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, { maxRequestSize: Size.mebibytes(8) }).warnings.join()).toMatch(
+      /8388608 bytes, above the 6291456 bytes \(6 MiB\) that real-time InvokeEndpoint accepts/,
+    );
     const ts = tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, { server: ModelServer.TORCHSERVE, jobQueueSize: 50 });
     expect(ts.environment).toMatchObject({ TS_MAX_REQUEST_SIZE: '6291456', TS_JOB_QUEUE_SIZE: '50' });
     expect(ts.environment.MMS_MAX_REQUEST_SIZE).toBeUndefined();
@@ -160,9 +203,16 @@ describe('model-server tuning', () => {
   test('timeouts default to 3600 s download and validate 60–3600', () => {
     expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined).modelDataDownloadTimeoutSeconds).toBe(3600);
     const errors = new PropErrors();
-    tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, undefined, {
-      modelDataDownloadTimeout: Duration.seconds(5), containerStartupHealthCheckTimeout: Duration.hours(2), workers: 0,
-    }, errors);
+    tuneModelServer(
+      SageMakerInstanceType.ML_M5_XLARGE,
+      undefined,
+      {
+        modelDataDownloadTimeout: Duration.seconds(5),
+        containerStartupHealthCheckTimeout: Duration.hours(2),
+        workers: 0,
+      },
+      errors,
+    );
     expect(errors.all).toHaveLength(3);
     expect(errors.all[1]).toMatch(/modelDataDownloadTimeout \(s\): got 5; allowed: an integer from 60 to 3600/);
   });

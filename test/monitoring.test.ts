@@ -24,11 +24,23 @@ describe('recommender example monitoring', () => {
   test('host memory at 85 % on the hottest instance', () => {
     const a = alarmNamed(t, '-Primary-infra-HostMemory');
     expect(a).toMatchObject({
-      Namespace: '/aws/sagemaker/Endpoints', MetricName: 'MemoryUtilization', Statistic: 'Maximum',
-      Threshold: 85, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Period: 60, EvaluationPeriods: 3, DatapointsToAlarm: 2, TreatMissingData: 'missing',
+      Namespace: '/aws/sagemaker/Endpoints',
+      MetricName: 'MemoryUtilization',
+      Statistic: 'Maximum',
+      Threshold: 85,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Period: 60,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      TreatMissingData: 'missing',
     });
     expect(a.Unit).toBeUndefined(); // Unit on an alarm is a filter
-    expect(a.Dimensions).toEqual(expect.arrayContaining([{ Name: 'EndpointName', Value: stack.endpoint.endpointName }, { Name: 'VariantName', Value: 'Primary' }]));
+    expect(a.Dimensions).toEqual(
+      expect.arrayContaining([
+        { Name: 'EndpointName', Value: stack.endpoint.endpointName },
+        { Name: 'VariantName', Value: 'Primary' },
+      ]),
+    );
   });
 
   test('GPU memory at 85 % of one T4 on g4dn.2xlarge', () => {
@@ -42,10 +54,19 @@ describe('recommender example monitoring', () => {
 
   test('P99 latency at 500,000 µs, 5XX rate as Average, missing data not breaching', () => {
     expect(alarmNamed(t, '-Primary-business-LatencyP99')).toMatchObject({
-      Namespace: 'AWS/SageMaker', MetricName: 'ModelLatency', ExtendedStatistic: 'p99', Threshold: 500000, TreatMissingData: 'notBreaching',
+      Namespace: 'AWS/SageMaker',
+      MetricName: 'ModelLatency',
+      ExtendedStatistic: 'p99',
+      Threshold: 500000,
+      TreatMissingData: 'notBreaching',
     });
     expect(alarmNamed(t, '-Primary-business-LatencyP99').Unit).toBeUndefined();
-    expect(alarmNamed(t, '-Primary-business-ErrorRate5xx')).toMatchObject({ MetricName: 'Invocation5XXErrors', Statistic: 'Average', Threshold: 0.01, Period: 300 });
+    expect(alarmNamed(t, '-Primary-business-ErrorRate5xx')).toMatchObject({
+      MetricName: 'Invocation5XXErrors',
+      Statistic: 'Average',
+      Threshold: 0.01,
+      Period: 300,
+    });
     const s = alarmNamed(t, '-Primary-business-SuccessRate');
     expect(s).toMatchObject({ Threshold: 99, ComparisonOperator: 'LessThanThreshold' });
     expect(JSON.stringify(s.Metrics)).toMatch(/IF\(inv_primary > 0, 100 \* \(1 - e5_primary \/ inv_primary\), 100\)/);
@@ -56,17 +77,28 @@ describe('recommender example monitoring', () => {
     expect(a).toMatchObject({ Namespace: 'ResilientEndpoint/Application', MetricName: 'MemoryUtilization', Threshold: 85 });
     expect(a.Dimensions).toEqual(expect.arrayContaining([{ Name: 'Stage', Value: 'inference' }]));
     t.hasResourceProperties('AWS::SageMaker::Model', {
-      PrimaryContainer: Match.objectLike({ Environment: Match.objectLike({ RESILIENT_ENDPOINT_METRICS_NAMESPACE: 'ResilientEndpoint/Application' }) }),
+      PrimaryContainer: Match.objectLike({
+        Environment: Match.objectLike({ RESILIENT_ENDPOINT_METRICS_NAMESPACE: 'ResilientEndpoint/Application' }),
+      }),
     });
     t.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'cloudwatch:PutMetricData', Condition: { StringEquals: { 'cloudwatch:namespace': 'ResilientEndpoint/Application' } } })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: 'cloudwatch:PutMetricData',
+            Condition: { StringEquals: { 'cloudwatch:namespace': 'ResilientEndpoint/Application' } },
+          }),
+        ]),
+      },
     });
   });
 
   test('composite alarm over every alarm notifies an encrypted topic on ALARM and OK', () => {
     const composite = Object.values(t.findResources('AWS::CloudWatch::CompositeAlarm'))[0] as any;
     // every monitoring alarm (the breaker's 80 % triggers are not for people)
-    const alarms = Object.entries(t.findResources('AWS::CloudWatch::Alarm')).filter(([, a]: any) => !a.Properties.AlarmName.includes('-breaker-')).map(([id]) => id);
+    const alarms = Object.entries(t.findResources('AWS::CloudWatch::Alarm'))
+      .filter(([, a]: any) => !a.Properties.AlarmName.includes('-breaker-'))
+      .map(([id]) => id);
     expect(alarms.length).toBeGreaterThan(10);
     const rule = JSON.stringify(composite.Properties.AlarmRule);
     for (const id of alarms) expect(rule).toContain(id);
@@ -97,11 +129,14 @@ describe('normalisation and options', () => {
   test('CPU instance has no GPU alarm; tiers can be switched off; thresholds tunable', () => {
     const { stack } = newStack();
     const e = new ResilientEndpoint(stack, 'E', {
-      model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
       monitoring: { applicationAlarms: false, businessAlarms: false, memoryThresholdPercent: 80, dashboard: false },
     });
     const t = Template.fromStack(stack);
-    const names = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties.AlarmName).filter((n: string) => !n.includes('-breaker-'));
+    const names = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[])
+      .map(a => a.Properties.AlarmName)
+      .filter((n: string) => !n.includes('-breaker-'));
     expect(names.some((n: string) => n.includes('GpuMemory'))).toBe(false);
     expect(names.every((n: string) => n.includes('-infra-'))).toBe(true);
     expect(alarmNamed(t, '-infra-HostMemory')).toMatchObject({ Threshold: 80 });
@@ -111,7 +146,12 @@ describe('normalisation and options', () => {
 
   test('monitoring can be switched off entirely', () => {
     const { stack } = newStack();
-    new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, monitoring: { enabled: false }, circuitBreaker: { enabled: false } });
+    new ResilientEndpoint(stack, 'E', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: { enabled: false },
+      circuitBreaker: { enabled: false },
+    });
     Template.fromStack(stack).resourceCountIs('AWS::CloudWatch::Alarm', 0);
   });
 
@@ -124,9 +164,16 @@ describe('normalisation and options', () => {
     });
     // The topic's policy replaces SNS's default one: Budgets needs its own Allow, and the key its own grant.
     Template.fromStack(stack).hasResourceProperties('AWS::SNS::TopicPolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({
-        Effect: 'Allow', Principal: { Service: 'budgets.amazonaws.com' }, Action: 'sns:Publish', Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' } },
-      })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'budgets.amazonaws.com' },
+            Action: 'sns:Publish',
+            Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' } },
+          }),
+        ]),
+      },
     });
     Template.fromStack(stack).hasResourceProperties('AWS::KMS::Key', {
       KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Allow', Principal: { Service: 'budgets.amazonaws.com' } })]) },
@@ -142,7 +189,10 @@ describe('normalisation and options', () => {
 
   test('usable alone for an endpoint defined elsewhere; rollback alarms are memory first, at most 10', () => {
     const stack = new Stack();
-    const m = new EndpointMonitoring(stack, 'M', { endpointName: 'legacy', variants: [{ variantName: 'AllTraffic', instanceType: SageMakerInstanceType.ML_G5_XLARGE }] });
+    const m = new EndpointMonitoring(stack, 'M', {
+      endpointName: 'legacy',
+      variants: [{ variantName: 'AllTraffic', instanceType: SageMakerInstanceType.ML_G5_XLARGE }],
+    });
     const rb = m.rollbackAlarms();
     expect(rb.length).toBeLessThanOrEqual(10);
     expect((rb[0].node.defaultChild as any).alarmName).toBe('legacy-AllTraffic-infra-HostMemory');
@@ -152,7 +202,8 @@ describe('normalisation and options', () => {
   test('thresholds outside (0, 100] are errors, all at once', () => {
     const { app, stack } = newStack();
     new ResilientEndpoint(stack, 'E', {
-      model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
       monitoring: { memoryThresholdPercent: 120, gpuMemoryThresholdPercent: -1, latencyP99Threshold: Duration.minutes(5), stages: [] },
     });
     const msg = synthError(app);

@@ -5,19 +5,34 @@
 import { Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as lib from '../lib';
-import { CircuitBreaker, ContainerImage, ModelServer, ModelServerTuner, ProductionReadinessChecks, ResilientEndpoint, ResilientEndpointFleet, SageMakerInstanceType, VariantAutoScaling } from '../lib';
+import {
+  CircuitBreaker,
+  ContainerImage,
+  ModelServer,
+  ModelServerTuner,
+  ProductionReadinessChecks,
+  ResilientEndpoint,
+  ResilientEndpointFleet,
+  SageMakerInstanceType,
+  VariantAutoScaling,
+} from '../lib';
 import { BREAKER_NAMESPACE } from '../lib/breaker/contract';
 
 test('ModelServerTuner.tune: the tuned settings for an instance and a footprint', () => {
-  const t = ModelServerTuner.tune(SageMakerInstanceType.ML_G4DN_XLARGE, { gpu: Size.gibibytes(4), host: Size.gibibytes(6) }, { server: ModelServer.TORCHSERVE });
+  const t = ModelServerTuner.tune(
+    SageMakerInstanceType.ML_G4DN_XLARGE,
+    { gpu: Size.gibibytes(4), host: Size.gibibytes(6) },
+    { server: ModelServer.TORCHSERVE },
+  );
   expect(t.workers).toBe(2); // one model copy per 4 GiB of a 16 GiB GPU, bounded by host memory (0.8 × 16 / 6)
   expect(t.environment).toMatchObject({ TS_DEFAULT_WORKERS_PER_MODEL: '2', TS_MAX_REQUEST_SIZE: '6291456' });
   expect(ModelServerTuner.tune(SageMakerInstanceType.ML_M5_XLARGE).workers).toBe(6); // 4 vCPUs × 1.5
 });
 
 test('ModelServerTuner.tune: settings that cannot work throw, naming every problem', () => {
-  expect(() => ModelServerTuner.tune(SageMakerInstanceType.ML_G4DN_XLARGE, { gpu: Size.gibibytes(20) }))
-    .toThrow(/memoryFootprint\.gpu: got 20 GiB; allowed: at most one GPU's memory on ml\.g4dn\.xlarge \(16 GiB\)/);
+  expect(() => ModelServerTuner.tune(SageMakerInstanceType.ML_G4DN_XLARGE, { gpu: Size.gibibytes(20) })).toThrow(
+    /memoryFootprint\.gpu: got 20 GiB; allowed: at most one GPU's memory on ml\.g4dn\.xlarge \(16 GiB\)/,
+  );
 });
 
 test('ContainerImage.modelServerOf: the serving stack of an AWS image repository', () => {
@@ -30,7 +45,7 @@ test('VariantAutoScaling.invocationsPerInstanceTarget: 150 QPS is 9000 invocatio
   expect(VariantAutoScaling.invocationsPerInstanceTarget(150)).toBe(9000);
 });
 
-test('constants as static members: the breaker namespace, CloudFormation\'s resource limit, the readiness rules', () => {
+test("constants as static members: the breaker namespace, CloudFormation's resource limit, the readiness rules", () => {
   expect(CircuitBreaker.METRIC_NAMESPACE).toBe(BREAKER_NAMESPACE);
   expect(ResilientEndpointFleet.CFN_RESOURCE_LIMIT).toBe(500);
   expect(new ProductionReadinessChecks().ruleIds).toEqual(ProductionReadinessChecks.RULES.map(r => r.id));
@@ -38,10 +53,20 @@ test('constants as static members: the breaker namespace, CloudFormation\'s reso
 
 test('ProductionReadinessChecks.checkTemplate: findings for a template, none for a guarded endpoint', () => {
   const stack = new Stack();
-  new ResilientEndpoint(stack, 'E', { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+  new ResilientEndpoint(stack, 'E', {
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  });
   const guarded = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON(), 'Guarded');
   expect(guarded.filter(f => f.level === lib.RuleLevel.ERROR)).toEqual([]);
-  const bare = { Resources: { Cfg: { Type: 'AWS::SageMaker::EndpointConfig', Properties: { ProductionVariants: [{ VariantName: 'A', InstanceType: 'ml.m5.xlarge', InitialInstanceCount: 1 }] } } } };
+  const bare = {
+    Resources: {
+      Cfg: {
+        Type: 'AWS::SageMaker::EndpointConfig',
+        Properties: { ProductionVariants: [{ VariantName: 'A', InstanceType: 'ml.m5.xlarge', InitialInstanceCount: 1 }] },
+      },
+    },
+  };
   const ids = ProductionReadinessChecks.checkTemplate(bare, 'Bare').map(f => f.ruleId);
   expect(ids).toEqual(expect.arrayContaining(['RE-MultiInstance', 'RE-DataCapture']));
 });

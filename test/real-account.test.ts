@@ -33,7 +33,13 @@ function evaluate(v: any, res: Resources): string {
 }
 
 /** IAM's ArnLike: `*` matches any run of characters. */
-const arnLike = (pattern: string, arn: string) => new RegExp(`^${pattern.split('*').map(x => x.replace(/[.?+^$()[\]{}|\\/]/g, '\\$&')).join('.*')}$`).test(arn);
+const arnLike = (pattern: string, arn: string) =>
+  new RegExp(
+    `^${pattern
+      .split('*')
+      .map(x => x.replace(/[.?+^$()[\]{}|\\/]/g, '\\$&'))
+      .join('.*')}$`,
+  ).test(arn);
 
 const asList = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
 
@@ -46,16 +52,25 @@ function unauthorizedAlarmActions(template: { [key: string]: any }): string[] {
     for (const action of [...asList(a.Properties.AlarmActions), ...asList(a.Properties.OKActions)]) {
       const topicId = (action as any).Ref;
       const policies = Object.values(res).filter(r => r.Type === 'AWS::SNS::TopicPolicy' && r.Properties.Topics.some((t: any) => t.Ref === topicId));
-      const allows = policies.flatMap(p => p.Properties.PolicyDocument.Statement).some((s: any) => s.Effect === 'Allow'
-        && asList(s.Principal?.Service).includes('cloudwatch.amazonaws.com') && asList(s.Action).includes('sns:Publish')
-        && evaluate(s.Condition?.StringEquals?.['aws:SourceAccount'] ?? '', res) === ENV.account
-        && arnLike(evaluate(s.Condition?.ArnLike?.['aws:SourceArn'] ?? '', res), alarmArn));
+      const allows = policies
+        .flatMap(p => p.Properties.PolicyDocument.Statement)
+        .some(
+          (s: any) =>
+            s.Effect === 'Allow' &&
+            asList(s.Principal?.Service).includes('cloudwatch.amazonaws.com') &&
+            asList(s.Action).includes('sns:Publish') &&
+            evaluate(s.Condition?.StringEquals?.['aws:SourceAccount'] ?? '', res) === ENV.account &&
+            arnLike(evaluate(s.Condition?.ArnLike?.['aws:SourceArn'] ?? '', res), alarmArn),
+        );
       if (!allows) problems.push(`${id}: topic ${topicId} does not let CloudWatch publish for ${alarmArn}`);
       const keyId = res[topicId]?.Properties?.KmsMasterKeyId?.['Fn::GetAtt']?.[0];
       if (keyId) {
-        const keyOk = res[keyId].Properties.KeyPolicy.Statement.some((s: any) => s.Effect === 'Allow'
-          && asList(s.Principal?.Service).includes('cloudwatch.amazonaws.com')
-          && ['kms:Decrypt', 'kms:GenerateDataKey*'].every(x => asList(s.Action).includes(x)));
+        const keyOk = res[keyId].Properties.KeyPolicy.Statement.some(
+          (s: any) =>
+            s.Effect === 'Allow' &&
+            asList(s.Principal?.Service).includes('cloudwatch.amazonaws.com') &&
+            ['kms:Decrypt', 'kms:GenerateDataKey*'].every(x => asList(s.Action).includes(x)),
+        );
         if (!keyOk) problems.push(`${id}: key ${keyId} of topic ${topicId} does not let CloudWatch use it`);
       }
     }
@@ -114,7 +129,9 @@ describe.each(Object.entries(templates))('%s example as AWS reads it', (_name, t
     const cdkOwn = (r: { Type: string }, d: string) => r.Type === 'AWS::Lambda::Function' && res[d]?.Type === 'AWS::IAM::Role';
     const redundant = Object.entries(res).flatMap(([id, r]) => {
       const referenced = refs(r.Properties);
-      return asList(r.DependsOn).filter(d => referenced.has(d) && !cdkOwn(r, d)).map(d => `${id} → ${d}`);
+      return asList(r.DependsOn)
+        .filter(d => referenced.has(d) && !cdkOwn(r, d))
+        .map(d => `${id} → ${d}`);
     });
     expect(redundant).toEqual([]);
   });
@@ -125,9 +142,11 @@ describe.each(Object.entries(templates))('%s example as AWS reads it', (_name, t
     for (const [, b] of buckets) expect(b.Properties.AccessControl).toBeUndefined();
     const logTarget = buckets.find(([, b]) => b.Properties.LoggingConfiguration)![1].Properties.LoggingConfiguration.DestinationBucketName.Ref;
     const policy = of('AWS::S3::BucketPolicy').find(([, p]) => p.Properties.Bucket.Ref === logTarget)![1];
-    expect(policy.Properties.PolicyDocument.Statement).toEqual(expect.arrayContaining([
-      expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'logging.s3.amazonaws.com' }, Action: 's3:PutObject' }),
-    ]));
+    expect(policy.Properties.PolicyDocument.Statement).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'logging.s3.amazonaws.com' }, Action: 's3:PutObject' }),
+      ]),
+    );
   });
 });
 
@@ -140,10 +159,12 @@ test('canary in whole instances (1 of the 2 clustering instances = 50 % of traff
   expect(describe.Resource.map((r: any) => r['Fn::GetAtt'][0]).sort()).toEqual([...rollback].sort());
 });
 
-test('the example app\'s cdk.json carries every recommended feature flag of the pinned aws-cdk-lib', () => {
+test("the example app's cdk.json carries every recommended feature flag of the pinned aws-cdk-lib", () => {
   const recommended = JSON.parse(fs.readFileSync(require.resolve('aws-cdk-lib/recommended-feature-flags.json'), 'utf8'));
   const ctx = appContext();
-  const missing = Object.entries(recommended).filter(([k, v]) => JSON.stringify(ctx[k]) !== JSON.stringify(v)).map(([k]) => k);
+  const missing = Object.entries(recommended)
+    .filter(([k, v]) => JSON.stringify(ctx[k]) !== JSON.stringify(v))
+    .map(([k]) => k);
   expect(missing).toEqual([]);
   expect(Object.keys(recommended).length).toBeGreaterThan(50);
   expect(fs.existsSync(path.join(__dirname, '..', 'cdk.json'))).toBe(true);
@@ -155,10 +176,13 @@ describe('token-valued names', () => {
     const name = new CfnParameter(stack, 'EndpointName', { type: 'String' });
     const e = new ResilientEndpoint(stack, 'E', {
       model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
-      instanceType: SageMakerInstanceType.ML_M5_XLARGE, endpointName: name.valueAsString,
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      endpointName: name.valueAsString,
     });
     const t = Template.fromStack(stack).toJSON();
-    const statements = Object.values(t.Resources as Resources).filter(r => r.Type === 'AWS::IAM::Policy').flatMap(p => p.Properties.PolicyDocument.Statement);
+    const statements = Object.values(t.Resources as Resources)
+      .filter(r => r.Type === 'AWS::IAM::Policy')
+      .flatMap(p => p.Properties.PolicyDocument.Statement);
     const sm = statements.find((s: any) => asList(s.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
     expect(sm.Resource).toEqual({ Ref: stack.getLogicalId(e.cfnEndpoint) });
     expect(JSON.stringify(t)).not.toMatch(/\$\{token\[/i); // no lower-cased token string anywhere
@@ -171,9 +195,15 @@ describe('token-valued names', () => {
   test('CircuitBreaker alone for an endpoint with a generated name: IAM ARN built with Fn::Join, never a lower-cased token', () => {
     const { stack } = newStack();
     const ep = new sagemaker.CfnEndpoint(stack, 'Ep', { endpointConfigName: 'cfg' });
-    new CircuitBreaker(stack, 'B', { endpointName: ep.attrEndpointName, primaryVariantName: 'AllTraffic', primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE });
+    new CircuitBreaker(stack, 'B', {
+      endpointName: ep.attrEndpointName,
+      primaryVariantName: 'AllTraffic',
+      primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    });
     const t = Template.fromStack(stack).toJSON();
-    const statements = Object.values(t.Resources as Resources).filter(r => r.Type === 'AWS::IAM::Policy').flatMap(p => p.Properties.PolicyDocument.Statement);
+    const statements = Object.values(t.Resources as Resources)
+      .filter(r => r.Type === 'AWS::IAM::Policy')
+      .flatMap(p => p.Properties.PolicyDocument.Statement);
     const sm = statements.find((s: any) => asList(s.Action).includes('sagemaker:DescribeEndpoint'));
     expect(JSON.stringify(sm.Resource)).toContain('"Fn::GetAtt":["Ep","EndpointName"]');
     expect(JSON.stringify(sm.Resource)).toMatch(/:endpoint\//);
@@ -193,27 +223,42 @@ describe('token-valued names', () => {
       vpcConfig: { securityGroupIds: ['sg-0123456789abcdef0'], subnets: ['subnet-0123456789abcdef0'] },
     });
     const config = new sagemaker.CfnEndpointConfig(stack, 'Config', {
-      productionVariants: [{ variantName: 'AllTraffic', modelName: model.attrModelName, instanceType: 'ml.m5.xlarge', initialInstanceCount: 2, initialVariantWeight: 1 }],
+      productionVariants: [
+        { variantName: 'AllTraffic', modelName: model.attrModelName, instanceType: 'ml.m5.xlarge', initialInstanceCount: 2, initialVariantWeight: 1 },
+      ],
       dataCaptureConfig: { initialSamplingPercentage: 1, destinationS3Uri: 's3://capture/x', captureOptions: [{ captureMode: 'Input' }] },
     });
     const ep = new sagemaker.CfnEndpoint(stack, 'Endpoint', { endpointConfigName: config.attrEndpointConfigName });
     const target = new appscaling.ScalableTarget(stack, 'Target', {
-      serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER, scalableDimension: 'sagemaker:variant:DesiredInstanceCount',
-      resourceId: `endpoint/${ep.attrEndpointName}/variant/AllTraffic`, minCapacity: 2, maxCapacity: 4,
+      serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
+      scalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+      resourceId: `endpoint/${ep.attrEndpointName}/variant/AllTraffic`,
+      minCapacity: 2,
+      maxCapacity: 4,
     });
     target.scaleToTrackMetric('Qps', { predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE, targetValue: 9000 });
     new cloudwatch.Alarm(stack, 'Memory', {
-      metric: new cloudwatch.Metric({ namespace: '/aws/sagemaker/Endpoints', metricName: 'MemoryUtilization', statistic: 'Maximum', dimensionsMap: { EndpointName: ep.attrEndpointName, VariantName: 'AllTraffic' } }),
-      threshold: 85, evaluationPeriods: 3,
+      metric: new cloudwatch.Metric({
+        namespace: '/aws/sagemaker/Endpoints',
+        metricName: 'MemoryUtilization',
+        statistic: 'Maximum',
+        dimensionsMap: { EndpointName: ep.attrEndpointName, VariantName: 'AllTraffic' },
+      }),
+      threshold: 85,
+      evaluationPeriods: 3,
     });
-    new CircuitBreaker(stack, 'Breaker', { endpointName: ep.attrEndpointName, primaryVariantName: 'AllTraffic', primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE });
+    new CircuitBreaker(stack, 'Breaker', {
+      endpointName: ep.attrEndpointName,
+      primaryVariantName: 'AllTraffic',
+      primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    });
     const findings = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON());
     expect(findings.filter(f => f.level === RuleLevel.ERROR).map(f => f.ruleId)).toEqual([]);
     expect(findings.map(f => f.ruleId)).not.toContain('RE-CircuitBreaker');
   });
 });
 
-test('the recommender\'s endpoint ARN in its breaker policy is the endpoint\'s own Ref', () => {
+test("the recommender's endpoint ARN in its breaker policy is the endpoint's own Ref", () => {
   const statements = (Object.values(rec.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
   const sm = statements.find(s => asList(s.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
   expect(sm.Resource).toEqual({ Ref: recommender.getLogicalId(recommender.endpoint.cfnEndpoint) });

@@ -44,9 +44,14 @@ describe('example stacks', () => {
     expect(Object.keys(env).filter(k => k.startsWith('MMS_') || k.startsWith('TS_'))).toEqual([]);
   });
 
-  test('g4dn.2xlarge recommender: TorchServe names, 3 workers from the 4 GiB GPU footprint, incident A\'s length tiers, user env wins', () => {
+  test("g4dn.2xlarge recommender: TorchServe names, 3 workers from the 4 GiB GPU footprint, incident A's length tiers, user env wins", () => {
     const env = containerEnv(rec, 'Primary');
-    expect(env).toMatchObject({ TS_MAX_REQUEST_SIZE: '6291456', SAGEMAKER_MODEL_SERVER_WORKERS: '3', MAX_SEQ_LEN: '1024', DEGRADED_MAX_SEQ_LEN: '512' });
+    expect(env).toMatchObject({
+      TS_MAX_REQUEST_SIZE: '6291456',
+      SAGEMAKER_MODEL_SERVER_WORKERS: '3',
+      MAX_SEQ_LEN: '1024',
+      DEGRADED_MAX_SEQ_LEN: '512',
+    });
   });
 
   test('data capture at 1 %, input and output, into the created bucket', () => {
@@ -98,7 +103,7 @@ describe('example stacks', () => {
     });
   });
 
-  test('execution role: no managed policies; reads exactly the model asset object; pulls exactly the region\'s PyTorch image', () => {
+  test("execution role: no managed policies; reads exactly the model asset object; pulls exactly the region's PyTorch image", () => {
     rec.hasResourceProperties('AWS::IAM::Role', {
       AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Principal: { Service: 'sagemaker.amazonaws.com' } })] },
       ManagedPolicyArns: Match.absent(),
@@ -112,7 +117,9 @@ describe('example stacks', () => {
     expect(statements.filter(s => JSON.stringify(s.Action).includes('s3:List') || JSON.stringify(s.Action).includes('s3:GetBucket'))).toEqual([]);
     // The image is AWS's PyTorch DLC for the stack's region (region-agnostic: the account by Fn::FindInMap).
     expect(JSON.stringify(model.Image)).toMatch(/Fn::FindInMap.*\/pytorch-inference:2\.3\.0-gpu-py311-cu121-ubuntu20\.04-sagemaker/);
-    const pull = statements.find(s => JSON.stringify(s.Action) === JSON.stringify(['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage']));
+    const pull = statements.find(
+      s => JSON.stringify(s.Action) === JSON.stringify(['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage']),
+    );
     expect(JSON.stringify(pull.Resource)).toMatch(/:repository\/pytorch-inference"/);
   });
 
@@ -137,17 +144,29 @@ describe('props', () => {
     });
     const t = Template.fromStack(stack);
     t.hasResourceProperties('AWS::SageMaker::Model', {
-      PrimaryContainer: Match.objectLike({ Image: Match.objectLike({ 'Fn::Join': Match.anyValue() }), ModelDataUrl: Match.objectLike({ 'Fn::Join': Match.anyValue() }) }),
+      PrimaryContainer: Match.objectLike({
+        Image: Match.objectLike({ 'Fn::Join': Match.anyValue() }),
+        ModelDataUrl: Match.objectLike({ 'Fn::Join': Match.anyValue() }),
+      }),
     });
     t.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: Match.arrayWith(['ecr:BatchGetImage']), Resource: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Repo'), 'Arn'] } })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: Match.arrayWith(['ecr:BatchGetImage']), Resource: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Repo'), 'Arn'] } }),
+        ]),
+      },
     });
   });
 
   test('KMS key and volume size are used on EBS-only types', () => {
     const { stack } = newStack();
     const key = new kms.Key(stack, 'K');
-    new ResilientEndpoint(stack, 'E', { model: { image, modelData }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, volumeKmsKey: key, volumeSize: Size.gibibytes(50) });
+    new ResilientEndpoint(stack, 'E', {
+      model: { image, modelData },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      volumeKmsKey: key,
+      volumeSize: Size.gibibytes(50),
+    });
     Template.fromStack(stack).hasResourceProperties('AWS::SageMaker::EndpointConfig', {
       KmsKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^K'), 'Arn'] },
       ProductionVariants: [Match.objectLike({ VolumeSizeInGB: 50 })],
@@ -158,13 +177,18 @@ describe('props', () => {
     const { stack } = newStack();
     const bucket = new s3.Bucket(stack, 'Mine');
     new ResilientEndpoint(stack, 'E', {
-      model: { image }, instanceType: SageMakerInstanceType.ML_M5_LARGE,
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_LARGE,
       dataCapture: { bucket, prefix: 'cap', samplingPercentage: 5, csvContentTypes: ['text/csv'] },
     });
     new ResilientEndpoint(stack, 'Off', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_LARGE, dataCapture: { enabled: false } });
     const t = Template.fromStack(stack);
     t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
-      DataCaptureConfig: Match.objectLike({ InitialSamplingPercentage: 5, DestinationS3Uri: Match.objectLike({ 'Fn::Join': ['', ['s3://', { Ref: Match.stringLikeRegexp('^Mine') }, '/cap']] }), CaptureContentTypeHeader: { JsonContentTypes: ['application/json'], CsvContentTypes: ['text/csv'] } }),
+      DataCaptureConfig: Match.objectLike({
+        InitialSamplingPercentage: 5,
+        DestinationS3Uri: Match.objectLike({ 'Fn::Join': ['', ['s3://', { Ref: Match.stringLikeRegexp('^Mine') }, '/cap']] }),
+        CaptureContentTypeHeader: { JsonContentTypes: ['application/json'], CsvContentTypes: ['text/csv'] },
+      }),
     });
     t.hasResourceProperties('AWS::SageMaker::EndpointConfig', { DataCaptureConfig: Match.absent() });
     t.resourceCountIs('AWS::S3::Bucket', 1);
@@ -178,7 +202,9 @@ describe('props', () => {
     const imported = ResilientEndpoint.fromEndpointName(stack, 'Imp', 'Other-Endpoint');
     imported.grantInvoke(role);
     const t = Template.fromStack(stack);
-    const policy = Object.values(t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^Caller') }] } }))[0] as any;
+    const policy = Object.values(
+      t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^Caller') }] } }),
+    )[0] as any;
     const statements = policy.Properties.PolicyDocument.Statement;
     expect(statements).toHaveLength(2);
     for (const s of statements) expect(s.Action).toBe('sagemaker:InvokeEndpoint');
@@ -192,7 +218,12 @@ describe('props', () => {
     const { stack } = newStack();
     const e = new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_LARGE, endpointName: 'ep' });
     const mem = e.metricMemoryUtilization();
-    expect(mem).toMatchObject({ namespace: '/aws/sagemaker/Endpoints', metricName: 'MemoryUtilization', statistic: 'Maximum', dimensions: { EndpointName: 'ep', VariantName: 'Primary' } });
+    expect(mem).toMatchObject({
+      namespace: '/aws/sagemaker/Endpoints',
+      metricName: 'MemoryUtilization',
+      statistic: 'Maximum',
+      dimensions: { EndpointName: 'ep', VariantName: 'Primary' },
+    });
     expect(mem.unit).toBeUndefined();
     expect(e.metricModelLatency()).toMatchObject({ namespace: 'AWS/SageMaker', metricName: 'ModelLatency', statistic: 'p99' });
     expect(e.metricModelLatency().unit).toBeUndefined();
@@ -225,19 +256,35 @@ describe('validation: all errors at once', () => {
     expect(msg).toMatch(/\[Test\/Bad[^\]]*\] modelServer\.modelDataDownloadTimeout \(s\): got 5; allowed: an integer from 60 to 3600/);
     expect(msg.match(/Fix:/g)).toHaveLength(2);
     const ok = newStack();
-    new ResilientEndpoint(ok.stack, 'Kms', { model: { image, modelData }, instanceType: SageMakerInstanceType.ML_G4DN_XLARGE, volumeKmsKey: new kms.Key(ok.stack, 'K') });
+    new ResilientEndpoint(ok.stack, 'Kms', {
+      model: { image, modelData },
+      instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
+      volumeKmsKey: new kms.Key(ok.stack, 'K'),
+    });
     expect(warnings(ok.stack).join('\n')).toMatch(/volumeKmsKey does not encrypt the local NVMe storage of ml\.g4dn\.xlarge/);
   });
 
   test.each([
     ['instanceCount 0', { instanceCount: 0 }, /instanceCount: got 0; allowed: an integer from 1 to 1000/],
-    ['volume size on NVMe type', { instanceType: SageMakerInstanceType.ML_G5_XLARGE, volumeSize: Size.gibibytes(100) }, /volumeSize: got 100 GiB; allowed: no volume size/],
+    [
+      'volume size on NVMe type',
+      { instanceType: SageMakerInstanceType.ML_G5_XLARGE, volumeSize: Size.gibibytes(100) },
+      /volumeSize: got 100 GiB; allowed: no volume size/,
+    ],
     ['volume size too large', { volumeSize: Size.gibibytes(600) }, /volumeSize \(GiB\): got 600; allowed: an integer from 1 to 512/],
     ['bad endpoint name', { endpointName: 'bad_name' }, /endpointName: got 'bad_name'/],
-    ['bad S3 URI', { model: { image, modelData: ModelData.fromS3Uri('https://x/model.tar.gz') } }, /model\.modelData: got 'https:\/\/x\/model\.tar\.gz'; allowed: an S3 URI/],
+    [
+      'bad S3 URI',
+      { model: { image, modelData: ModelData.fromS3Uri('https://x/model.tar.gz') } },
+      /model\.modelData: got 'https:\/\/x\/model\.tar\.gz'; allowed: an S3 URI/,
+    ],
     ['sampling 101', { dataCapture: { samplingPercentage: 101 } }, /samplingPercentage: got 101/],
     ['fallback named like primary', { fallback: { variantName: 'Primary' } }, /fallback\.variantName: got 'Primary'/],
-    ['too many content types', { dataCapture: { jsonContentTypes: Array(11).fill('application/json') } }, /jsonContentTypes: got 11 entries; allowed: at most 10/],
+    [
+      'too many content types',
+      { dataCapture: { jsonContentTypes: Array(11).fill('application/json') } },
+      /jsonContentTypes: got 11 entries; allowed: at most 10/,
+    ],
   ])('%s', (_name, extra, pattern) => {
     const { app, stack } = newStack();
     new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, ...(extra as object) });
@@ -255,8 +302,18 @@ describe('validation: all errors at once', () => {
 test('imported endpoints get the metric helpers too (variant from the attributes), and grantInvoke', () => {
   const { stack } = newStack();
   const imported = ResilientEndpoint.fromEndpointAttributes(stack, 'I', { endpointName: 'legacy', variantName: 'Blue' });
-  expect(imported.metricMemoryUtilization()).toMatchObject({ namespace: '/aws/sagemaker/Endpoints', metricName: 'MemoryUtilization', statistic: 'Maximum', dimensions: { EndpointName: 'legacy', VariantName: 'Blue' } });
+  expect(imported.metricMemoryUtilization()).toMatchObject({
+    namespace: '/aws/sagemaker/Endpoints',
+    metricName: 'MemoryUtilization',
+    statistic: 'Maximum',
+    dimensions: { EndpointName: 'legacy', VariantName: 'Blue' },
+  });
   expect(imported.metricModelLatency({ period: Duration.minutes(5) }).period.toSeconds()).toBe(300);
-  expect(imported.metric('AWS/SageMaker', 'OverheadLatency', { statistic: 'p90' })).toMatchObject({ statistic: 'p90', dimensions: { EndpointName: 'legacy', VariantName: 'Blue' } });
-  expect(ResilientEndpoint.fromEndpointName(stack, 'N', 'other').metricInvocations()).toMatchObject({ dimensions: { EndpointName: 'other', VariantName: 'AllTraffic' } });
+  expect(imported.metric('AWS/SageMaker', 'OverheadLatency', { statistic: 'p90' })).toMatchObject({
+    statistic: 'p90',
+    dimensions: { EndpointName: 'legacy', VariantName: 'Blue' },
+  });
+  expect(ResilientEndpoint.fromEndpointName(stack, 'N', 'other').metricInvocations()).toMatchObject({
+    dimensions: { EndpointName: 'other', VariantName: 'AllTraffic' },
+  });
 });

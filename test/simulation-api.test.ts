@@ -10,11 +10,19 @@ const { Simulator, Traces } = simulation;
 describe('Traces', () => {
   test('fromValues: one rate per second, the last one held, Poisson unless asked otherwise', () => {
     const t = Traces.fromValues([10, 20, 30]);
-    expect([t.seconds, t.rateAt(0), t.rateAt(1.5), t.rateAt(2), t.rateAt(99), t.poisson, t.name]).toEqual([3, 10, 20, 30, 30, true, 'replay of 3 seconds']);
+    expect([t.seconds, t.rateAt(0), t.rateAt(1.5), t.rateAt(2), t.rateAt(99), t.poisson, t.name]).toEqual([
+      3,
+      10,
+      20,
+      30,
+      30,
+      true,
+      'replay of 3 seconds',
+    ]);
     expect(Traces.fromValues([5], { poisson: false, name: 'flat' })).toMatchObject({ poisson: false, name: 'flat', seconds: 1 });
   });
 
-  test('fromValues copies its input: changing the caller\'s array later changes nothing', () => {
+  test("fromValues copies its input: changing the caller's array later changes nothing", () => {
     const values = [1, 2];
     const t = Traces.fromValues(values);
     values[0] = 100;
@@ -29,8 +37,15 @@ describe('Traces', () => {
     expect(() => Traces.fromValues(values)).toThrow(message);
   });
 
-  test('pulse with Durations is the engine\'s pulse in seconds', () => {
-    const t = Traces.pulse({ offPeakQps: 40, factor: 10, before: Duration.minutes(1), ramp: Duration.minutes(2), hold: Duration.minutes(3), after: Duration.minutes(4) });
+  test("pulse with Durations is the engine's pulse in seconds", () => {
+    const t = Traces.pulse({
+      offPeakQps: 40,
+      factor: 10,
+      before: Duration.minutes(1),
+      ramp: Duration.minutes(2),
+      hold: Duration.minutes(3),
+      after: Duration.minutes(4),
+    });
     const engine = pulseTrace(40, 10, { before: 60, ramp: 120, hold: 180, after: 240 });
     expect(t.seconds).toBe(engine.seconds);
     for (const s of [0, 59, 60, 120, 180, 300, 400, 599]) expect(t.rateAt(s)).toBe(engine.rate(s));
@@ -49,21 +64,38 @@ describe('Traces', () => {
 describe('Simulator.compare', () => {
   const endpoint = exampleEndpoint('clustering');
   // 2 minutes off-peak, a 1-minute ramp to 10×, 3 minutes at the peak, back: short, yet it scales and degrades.
-  const rates = Array.from({ length: 480 }, (_, s) => (s < 120 ? 60 : s < 180 ? 60 + 540 * (s - 120) / 60 : s < 360 ? 600 : 60));
+  const rates = Array.from({ length: 480 }, (_, s) => (s < 120 ? 60 : s < 180 ? 60 + (540 * (s - 120)) / 60 : s < 360 ? 600 : 60));
   const assumptions = { metricDelay: Duration.seconds(30), provisioning: Duration.seconds(120) };
   const report = Simulator.compare(Traces.fromValues(rates), endpoint, { seed: 3, assumptions });
   const engine = compareScenarios(Traces.fromValues(rates)._trace, endpoint, { seed: 3, assumptions: { metricDelayS: 30, provisioningS: 120 } });
 
   test('the same figures as the engine, scenario by scenario (assumptions passed in seconds)', () => {
-    expect(report.outcomes.map(o => o.scenario)).toEqual([Simulator.SCENARIO_STATIC, Simulator.SCENARIO_AUTOSCALING, Simulator.SCENARIO_WEIGHTS_ONLY, Simulator.SCENARIO_BREAKER]);
+    expect(report.outcomes.map(o => o.scenario)).toEqual([
+      Simulator.SCENARIO_STATIC,
+      Simulator.SCENARIO_AUTOSCALING,
+      Simulator.SCENARIO_WEIGHTS_ONLY,
+      Simulator.SCENARIO_BREAKER,
+    ]);
     report.outcomes.forEach((o, i) => {
       const r = engine[i].result;
       expect(o).toEqual({
-        scenario: engine[i].scenario, arrivals: r.arrivals, served: r.served, servedByFallback: r.servedByFallback, failed: r.failed,
-        failedByOom: r.failedByOom, failedPercent: Math.round(10000 * r.failed / r.arrivals) / 100, rejected: r.rejected, oomEvents: r.oomEvents,
-        timeToDegradeSeconds: r.timeToDegradeS, timeToWeightsSeconds: r.timeToWeightsS, timeDegradedSeconds: r.timeDegradedS,
-        updatingSeconds: r.updatingS, weightChangesDeferred: r.weightChangesDeferred, instanceMinutes: r.instanceMinutes,
-        maxPrimaryMemoryPercent: r.maxPrimaryMemoryPercent, firstOomSecond: r.firstOomS,
+        scenario: engine[i].scenario,
+        arrivals: r.arrivals,
+        served: r.served,
+        servedByFallback: r.servedByFallback,
+        failed: r.failed,
+        failedByOom: r.failedByOom,
+        failedPercent: Math.round((10000 * r.failed) / r.arrivals) / 100,
+        rejected: r.rejected,
+        oomEvents: r.oomEvents,
+        timeToDegradeSeconds: r.timeToDegradeS,
+        timeToWeightsSeconds: r.timeToWeightsS,
+        timeDegradedSeconds: r.timeDegradedS,
+        updatingSeconds: r.updatingS,
+        weightChangesDeferred: r.weightChangesDeferred,
+        instanceMinutes: r.instanceMinutes,
+        maxPrimaryMemoryPercent: r.maxPrimaryMemoryPercent,
+        firstOomSecond: r.firstOomS,
       });
     });
     expect(report.outcomes[0].arrivals).toBeGreaterThan(0.9 * rates.reduce((x, y) => x + y, 0)); // Poisson around the given rates

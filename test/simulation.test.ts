@@ -6,8 +6,19 @@ import { exampleEndpoint, main } from '../lib/simulation/cli';
 import { Simulator } from '../lib/simulation/api';
 
 const {
-  abusiveClientTrace, compareScenarios, csvTrace, CURRENT_BREAKER, INCIDENT_A_OBSERVED, poissonTrace, pulseTrace,
-  renderChart, runSimulation, SCENARIOS, simVariantsFrom, steadyTrace, Rng,
+  abusiveClientTrace,
+  compareScenarios,
+  csvTrace,
+  CURRENT_BREAKER,
+  INCIDENT_A_OBSERVED,
+  poissonTrace,
+  pulseTrace,
+  renderChart,
+  runSimulation,
+  SCENARIOS,
+  simVariantsFrom,
+  steadyTrace,
+  Rng,
 } = simulation;
 
 /** A short 17× pulse (25 minutes) that still exercises every mechanism: ramp, hold, recovery. */
@@ -95,7 +106,7 @@ describe('simulator', () => {
     expect(ten.timeToDegradeS!).toBeLessThan(sixty.timeToDegradeS!);
   });
 
-  test.each([0, 60])('the breaker still cuts OOM events when weight changes take %i s (unverified timing, swept)', (weightApplyS) => {
+  test.each([0, 60])('the breaker still cuts OOM events when weight changes take %i s (unverified timing, swept)', weightApplyS => {
     const trace = shortPulse();
     const base = { primary, seed: 5, assumptions: { weightApplyS } };
     const scalingOnly = runSimulation(trace, { ...base, autoscaling: true });
@@ -141,7 +152,7 @@ describe('simulator', () => {
     expect((svg.match(/<polyline/g) ?? []).length).toBe(1 + 3 * rows.length + 1);
   });
 
-  test('CLI writes the table, the chart and results.json with every scenario\'s figures', () => {
+  test("CLI writes the table, the chart and results.json with every scenario's figures", () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'sim-'));
     const log = jest.spyOn(console, 'log').mockImplementation(() => {});
     const progress = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);

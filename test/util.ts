@@ -26,7 +26,9 @@ export function nagFindings(stack: Stack): string[] {
 
 /** Warning messages (text) on a stack. */
 export function warnings(stack: Stack): string[] {
-  return Annotations.fromStack(stack).findWarning('*', Match.anyValue()).map(w => String(w.entry.data));
+  return Annotations.fromStack(stack)
+    .findWarning('*', Match.anyValue())
+    .map(w => String(w.entry.data));
 }
 
 /** Synthesis error text of an app (validation errors), or '' when it synthesizes. */

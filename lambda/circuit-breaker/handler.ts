@@ -24,8 +24,19 @@ import { BatchGetItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand } f
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { GetParameterCommand, GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import {
-  BreakerConfig, CapacityPlan, DEFAULT_CONFIG, decide, EndpointView, initialState, LEVEL, MemoryPoint, Readings, serializeState,
-  STATE_CODE, tryParseState, VariantCapacity,
+  BreakerConfig,
+  CapacityPlan,
+  DEFAULT_CONFIG,
+  decide,
+  EndpointView,
+  initialState,
+  LEVEL,
+  MemoryPoint,
+  Readings,
+  serializeState,
+  STATE_CODE,
+  tryParseState,
+  VariantCapacity,
 } from '../../lib/breaker/policy';
 import { BREAKER_ALARM_MARK, BREAKER_ENV as E, BREAKER_METRICS as M, BREAKER_NAMESPACE } from '../../lib/breaker/contract';
 
@@ -58,7 +69,7 @@ export interface HandlerSettings {
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): HandlerSettings {
   const fallback = env[E.FALLBACK_VARIANT] || undefined;
-  const json = <T>(k: string): T | undefined => (env[k] ? JSON.parse(env[k]!) as T : undefined);
+  const json = <T>(k: string): T | undefined => (env[k] ? (JSON.parse(env[k]!) as T) : undefined);
   return {
     endpointName: required(env, E.ENDPOINT_NAME),
     primaryVariant: required(env, E.PRIMARY_VARIANT),
@@ -117,9 +128,9 @@ export interface EvaluationResult {
 export function isTrigger(event: any): boolean {
   if (!event || typeof event !== 'object') return false;
   if (event.source === 'aws.events' && event['detail-type'] === 'Scheduled Event') return true;
-  if (event.source === 'aws.sagemaker' && event['detail-type'] === 'SageMaker Endpoint State Change') return typeof event.detail?.EndpointName === 'string';
-  return event.source === 'aws.cloudwatch' && event['detail-type'] === 'CloudWatch Alarm State Change'
-    && typeof event.detail?.alarmName === 'string';
+  if (event.source === 'aws.sagemaker' && event['detail-type'] === 'SageMaker Endpoint State Change')
+    return typeof event.detail?.EndpointName === 'string';
+  return event.source === 'aws.cloudwatch' && event['detail-type'] === 'CloudWatch Alarm State Change' && typeof event.detail?.alarmName === 'string';
 }
 
 /** The DynamoDB item: the breaker state, its version (for compare-and-swap), the capacity settings last applied. */
@@ -139,7 +150,13 @@ export interface Prefetched {
   readonly readings: MetricReadings;
 }
 
-export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, now: number = Date.now(), pre?: Prefetched): Promise<EvaluationResult> {
+export async function evaluate(
+  event: unknown,
+  s: HandlerSettings,
+  c: Clients,
+  now: number = Date.now(),
+  pre?: Prefetched,
+): Promise<EvaluationResult> {
   const calls: string[] = [];
   if (!isTrigger(event)) {
     const r: EvaluationResult = { outcome: 'ignored', reasons: ['not a schedule, alarm or endpoint state-change event'], calls };
@@ -148,14 +165,14 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
   }
   try {
     if (!pre) calls.push('dynamodb:GetItem');
-    const item = pre?.item ?? await readItem(s, c);
+    const item = pre?.item ?? (await readItem(s, c));
     const stored = tryParseState(item.raw);
     const prev = stored ?? initialState(now);
 
     if (!pre) calls.push('ssm:GetParameter');
     const published = pre ? pre.published : await readPublished(s, c);
 
-    const readings = pre?.readings ?? await readMetrics(s, c, now, calls);
+    const readings = pre?.readings ?? (await readMetrics(s, c, now, calls));
 
     // A fleet skips DescribeEndpoint for an endpoint that is CLOSED, stays CLOSED and has its level
     // published (its weights were set at its last transition; the endpoint retains them).
@@ -171,13 +188,20 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
     const endpoint: EndpointView = {
       status: d.EndpointStatus ?? 'Unknown',
       weights: Object.fromEntries((d.ProductionVariants ?? []).map(v => [v.VariantName!, v.DesiredWeight ?? v.CurrentWeight ?? 0])),
-      instances: Object.fromEntries((d.ProductionVariants ?? []).filter(v => v.CurrentInstanceCount !== undefined).map(v => [v.VariantName!, v.CurrentInstanceCount!])),
+      instances: Object.fromEntries(
+        (d.ProductionVariants ?? []).filter(v => v.CurrentInstanceCount !== undefined).map(v => [v.VariantName!, v.CurrentInstanceCount!]),
+      ),
     };
 
-    const variants = { primary: s.primaryVariant, fallback: s.fallbackVariant, primaryCapacity: s.primaryCapacity, fallbackCapacity: s.fallbackCapacity };
+    const variants = {
+      primary: s.primaryVariant,
+      fallback: s.fallbackVariant,
+      primaryCapacity: s.primaryCapacity,
+      fallbackCapacity: s.fallbackCapacity,
+    };
     const primaryInstances = endpoint.instances?.[s.primaryVariant];
-    const loadPerInstance = readings.newestMinuteInvocations !== undefined && primaryInstances
-      ? readings.newestMinuteInvocations / 60 / primaryInstances : undefined;
+    const loadPerInstance =
+      readings.newestMinuteInvocations !== undefined && primaryInstances ? readings.newestMinuteInvocations / 60 / primaryInstances : undefined;
     const decision = decide(prev, { ...readings, loadPerInstance }, endpoint, variants, s.config, now);
     const reasons = [...decision.reasons];
     const value = serializeState(decision.next, reasons);
@@ -194,7 +218,12 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
       calls.push('dynamodb:PutItem');
       const claimed = await writeItem(s, c, item.version, writeState ? JSON.stringify(decision.next) : item.raw!, item.capacity);
       if (!claimed) {
-        const r: EvaluationResult = { outcome: 'superseded', state: prev.state, reasons: ['another evaluation changed the state first: it acts, this one stops'], calls };
+        const r: EvaluationResult = {
+          outcome: 'superseded',
+          state: prev.state,
+          reasons: ['another evaluation changed the state first: it acts, this one stops'],
+          calls,
+        };
         log({ ...r, endpoint: s.endpointName });
         return r;
       }
@@ -207,11 +236,16 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
       if (decision.setWeights) {
         calls.push('sagemaker:UpdateEndpointWeightsAndCapacities');
         try {
-          await c.sagemaker.send(new UpdateEndpointWeightsAndCapacitiesCommand({
-            EndpointName: s.endpointName,
-            // Weights only: Application Auto Scaling owns the instance counts.
-            DesiredWeightsAndCapacities: Object.entries(decision.setWeights).map(([VariantName, DesiredWeight]) => ({ VariantName, DesiredWeight })),
-          }));
+          await c.sagemaker.send(
+            new UpdateEndpointWeightsAndCapacitiesCommand({
+              EndpointName: s.endpointName,
+              // Weights only: Application Auto Scaling owns the instance counts.
+              DesiredWeightsAndCapacities: Object.entries(decision.setWeights).map(([VariantName, DesiredWeight]) => ({
+                VariantName,
+                DesiredWeight,
+              })),
+            }),
+          );
         } catch (e: any) {
           if (e?.name === 'ValidationException' && /in-progress/i.test(String(e.message))) {
             reasons.push('endpoint update in progress (ValidationException): weights retried when the endpoint is InService again');
@@ -231,8 +265,15 @@ export async function evaluate(event: unknown, s: HandlerSettings, c: Clients, n
     }
     const result: EvaluationResult = { outcome: 'evaluated', state: decision.next.state, level: decision.level, reasons, calls };
     log({
-      ...result, endpoint: s.endpointName, previous: prev.state, memory: readings.memory.at(-1)?.v, errors: readings.errors,
-      invocations: readings.invocations, status: endpoint.status, effectiveShare: decision.effectiveShare, capacity,
+      ...result,
+      endpoint: s.endpointName,
+      previous: prev.state,
+      memory: readings.memory.at(-1)?.v,
+      errors: readings.errors,
+      invocations: readings.invocations,
+      status: endpoint.status,
+      effectiveShare: decision.effectiveShare,
+      capacity,
       trigger: summarize(event),
     });
     emitMetric(s, decision.next.state, decision.effectiveShare);
@@ -267,15 +308,19 @@ function itemFrom(it: Record<string, any> | undefined): StoredItem {
 /** Conditional write of version + 1; false when another evaluation wrote first. */
 async function writeItem(s: HandlerSettings, c: Clients, version: number, state: string, capacity?: CapacityPlan): Promise<boolean> {
   try {
-    await c.dynamodb.send(new PutItemCommand({
-      TableName: s.tableName,
-      Item: {
-        ...keyOf(s), version: { N: String(version + 1) }, state: { S: state },
-        ...(capacity ? { capacity: { S: JSON.stringify(capacity) } } : {}),
-      },
-      ConditionExpression: version === 0 ? 'attribute_not_exists(pk)' : 'version = :v',
-      ExpressionAttributeValues: version === 0 ? undefined : { ':v': { N: String(version) } },
-    }));
+    await c.dynamodb.send(
+      new PutItemCommand({
+        TableName: s.tableName,
+        Item: {
+          ...keyOf(s),
+          version: { N: String(version + 1) },
+          state: { S: state },
+          ...(capacity ? { capacity: { S: JSON.stringify(capacity) } } : {}),
+        },
+        ConditionExpression: version === 0 ? 'attribute_not_exists(pk)' : 'version = :v',
+        ExpressionAttributeValues: version === 0 ? undefined : { ':v': { N: String(version) } },
+      }),
+    );
     return true;
   } catch (e: any) {
     if (e?.name === 'ConditionalCheckFailedException') return false;
@@ -308,10 +353,17 @@ function sameCapacity(want: CapacityPlan, have: CapacityPlan | undefined, s: Han
 }
 
 /** Applies the capacity plan; true when every call succeeded. Failures are logged, never fatal. */
-async function applyCapacity(s: HandlerSettings, c: Clients, want: CapacityPlan, have: CapacityPlan | undefined,
-  calls: string[], reasons: string[]): Promise<boolean> {
+async function applyCapacity(
+  s: HandlerSettings,
+  c: Clients,
+  want: CapacityPlan,
+  have: CapacityPlan | undefined,
+  calls: string[],
+  reasons: string[],
+): Promise<boolean> {
   const target = (variant: string) => ({
-    ServiceNamespace: 'sagemaker' as const, ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' as const,
+    ServiceNamespace: 'sagemaker' as const,
+    ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' as const,
     ResourceId: `endpoint/${s.endpointName}/variant/${variant}`,
   });
   let ok = true;
@@ -326,12 +378,21 @@ async function applyCapacity(s: HandlerSettings, c: Clients, want: CapacityPlan,
     }
   };
   if (s.primaryCapacity && want.suspendPrimaryScaleIn !== (have?.suspendPrimaryScaleIn ?? false)) {
-    await call(want.suspendPrimaryScaleIn ? `${s.primaryVariant}: scale-in suspended` : `${s.primaryVariant}: scale-in resumed`,
-      { ...target(s.primaryVariant), SuspendedState: { DynamicScalingInSuspended: want.suspendPrimaryScaleIn } });
+    await call(want.suspendPrimaryScaleIn ? `${s.primaryVariant}: scale-in suspended` : `${s.primaryVariant}: scale-in resumed`, {
+      ...target(s.primaryVariant),
+      SuspendedState: { DynamicScalingInSuspended: want.suspendPrimaryScaleIn },
+    });
   }
-  if (s.fallbackVariant && s.fallbackCapacity && want.fallbackMinCapacity !== undefined
-    && want.fallbackMinCapacity !== (have?.fallbackMinCapacity ?? s.fallbackCapacity.min)) {
-    await call(`${s.fallbackVariant}: minimum capacity ${want.fallbackMinCapacity}`, { ...target(s.fallbackVariant), MinCapacity: want.fallbackMinCapacity });
+  if (
+    s.fallbackVariant &&
+    s.fallbackCapacity &&
+    want.fallbackMinCapacity !== undefined &&
+    want.fallbackMinCapacity !== (have?.fallbackMinCapacity ?? s.fallbackCapacity.min)
+  ) {
+    await call(`${s.fallbackVariant}: minimum capacity ${want.fallbackMinCapacity}`, {
+      ...target(s.fallbackVariant),
+      MinCapacity: want.fallbackMinCapacity,
+    });
   }
   return ok;
 }
@@ -357,9 +418,14 @@ function metricWindow(s: HandlerSettings, now: number) {
  * range covers only part of the window.)
  */
 function metricQueries(s: HandlerSettings, prefix: string): MetricDataQuery[] {
-  const dims = (variant: string) => [{ Name: 'EndpointName', Value: s.endpointName }, { Name: 'VariantName', Value: variant }];
-  const q = (id: string, Namespace: string, MetricName: string, Stat: string, Period: number, variant = s.primaryVariant): MetricDataQuery =>
-    ({ Id: prefix + id, MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims(variant) }, Period, Stat } });
+  const dims = (variant: string) => [
+    { Name: 'EndpointName', Value: s.endpointName },
+    { Name: 'VariantName', Value: variant },
+  ];
+  const q = (id: string, Namespace: string, MetricName: string, Stat: string, Period: number, variant = s.primaryVariant): MetricDataQuery => ({
+    Id: prefix + id,
+    MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims(variant) }, Period, Stat },
+  });
   const P = s.metricPeriodSeconds;
   return [
     q('mem', '/aws/sagemaker/Endpoints', 'MemoryUtilization', 'Maximum', P),
@@ -382,10 +448,14 @@ async function perGpuSeries(s: HandlerSettings, c: Clients, now: number, calls: 
   const { start, end } = metricWindow(s, now);
   calls.push('cloudwatch:GetMetricData');
   try {
-    const g = await c.cloudwatch.send(new GetMetricDataCommand({
-      MetricDataQueries: [{ Id: 'gpudev', Expression: perGpuQuery(s.endpointName, s.primaryVariant), Period: s.metricPeriodSeconds }],
-      StartTime: new Date(start), EndTime: new Date(end), ScanBy: 'TimestampAscending',
-    }));
+    const g = await c.cloudwatch.send(
+      new GetMetricDataCommand({
+        MetricDataQueries: [{ Id: 'gpudev', Expression: perGpuQuery(s.endpointName, s.primaryVariant), Period: s.metricPeriodSeconds }],
+        StartTime: new Date(start),
+        EndTime: new Date(end),
+        ScanBy: 'TimestampAscending',
+      }),
+    );
     return points(g.MetricDataResults?.[0]);
   } catch (e: any) {
     log({ level: 'warn', endpoint: s.endpointName, message: `per-GPU query failed (${e?.name}): judging the mean GPU only` });
@@ -423,17 +493,24 @@ function parseReadings(s: HandlerSettings, results: MetricDataResult[], prefix: 
   // SageMaker emits Invocation5XXErrors (0 or 1) with every request, so no error data with requests means none.
   const errors = windowSum('err') ?? (invocations !== undefined ? 0 : undefined);
   // The newest complete minute of the endpoint's traffic (primary + fallback).
-  const newest = series('inv').filter(p => p.t < minuteEnd).at(-1);
-  const fallbackSameMinute = newest ? series('finv').find(p => p.t === newest.t)?.v ?? 0 : 0;
+  const newest = series('inv')
+    .filter(p => p.t < minuteEnd)
+    .at(-1);
+  const fallbackSameMinute = newest ? (series('finv').find(p => p.t === newest.t)?.v ?? 0) : 0;
   return { memory, periodSeconds: period, errors, invocations, newestMinuteInvocations: newest ? newest.v + fallbackSameMinute : undefined };
 }
 
 async function readMetrics(s: HandlerSettings, c: Clients, now: number, calls: string[]): Promise<MetricReadings> {
   const { start, end } = metricWindow(s, now);
   calls.push('cloudwatch:GetMetricData');
-  const out = await c.cloudwatch.send(new GetMetricDataCommand({
-    MetricDataQueries: metricQueries(s, ''), StartTime: new Date(start), EndTime: new Date(end), ScanBy: 'TimestampAscending',
-  }));
+  const out = await c.cloudwatch.send(
+    new GetMetricDataCommand({
+      MetricDataQueries: metricQueries(s, ''),
+      StartTime: new Date(start),
+      EndTime: new Date(end),
+      ScanBy: 'TimestampAscending',
+    }),
+  );
   return parseReadings(s, out.MetricDataResults ?? [], '', await perGpuSeries(s, c, now, calls), now);
 }
 
@@ -451,13 +528,28 @@ export function perGpuQuery(endpointName: string, variantName: string): string {
 
 function emitMetric(s: HandlerSettings, state: keyof typeof STATE_CODE, share: number): void {
   // Embedded Metric Format: Lambda turns this log line into CloudWatch metrics, no API call.
-  console.log(JSON.stringify({
-    _aws: { Timestamp: Date.now(), CloudWatchMetrics: [{ Namespace: s.metricNamespace, Dimensions: [['EndpointName']], Metrics: [{ Name: M.STATE, Unit: 'None' }, { Name: M.FALLBACK_SHARE, Unit: 'Percent' }, { Name: M.DEGRADE_LEVEL, Unit: 'None' }] }] },
-    EndpointName: s.endpointName,
-    [M.STATE]: STATE_CODE[state],
-    [M.FALLBACK_SHARE]: Math.round(share * 100),
-    [M.DEGRADE_LEVEL]: LEVEL[state],
-  }));
+  console.log(
+    JSON.stringify({
+      _aws: {
+        Timestamp: Date.now(),
+        CloudWatchMetrics: [
+          {
+            Namespace: s.metricNamespace,
+            Dimensions: [['EndpointName']],
+            Metrics: [
+              { Name: M.STATE, Unit: 'None' },
+              { Name: M.FALLBACK_SHARE, Unit: 'Percent' },
+              { Name: M.DEGRADE_LEVEL, Unit: 'None' },
+            ],
+          },
+        ],
+      },
+      EndpointName: s.endpointName,
+      [M.STATE]: STATE_CODE[state],
+      [M.FALLBACK_SHARE]: Math.round(share * 100),
+      [M.DEGRADE_LEVEL]: LEVEL[state],
+    }),
+  );
 }
 
 function log(o: object): void {
@@ -511,7 +603,9 @@ function targetsOf(event: any, all: HandlerSettings[]): HandlerSettings[] {
   if (event.source === 'aws.cloudwatch') {
     // Breaker alarms are named <endpoint>-<variant>-breaker-<metric> (breakerAlarmName): the longest matching endpoint name.
     const name = String(event.detail.alarmName);
-    const match = all.filter(s => name.startsWith(`${s.endpointName}-`) && name.includes(BREAKER_ALARM_MARK)).sort((a, b) => b.endpointName.length - a.endpointName.length)[0];
+    const match = all
+      .filter(s => name.startsWith(`${s.endpointName}-`) && name.includes(BREAKER_ALARM_MARK))
+      .sort((a, b) => b.endpointName.length - a.endpointName.length)[0];
     return match ? [match] : [];
   }
   return all;
@@ -555,27 +649,38 @@ export async function evaluateFleet(event: unknown, f: FleetSettings, c: Clients
     const end = Math.min(...windows.map(w => w.end));
     for (const batch of chunks(queries, 500)) {
       calls.push('cloudwatch:GetMetricData');
-      const out = await c.cloudwatch.send(new GetMetricDataCommand({ MetricDataQueries: batch, StartTime: new Date(start), EndTime: new Date(end), ScanBy: 'TimestampAscending' }));
+      const out = await c.cloudwatch.send(
+        new GetMetricDataCommand({ MetricDataQueries: batch, StartTime: new Date(start), EndTime: new Date(end), ScanBy: 'TimestampAscending' }),
+      );
       results.push(...(out.MetricDataResults ?? []));
     }
   }
   // 4. Each endpoint on its own: a failure or an Updating endpoint never holds up the others.
-  const settled = await Promise.allSettled(targets.map(async (t, i) => {
-    const perGpu = await perGpuSeries(t, c, now, calls);
-    const pre: Prefetched = {
-      item: items.get(t.endpointName) ?? { version: 0 },
-      published: published.get(t.parameterName),
-      readings: parseReadings(t, results, `e${i}_`, perGpu, now),
-    };
-    return evaluate(event, t, c, now, pre);
-  }));
+  const settled = await Promise.allSettled(
+    targets.map(async (t, i) => {
+      const perGpu = await perGpuSeries(t, c, now, calls);
+      const pre: Prefetched = {
+        item: items.get(t.endpointName) ?? { version: 0 },
+        published: published.get(t.parameterName),
+        readings: parseReadings(t, results, `e${i}_`, perGpu, now),
+      };
+      return evaluate(event, t, c, now, pre);
+    }),
+  );
   const endpoints: Record<string, EvaluationResult> = {};
   settled.forEach((r, i) => {
     const name = targets[i].endpointName;
-    endpoints[name] = r.status === 'fulfilled' ? r.value : { outcome: 'failed', reasons: [`${(r.reason as Error)?.name}: ${(r.reason as Error)?.message}`], calls: [] };
+    endpoints[name] =
+      r.status === 'fulfilled'
+        ? r.value
+        : { outcome: 'failed', reasons: [`${(r.reason as Error)?.name}: ${(r.reason as Error)?.message}`], calls: [] };
     calls.push(...(r.status === 'fulfilled' ? r.value.calls : []));
   });
-  log({ component: 'circuit-breaker-fleet', endpoints: Object.fromEntries(Object.entries(endpoints).map(([k, v]) => [k, `${v.outcome}${v.state ? ` ${v.state}` : ''}`])), calls: calls.length });
+  log({
+    component: 'circuit-breaker-fleet',
+    endpoints: Object.fromEntries(Object.entries(endpoints).map(([k, v]) => [k, `${v.outcome}${v.state ? ` ${v.state}` : ''}`])),
+    calls: calls.length,
+  });
   return { outcome: 'evaluated', endpoints, calls };
 }
 

@@ -179,8 +179,14 @@ export function initialState(now: number): BreakerState {
 const EPS = 1e-6;
 
 /** The pure decision function. */
-export function decide(prev: BreakerState, readings: Readings, endpoint: EndpointView | undefined,
-  variants: Variants, config: BreakerConfig, now: number): Decision {
+export function decide(
+  prev: BreakerState,
+  readings: Readings,
+  endpoint: EndpointView | undefined,
+  variants: Variants,
+  config: BreakerConfig,
+  now: number,
+): Decision {
   const reasons: string[] = [];
   // Staleness judges the newest point only: CloudWatch delivers 1-minute data 1–2 minutes late, so the
   // older points of a recovery window are always older than the staleness limit.
@@ -188,8 +194,10 @@ export function decide(prev: BreakerState, readings: Readings, endpoint: Endpoin
   const newest = valid[valid.length - 1];
   const fresh = newest && now - newest.t <= config.staleAfterSeconds * 1000 ? valid : [];
   const latest = fresh.length ? fresh[fresh.length - 1].v : undefined;
-  const errRate = readings.invocations !== undefined && readings.errors !== undefined && readings.invocations >= config.minInvocations
-    ? readings.errors / readings.invocations : undefined;
+  const errRate =
+    readings.invocations !== undefined && readings.errors !== undefined && readings.invocations >= config.minInvocations
+      ? readings.errors / readings.invocations
+      : undefined;
   const elapsed = (now - prev.since) / 1000;
 
   let next: BreakerState = prev;
@@ -208,20 +216,39 @@ export function decide(prev: BreakerState, readings: Readings, endpoint: Endpoin
     const cool = consecutive && window.every(p => p.v < config.recoverBelowPercent);
     const load = readings.loadPerInstance;
     // The load at which trouble began: kept through escalation and recovery, cleared on CLOSED.
-    const entryLoad = prev.state === 'CLOSED' ? load : prev.entryLoad ?? load;
+    const entryLoad = prev.state === 'CLOSED' ? load : (prev.entryLoad ?? load);
     const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0, entryLoad });
-    const degraded = (): BreakerState => ({ state: 'DEGRADED', since: now, share: config.degradedFallbackShare, entryShare: config.degradedFallbackShare, step: 0, entryLoad });
+    const degraded = (): BreakerState => ({
+      state: 'DEGRADED',
+      since: now,
+      share: config.degradedFallbackShare,
+      entryShare: config.degradedFallbackShare,
+      step: 0,
+      entryLoad,
+    });
     const recoveringFrom = (entry: number, step: number): BreakerState => {
       if (step >= config.recoverySteps) return { state: 'CLOSED', since: now, share: 0, entryShare: 0, step: 0 };
-      return { state: 'RECOVERING', since: now, share: entry * (1 - step / config.recoverySteps), entryShare: entry, step, entryLoad: prev.entryLoad };
+      return {
+        state: 'RECOVERING',
+        since: now,
+        share: entry * (1 - step / config.recoverySteps),
+        entryShare: entry,
+        step,
+        entryLoad: prev.entryLoad,
+      };
     };
     const loadHigh = prev.entryLoad !== undefined && load !== undefined && load > config.recoverLoadShare * prev.entryLoad;
-    const loadReason = () => `load ${+load!.toFixed(1)} req/s per instance > ${100 * config.recoverLoadShare} % of the ${+prev.entryLoad!.toFixed(1)} at which it degraded: holding ${prev.state}`;
+    const loadReason = () =>
+      `load ${+load!.toFixed(1)} req/s per instance > ${100 * config.recoverLoadShare} % of the ${+prev.entryLoad!.toFixed(1)} at which it degraded: holding ${prev.state}`;
     const fmt = (x: number) => `${+x.toFixed(1)} %`;
 
     if ((critical || erroring) && prev.state !== 'OPEN') {
       next = open();
-      reasons.push(critical ? `memory ${fmt(latest)} ≥ critical ${config.criticalAtPercent} %: OPEN` : `5XX rate ${fmt(100 * errRate!)} ≥ ${100 * config.errorRateOpen} %: OPEN`);
+      reasons.push(
+        critical
+          ? `memory ${fmt(latest)} ≥ critical ${config.criticalAtPercent} %: OPEN`
+          : `5XX rate ${fmt(100 * errRate!)} ≥ ${100 * config.errorRateOpen} %: OPEN`,
+      );
     } else if (hot && (prev.state === 'CLOSED' || prev.state === 'RECOVERING')) {
       next = degraded();
       reasons.push(`memory ${fmt(latest)} ≥ ${config.degradeAtPercent} %: DEGRADED`);
@@ -331,10 +358,20 @@ export function tryParseState(raw: string | undefined): BreakerState | undefined
   if (!raw) return undefined;
   try {
     const o = JSON.parse(raw);
-    if (o && ['CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'].includes(o.state) && Number.isFinite(o.since)
-      && Number.isFinite(o.share) && o.share >= 0 && o.share <= 1) {
+    if (
+      o &&
+      ['CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'].includes(o.state) &&
+      Number.isFinite(o.since) &&
+      Number.isFinite(o.share) &&
+      o.share >= 0 &&
+      o.share <= 1
+    ) {
       return {
-        state: o.state, since: o.since, share: o.share, entryShare: Number.isFinite(o.entryShare) ? o.entryShare : o.share, step: Number.isFinite(o.step) ? o.step : 0,
+        state: o.state,
+        since: o.since,
+        share: o.share,
+        entryShare: Number.isFinite(o.entryShare) ? o.entryShare : o.share,
+        step: Number.isFinite(o.step) ? o.step : 0,
         ...(Number.isFinite(o.entryLoad) ? { entryLoad: o.entryLoad } : {}),
       };
     }
@@ -351,5 +388,14 @@ export function parseState(raw: string | undefined, now: number): BreakerState {
 
 /** The JSON stored in the parameter: the container reads `level`. */
 export function serializeState(s: BreakerState, reasons: string[]): string {
-  return JSON.stringify({ level: LEVEL[s.state], state: s.state, since: s.since, share: s.share, entryShare: s.entryShare, step: s.step, entryLoad: s.entryLoad, reasons: reasons.slice(0, 3) });
+  return JSON.stringify({
+    level: LEVEL[s.state],
+    state: s.state,
+    since: s.since,
+    share: s.share,
+    entryShare: s.entryShare,
+    step: s.step,
+    entryLoad: s.entryLoad,
+    reasons: reasons.slice(0, 3),
+  });
 }

@@ -71,7 +71,7 @@ export interface BreakerFacts {
 
 type Resources = Record<string, { Type: string; Properties?: any }>;
 
-const refOf = (v: any): string | undefined => (v && typeof v === 'object' ? v.Ref ?? v['Fn::GetAtt']?.[0] : undefined);
+const refOf = (v: any): string | undefined => (v && typeof v === 'object' ? (v.Ref ?? v['Fn::GetAtt']?.[0]) : undefined);
 
 /**
  * Pure: a comparable string for a CloudFormation value, literal or not. `{Ref: P}` → `{Ref:P}`,
@@ -119,10 +119,15 @@ export function collectEndpoints(template: { Resources?: Resources }): EndpointF
       const model = models.get(refOf(v.ModelName) ?? '')?.Properties ?? {};
       const env = model.PrimaryContainer?.Environment ?? model.Containers?.[0]?.Environment ?? {};
       return {
-        variantName: v.VariantName, instanceType: String(v.InstanceType ?? ''), initialInstanceCount: Number(v.InitialInstanceCount ?? 1),
-        weight: v.InitialVariantWeight === undefined ? 1 : Number(v.InitialVariantWeight), volumeSizeInGb: v.VolumeSizeInGB,
+        variantName: v.VariantName,
+        instanceType: String(v.InstanceType ?? ''),
+        initialInstanceCount: Number(v.InitialInstanceCount ?? 1),
+        weight: v.InitialVariantWeight === undefined ? 1 : Number(v.InitialVariantWeight),
+        volumeSizeInGb: v.VolumeSizeInGB,
         environment: Object.fromEntries(Object.entries(env).filter(([, x]) => typeof x === 'string')) as Record<string, string>,
-        networkIsolation: model.EnableNetworkIsolation === true, vpc: !!model.VpcConfig, shadow,
+        networkIsolation: model.EnableNetworkIsolation === true,
+        vpc: !!model.VpcConfig,
+        shadow,
       };
     };
     const variants: VariantFacts[] = [
@@ -136,8 +141,13 @@ export function collectEndpoints(template: { Resources?: Resources }): EndpointF
     }
     const dims = (a: any) => (a.Properties?.Dimensions ?? []) as { Name: string; Value: unknown }[];
     const memoryAlarmThresholds = of('AWS::CloudWatch::Alarm')
-      .filter(([, a]) => a.Properties?.MetricName === 'MemoryUtilization' && a.Properties?.Namespace === '/aws/sagemaker/Endpoints'
-        && dims(a).some(d => d.Name === 'EndpointName' && isThisEndpoint(d.Value)) && !valueKey(a.Properties?.AlarmName ?? '').includes(BREAKER_ALARM_MARK))
+      .filter(
+        ([, a]) =>
+          a.Properties?.MetricName === 'MemoryUtilization' &&
+          a.Properties?.Namespace === '/aws/sagemaker/Endpoints' &&
+          dims(a).some(d => d.Name === 'EndpointName' && isThisEndpoint(d.Value)) &&
+          !valueKey(a.Properties?.AlarmName ?? '').includes(BREAKER_ALARM_MARK),
+      )
       .map(([, a]) => Number(a.Properties.Threshold));
     const breakers = of('AWS::Lambda::Function')
       .filter(([, f]) => isThisEndpoint(f.Properties?.Environment?.Variables?.ENDPOINT_NAME))
@@ -147,10 +157,17 @@ export function collectEndpoints(template: { Resources?: Resources }): EndpointF
       });
     const dc = p.DataCaptureConfig;
     out.push({
-      configLogicalId: cid, endpointLogicalId: ep?.[0], endpointName, nameKeys, variants, kmsKeyId: p.KmsKeyId !== undefined,
+      configLogicalId: cid,
+      endpointLogicalId: ep?.[0],
+      endpointName,
+      nameKeys,
+      variants,
+      kmsKeyId: p.KmsKeyId !== undefined,
       dataCapture: dc ? { enabled: dc.EnableCapture !== false, sampling: dc.InitialSamplingPercentage, destination: dc.DestinationS3Uri } : undefined,
       deploymentRollbackAlarms: ep?.[1].Properties?.DeploymentConfig?.AutoRollbackConfiguration?.Alarms?.length ?? 0,
-      scaling, memoryAlarmThresholds, breakers,
+      scaling,
+      memoryAlarmThresholds,
+      breakers,
     });
   }
   return out;

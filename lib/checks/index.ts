@@ -1,5 +1,13 @@
 import * as fs from 'fs';
-import { CfnResource, IPolicyValidationContext, IPolicyValidationPlugin, PolicyValidationPluginReport, PolicyViolation, Stack, Validations } from 'aws-cdk-lib';
+import {
+  CfnResource,
+  IPolicyValidationContext,
+  IPolicyValidationPlugin,
+  PolicyValidationPluginReport,
+  PolicyViolation,
+  Stack,
+  Validations,
+} from 'aws-cdk-lib';
 import { IConstruct } from 'constructs';
 import { collectEndpoints } from './facts';
 import { IReadinessRule, RuleLevel } from './rule';
@@ -23,8 +31,18 @@ export type { IReadinessRule } from './rule';
 
 /** Every rule of the pack. */
 export const READINESS_RULES: IReadinessRule[] = [
-  MultiInstance, AutoScaling, NoBurstable, MemoryAlarm, CircuitBreakerWired, DataCaptureOn, RequestSize,
-  WorkerMemory, DeploymentGuardrails, NetworkControls, BreakerLogRetention, NvmeStorage,
+  MultiInstance,
+  AutoScaling,
+  NoBurstable,
+  MemoryAlarm,
+  CircuitBreakerWired,
+  DataCaptureOn,
+  RequestSize,
+  WorkerMemory,
+  DeploymentGuardrails,
+  NetworkControls,
+  BreakerLogRetention,
+  NvmeStorage,
 ];
 
 /** One finding. */
@@ -38,10 +56,17 @@ export interface ReadinessFinding {
 
 /** Pure: runs the rules over one template. */
 export function checkTemplate(template: any, stack: string = 'template', rules: IReadinessRule[] = READINESS_RULES): ReadinessFinding[] {
-  return collectEndpoints(template).flatMap(e => rules.flatMap(r => r.check(e).map(message => ({
-    ruleId: r.id, level: r.level, stack, resource: e.endpointLogicalId ?? e.configLogicalId,
-    message: `${message}. Why: ${r.why} Fix: ${r.fix}`,
-  }))));
+  return collectEndpoints(template).flatMap(e =>
+    rules.flatMap(r =>
+      r.check(e).map(message => ({
+        ruleId: r.id,
+        level: r.level,
+        stack,
+        resource: e.endpointLogicalId ?? e.configLogicalId,
+        message: `${message}. Why: ${r.why} Fix: ${r.fix}`,
+      })),
+    ),
+  );
 }
 
 /**
@@ -97,6 +122,11 @@ function findByLogicalId(scope: IConstruct, logicalId: string): IConstruct | und
 
 /** True when the rule was acknowledged on the resource's construct or a parent. */
 function isAcknowledged(resource: IConstruct, ruleId: string): boolean {
-  return resource.node.scopes.some(c => c.node.metadata.some(m => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY
-    && Object.keys(m.data ?? {}).some(k => k.replace(/^(annotation|ProductionReadiness)::/i, '') === ruleId)));
+  return resource.node.scopes.some(c =>
+    c.node.metadata.some(
+      m =>
+        m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY &&
+        Object.keys(m.data ?? {}).some(k => k.replace(/^(annotation|ProductionReadiness)::/i, '') === ruleId),
+    ),
+  );
 }

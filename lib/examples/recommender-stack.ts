@@ -66,7 +66,12 @@ export class RecommenderStack extends Stack {
       autoScaling: { capacity: { min: 2, max: 4 }, qpsPerInstance: 150 },
       fallback: {
         // Same model, degraded mode: shorter sequences, secondary heads off.
-        model: { image, modelData, memoryFootprint: { gpu: Size.gibibytes(2), host: Size.gibibytes(2) }, environment: { MAX_SEQ_LEN: '256', DEGRADED_MAX_SEQ_LEN: '256', DEGRADED_MODE: 'true' } },
+        model: {
+          image,
+          modelData,
+          memoryFootprint: { gpu: Size.gibibytes(2), host: Size.gibibytes(2) },
+          environment: { MAX_SEQ_LEN: '256', DEGRADED_MAX_SEQ_LEN: '256', DEGRADED_MODE: 'true' },
+        },
         instanceCount: 1,
       },
     });

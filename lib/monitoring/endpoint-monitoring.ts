@@ -253,26 +253,61 @@ export class EndpointMonitoring extends Construct {
     // is reporting (creating, or down), which must not read as healthy -> MISSING (INSUFFICIENT_DATA).
     const missing = cloudwatch.TreatMissingData.MISSING;
     const mem = p.memoryThresholdPercent ?? 85;
-    this.add(v, AlarmTier.INFRASTRUCTURE, 'HostMemory', m.memoryUtilization(), mem, 2, 3, missing,
-      `Host memory >= ${mem} % on the hottest instance (Maximum over instances, 1-minute data, 2 of 3 minutes).`);
+    this.add(
+      v,
+      AlarmTier.INFRASTRUCTURE,
+      'HostMemory',
+      m.memoryUtilization(),
+      mem,
+      2,
+      3,
+      missing,
+      `Host memory >= ${mem} % on the hottest instance (Maximum over instances, 1-minute data, 2 of 3 minutes).`,
+    );
     if (spec.gpuCount > 0) {
       const g = p.gpuMemoryThresholdPercent ?? 85;
-      this.add(v, AlarmTier.INFRASTRUCTURE, 'GpuMemory', m.gpuMemoryUtilization(), g * spec.gpuCount, 2, 3, missing,
-        `GPU memory >= ${g} % of the instance's ${spec.gpuCount} GPU(s) (raw metric summed over GPUs, 0-${100 * spec.gpuCount}: threshold ${g * spec.gpuCount}).`);
+      this.add(
+        v,
+        AlarmTier.INFRASTRUCTURE,
+        'GpuMemory',
+        m.gpuMemoryUtilization(),
+        g * spec.gpuCount,
+        2,
+        3,
+        missing,
+        `GPU memory >= ${g} % of the instance's ${spec.gpuCount} GPU(s) (raw metric summed over GPUs, 0-${100 * spec.gpuCount}: threshold ${g * spec.gpuCount}).`,
+      );
       if (spec.gpuCount > 1 && p.perGpuMetrics) {
         // The summed metric reads one GPU at 100 % and three at 40 % as 220 of 400: alarm on the hottest GPU too.
-        this.add(v, AlarmTier.INFRASTRUCTURE, 'HottestGpuMemory', m.hottestGpuMemoryUtilization(), g, 2, 3, cloudwatch.TreatMissingData.NOT_BREACHING,
-          `Memory of the hottest single GPU >= ${g} % (per-GPU enhanced metrics; the summed metric hides one full GPU among ${spec.gpuCount}).`);
+        this.add(
+          v,
+          AlarmTier.INFRASTRUCTURE,
+          'HottestGpuMemory',
+          m.hottestGpuMemoryUtilization(),
+          g,
+          2,
+          3,
+          cloudwatch.TreatMissingData.NOT_BREACHING,
+          `Memory of the hottest single GPU >= ${g} % (per-GPU enhanced metrics; the summed metric hides one full GPU among ${spec.gpuCount}).`,
+        );
       }
     }
     if (spec.vCpus > 0) {
       const c = p.cpuThresholdPercent ?? 90;
-      this.add(v, AlarmTier.INFRASTRUCTURE, 'Cpu', m.cpuUtilization({ statistic: 'Average' }), c * spec.vCpus, 5, 5, missing,
-        `CPU >= ${c} % of ${spec.vCpus} vCPUs for 5 minutes (raw metric summed over vCPUs, 0-${100 * spec.vCpus}: threshold ${c * spec.vCpus}).`);
+      this.add(
+        v,
+        AlarmTier.INFRASTRUCTURE,
+        'Cpu',
+        m.cpuUtilization({ statistic: 'Average' }),
+        c * spec.vCpus,
+        5,
+        5,
+        missing,
+        `CPU >= ${c} % of ${spec.vCpus} vCPUs for 5 minutes (raw metric summed over vCPUs, 0-${100 * spec.vCpus}: threshold ${c * spec.vCpus}).`,
+      );
     }
     const d = p.diskThresholdPercent ?? 75;
-    this.add(v, AlarmTier.INFRASTRUCTURE, 'Disk', m.diskUtilization(), d, 3, 3, missing,
-      `Disk >= ${d} %: data capture stops at high disk use.`);
+    this.add(v, AlarmTier.INFRASTRUCTURE, 'Disk', m.diskUtilization(), d, 3, 3, missing, `Disk >= ${d} %: data capture stops at high disk use.`);
   }
 
   private applicationTier(v: MonitoredVariant): void {
@@ -287,8 +322,17 @@ export class EndpointMonitoring extends Construct {
         period: Duration.minutes(1),
       });
       // The container may not publish (yet): silence is not a memory problem -> NOT_BREACHING.
-      this.add(v, AlarmTier.APPLICATION, `Stage-${stage}-Memory`, metric, t, 2, 3, cloudwatch.TreatMissingData.NOT_BREACHING,
-        `Memory of stage '${stage}' >= ${t} % (published by the container in ${this.applicationNamespace}).`);
+      this.add(
+        v,
+        AlarmTier.APPLICATION,
+        `Stage-${stage}-Memory`,
+        metric,
+        t,
+        2,
+        3,
+        cloudwatch.TreatMissingData.NOT_BREACHING,
+        `Memory of stage '${stage}' >= ${t} % (published by the container in ${this.applicationNamespace}).`,
+      );
     }
   }
 
@@ -298,29 +342,80 @@ export class EndpointMonitoring extends Construct {
     const nb = cloudwatch.TreatMissingData.NOT_BREACHING;
     const five = Duration.minutes(5);
     const e = p.errorRateThresholdPercent ?? 1;
-    this.add(v, AlarmTier.BUSINESS, 'ErrorRate5xx', m.invocation5xxRate({ period: five }), e / 100, 1, 1, nb,
-      `5XX rate >= ${e} % over 5 minutes (Average of Invocation5XXErrors is the rate, 0-1: threshold ${e / 100}).`);
+    this.add(
+      v,
+      AlarmTier.BUSINESS,
+      'ErrorRate5xx',
+      m.invocation5xxRate({ period: five }),
+      e / 100,
+      1,
+      1,
+      nb,
+      `5XX rate >= ${e} % over 5 minutes (Average of Invocation5XXErrors is the rate, 0-1: threshold ${e / 100}).`,
+    );
     const me = p.modelErrorRateThresholdPercent ?? 1;
-    this.add(v, AlarmTier.BUSINESS, 'ModelErrorRate', m.invocationModelErrors({ period: five, statistic: 'Average' }), me / 100, 1, 1, nb,
-      `Model error rate >= ${me} % over 5 minutes (Average of InvocationModelErrors, 0-1).`);
+    this.add(
+      v,
+      AlarmTier.BUSINESS,
+      'ModelErrorRate',
+      m.invocationModelErrors({ period: five, statistic: 'Average' }),
+      me / 100,
+      1,
+      1,
+      nb,
+      `Model error rate >= ${me} % over 5 minutes (Average of InvocationModelErrors, 0-1).`,
+    );
     const lat = p.latencyP99Threshold ?? Duration.millis(500);
     const micros = lat.toMilliseconds() * 1000;
-    this.add(v, AlarmTier.BUSINESS, 'LatencyP99', m.modelLatency(), micros, 3, 3, nb,
-      `P99 ModelLatency >= ${lat.toMilliseconds()} ms for 3 minutes (metric in microseconds: threshold ${micros}).`);
+    this.add(
+      v,
+      AlarmTier.BUSINESS,
+      'LatencyP99',
+      m.modelLatency(),
+      micros,
+      3,
+      3,
+      nb,
+      `P99 ModelLatency >= ${lat.toMilliseconds()} ms for 3 minutes (metric in microseconds: threshold ${micros}).`,
+    );
     const s = p.successRateThresholdPercent ?? 99;
-    this.add(v, AlarmTier.BUSINESS, 'SuccessRate', m.successRate({ period: five }), s, 1, 1, nb,
-      `Success rate < ${s} % over 5 minutes (100 × (1 − 5XX / invocations)).`, cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD);
+    this.add(
+      v,
+      AlarmTier.BUSINESS,
+      'SuccessRate',
+      m.successRate({ period: five }),
+      s,
+      1,
+      1,
+      nb,
+      `Success rate < ${s} % over 5 minutes (100 × (1 − 5XX / invocations)).`,
+      cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+    );
   }
 
-  private add(v: MonitoredVariant, tier: AlarmTier, key: string, metric: cloudwatch.IMetric, threshold: number,
-    datapoints: number, periods: number, missing: cloudwatch.TreatMissingData, description: string,
-    comparison?: cloudwatch.ComparisonOperator): void {
+  private add(
+    v: MonitoredVariant,
+    tier: AlarmTier,
+    key: string,
+    metric: cloudwatch.IMetric,
+    threshold: number,
+    datapoints: number,
+    periods: number,
+    missing: cloudwatch.TreatMissingData,
+    description: string,
+    comparison?: cloudwatch.ComparisonOperator,
+  ): void {
     const alarm = createAlarm(this, {
       id: `${v.variantName}${key.replace(/[^A-Za-z0-9]/g, '')}`,
       // Endpoint, variant, tier and metric readable from the name alone.
       alarmName: `${this.props.endpointName}-${v.variantName}-${tier}-${key}`,
       description: `${description} Endpoint ${this.props.endpointName}, variant ${v.variantName}.`,
-      metric, threshold, comparison, evaluationPeriods: periods, datapointsToAlarm: datapoints, treatMissingData: missing,
+      metric,
+      threshold,
+      comparison,
+      evaluationPeriods: periods,
+      datapointsToAlarm: datapoints,
+      treatMissingData: missing,
     });
     this.alarms.push({ alarm, tier, variantName: v.variantName, key, threshold });
   }
@@ -334,16 +429,25 @@ export class EndpointMonitoring extends Construct {
    */
   private allowAlarmsToPublish(): void {
     const stack = Stack.of(this);
-    const alarms = stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${this.props.endpointName}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    const added = this.topic.addToResourcePolicy(new iam.PolicyStatement({
-      sid: 'AllowCloudWatchAlarmsOfThisEndpoint',
-      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-      actions: ['sns:Publish'],
-      resources: [this.topic.topicArn],
-      conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': alarms } },
-    }));
+    const alarms = stack.formatArn({
+      service: 'cloudwatch',
+      resource: 'alarm',
+      resourceName: `${this.props.endpointName}-*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const added = this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsOfThisEndpoint',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': alarms } },
+      }),
+    );
     if (!added.statementAdded) {
-      Annotations.of(this).addWarning(`monitoring.alarmTopic is an imported topic, so this construct cannot add to its policy: make sure it lets cloudwatch.amazonaws.com sns:Publish (aws:SourceArn ${this.props.endpointName}-* alarms), or alarm notifications are dropped.`);
+      Annotations.of(this).addWarning(
+        `monitoring.alarmTopic is an imported topic, so this construct cannot add to its policy: make sure it lets cloudwatch.amazonaws.com sns:Publish (aws:SourceArn ${this.props.endpointName}-* alarms), or alarm notifications are dropped.`,
+      );
     }
   }
 
@@ -354,12 +458,14 @@ export class EndpointMonitoring extends Construct {
     });
     // CloudWatch alarms and AWS Budgets publish to the encrypted topic: they need the key.
     for (const service of ['cloudwatch.amazonaws.com', 'budgets.amazonaws.com']) {
-      key.addToResourcePolicy(new iam.PolicyStatement({
-        principals: [new iam.ServicePrincipal(service)],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'], // in a key policy, "*" means this key
-        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
-      }));
+      key.addToResourcePolicy(
+        new iam.PolicyStatement({
+          principals: [new iam.ServicePrincipal(service)],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          resources: ['*'], // in a key policy, "*" means this key
+          conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+        }),
+      );
     }
     const topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true });
     return topic;
@@ -367,12 +473,14 @@ export class EndpointMonitoring extends Construct {
 
   private createBudget(amount: number): void {
     const topic = this.topic;
-    topic.addToResourcePolicy(new iam.PolicyStatement({
-      principals: [new iam.ServicePrincipal('budgets.amazonaws.com')],
-      actions: ['sns:Publish'],
-      resources: [topic.topicArn],
-      conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
-    }));
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('budgets.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+    );
     new budgets.CfnBudget(this, 'MonthlyBudget', {
       budget: {
         budgetType: 'COST',
@@ -380,10 +488,12 @@ export class EndpointMonitoring extends Construct {
         budgetLimit: { amount, unit: 'USD' },
         costFilters: { TagKeyValue: [`user:resilient-endpoint$${this.props.endpointName}`] },
       },
-      notificationsWithSubscribers: [{
-        notification: { notificationType: 'ACTUAL', comparisonOperator: 'GREATER_THAN', threshold: 80, thresholdType: 'PERCENTAGE' },
-        subscribers: [{ subscriptionType: 'SNS', address: topic.topicArn }],
-      }],
+      notificationsWithSubscribers: [
+        {
+          notification: { notificationType: 'ACTUAL', comparisonOperator: 'GREATER_THAN', threshold: 80, thresholdType: 'PERCENTAGE' },
+          subscribers: [{ subscriptionType: 'SNS', address: topic.topicArn }],
+        },
+      ],
     });
   }
 
@@ -394,7 +504,8 @@ export class EndpointMonitoring extends Construct {
       const list = this.alarms.filter(a => a.key === key && a.tier === tier);
       if (!list.length) return undefined;
       return new cloudwatch.GraphWidget({
-        title, width: 8,
+        title,
+        width: 8,
         left: list.map(a => a.alarm.metric),
         leftAnnotations: [...new Set(list.map(a => a.threshold))].map(value => ({ value, label: 'alarm threshold', color: '#d62728' })),
       });
@@ -409,14 +520,18 @@ export class EndpointMonitoring extends Construct {
       graph('CPU (sum over vCPUs)', 'Cpu', AlarmTier.INFRASTRUCTURE),
       graph('Disk %', 'Disk', AlarmTier.INFRASTRUCTURE),
     ]);
-    row('Application: memory per stage', [...new Set(this.alarms.filter(a => a.tier === AlarmTier.APPLICATION).map(a => a.key))]
-      .map(k => graph(k, k, AlarmTier.APPLICATION)));
+    row(
+      'Application: memory per stage',
+      [...new Set(this.alarms.filter(a => a.tier === AlarmTier.APPLICATION).map(a => a.key))].map(k => graph(k, k, AlarmTier.APPLICATION)),
+    );
     row('Business', [
       graph('5XX rate (0-1)', 'ErrorRate5xx', AlarmTier.BUSINESS),
       graph('P99 model latency (µs)', 'LatencyP99', AlarmTier.BUSINESS),
       graph('Success rate %', 'SuccessRate', AlarmTier.BUSINESS),
     ]);
-    dash.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [this.compositeAlarm, ...this.alarms.map(a => a.alarm)], width: 24 }));
+    dash.addWidgets(
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [this.compositeAlarm, ...this.alarms.map(a => a.alarm)], width: 24 }),
+    );
     return dash;
   }
 }
@@ -428,7 +543,13 @@ export function validateMonitoring(p: MonitoringOptions): PropErrors {
   // thresholds start above 0.
   const pct = (name: keyof MonitoringOptions, v: number | undefined, example: number) => {
     if (v === undefined) return;
-    if (!(v > 0 && v <= 100)) e.add(`monitoring.${name}`, v, 'a percentage above 0 and at most 100 (0 would make the alarm fire on every datapoint, or never)', `give a percentage, e.g. ${example}`);
+    if (!(v > 0 && v <= 100))
+      e.add(
+        `monitoring.${name}`,
+        v,
+        'a percentage above 0 and at most 100 (0 would make the alarm fire on every datapoint, or never)',
+        `give a percentage, e.g. ${example}`,
+      );
   };
   pct('memoryThresholdPercent', p.memoryThresholdPercent, 85);
   pct('gpuMemoryThresholdPercent', p.gpuMemoryThresholdPercent, 85);
@@ -441,7 +562,8 @@ export function validateMonitoring(p: MonitoringOptions): PropErrors {
   const ms = p.latencyP99Threshold?.toMilliseconds();
   e.range('monitoring.latencyP99Threshold (ms)', ms, 1, 60000, 'use Duration.millis(1..60000); real-time containers must answer within 60 s');
   e.range('monitoring.monthlyBudgetUsd', p.monthlyBudgetUsd, 1, 1e9, 'give the monthly budget in USD, e.g. 2000');
-  if (p.stages && p.stages.length === 0) e.add('monitoring.stages', '[]', 'at least one stage name', "list the stages, e.g. ['preprocess', 'inference']");
+  if (p.stages && p.stages.length === 0)
+    e.add('monitoring.stages', '[]', 'at least one stage name', "list the stages, e.g. ['preprocess', 'inference']");
   for (const s of p.stages ?? []) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(s)) e.add('monitoring.stages', s, 'letters, digits, _ and -, 1–64 characters', "use e.g. 'inference'");
   }

@@ -45,8 +45,9 @@ export class EndpointMetricFactory {
   public hottestGpuMemoryUtilization(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {
     const quote = (x: string) => x.replace(/'/g, "''");
     return new cloudwatch.MathExpression({
-      expression: `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("${ENDPOINT_INSTANCE_NAMESPACE}", AcceleratorId, EndpointName, InstanceId, VariantName) `
-        + `WHERE EndpointName = '${quote(this.endpointName)}' AND VariantName = '${quote(this.variantName)}'`,
+      expression:
+        `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("${ENDPOINT_INSTANCE_NAMESPACE}", AcceleratorId, EndpointName, InstanceId, VariantName) ` +
+        `WHERE EndpointName = '${quote(this.endpointName)}' AND VariantName = '${quote(this.variantName)}'`,
       usingMetrics: {},
       // Metrics Insights alarms: 1-minute periods (the finer ones are not documented for queries).
       period: o.period ?? Duration.minutes(1),

@@ -17,27 +17,46 @@ const PUBLISH_FREQUENCIES = [10, 30, 60, 120, 180, 240, 300];
 /** An instance type's name and hardware spec; burstable types get a warning. */
 export function validateInstanceType(scope: Construct, errors: PropErrors, prop: string, t: SageMakerInstanceType): void {
   if (!/^ml\.[a-z0-9-]+\.[a-z0-9-]+$/.test(t.name)) {
-    errors.add(prop, t.name, "an ml.* instance type such as 'ml.m5.xlarge'", 'use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)');
+    errors.add(
+      prop,
+      t.name,
+      "an ml.* instance type such as 'ml.m5.xlarge'",
+      'use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)',
+    );
   }
   if (!t.specUnknown) {
     const spec = t.spec;
-    const field = (name: keyof typeof spec, min: number, fix: string) => errors.range(`${prop} (${t.name}) spec.${name}`, spec[name] as number, min, 1e6, fix, true);
+    const field = (name: keyof typeof spec, min: number, fix: string) =>
+      errors.range(`${prop} (${t.name}) spec.${name}`, spec[name] as number, min, 1e6, fix, true);
     field('vCpus', 1, 'give the whole number of vCPUs, e.g. 4');
     field('gpuCount', 0, 'give the whole number of GPUs (0 for CPU types)');
     field('localNvmeGB', 0, 'give the local NVMe size in whole GB (0 for EBS-only types)');
     errors.range(`${prop} (${t.name}) spec.memoryGiB`, spec.memoryGiB, 0.5, 1e6, 'give the host memory in GiB, e.g. 16');
-    errors.range(`${prop} (${t.name}) spec.gpuMemoryGiB`, spec.gpuMemoryGiB, spec.gpuCount > 0 ? 1 : 0, 1e4, spec.gpuCount > 0 ? 'give the memory of one GPU in GiB, e.g. 16' : 'give 0 for CPU types');
+    errors.range(
+      `${prop} (${t.name}) spec.gpuMemoryGiB`,
+      spec.gpuMemoryGiB,
+      spec.gpuCount > 0 ? 1 : 0,
+      1e4,
+      spec.gpuCount > 0 ? 'give the memory of one GPU in GiB, e.g. 16' : 'give 0 for CPU types',
+    );
   }
   if (t.isBurstable) {
-    Validations.of(scope).addWarning('BurstableInstance',
-      `${prop} is ${t.name}, a burstable demo-grade type (incident B: 4 GiB, 110 s cold start, CPU credits run out, cannot autoscale). Use e.g. ml.m5.xlarge for production.`);
+    Validations.of(scope).addWarning(
+      'BurstableInstance',
+      `${prop} is ${t.name}, a burstable demo-grade type (incident B: 4 GiB, 110 s cold start, CPU credits run out, cannot autoscale). Use e.g. ml.m5.xlarge for production.`,
+    );
   }
 }
 
 /** Checks a literal endpoint name; returns a usable stand-in when it is bad. */
 export function validateEndpointName(errors: PropErrors, name: string): string {
   if (Token.isUnresolved(name) || NAME_PATTERN.test(name)) return name;
-  errors.add('endpointName', name, 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit', "rename the endpoint, e.g. 'recommender-prod', or omit endpointName for a generated one");
+  errors.add(
+    'endpointName',
+    name,
+    'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit',
+    "rename the endpoint, e.g. 'recommender-prod', or omit endpointName for a generated one",
+  );
   return 'invalid-endpoint-name';
 }
 
@@ -54,12 +73,21 @@ export function requireProps(errors: PropErrors, props: ResilientEndpointProps |
   let model = p.model;
   let instanceType = p.instanceType;
   if (!model || !model.image) {
-    errors.add(model ? 'model.image' : 'model', new Described('nothing'), 'a model with a container image', "pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }");
+    errors.add(
+      model ? 'model.image' : 'model',
+      new Described('nothing'),
+      'a model with a container image',
+      "pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }",
+    );
     model = { ...(model ?? {}), image: ContainerImage.fromImageUri('missing-image') };
   }
   if (!(instanceType instanceof SageMakerInstanceType)) {
-    errors.add('instanceType', instanceType === undefined ? new Described('nothing') : String(instanceType),
-      'a SageMakerInstanceType', "pass e.g. SageMakerInstanceType.ML_M5_XLARGE, or SageMakerInstanceType.of('ml.m5.xlarge')");
+    errors.add(
+      'instanceType',
+      instanceType === undefined ? new Described('nothing') : String(instanceType),
+      'a SageMakerInstanceType',
+      "pass e.g. SageMakerInstanceType.ML_M5_XLARGE, or SageMakerInstanceType.of('ml.m5.xlarge')",
+    );
     instanceType = typeof instanceType === 'string' ? SageMakerInstanceType.of(instanceType) : SageMakerInstanceType.ML_M5_XLARGE;
   }
   return { ...p, model, instanceType };
@@ -94,18 +122,30 @@ export interface StorageSettings {
 }
 
 /** Local NVMe types reject a volume size; a KMS key does not reach their NVMe (warning). */
-export function storageSettings(scope: Construct, errors: PropErrors, props: { volumeSize?: Size; volumeKmsKey?: unknown }, variants: VariantInfo[]): StorageSettings {
+export function storageSettings(
+  scope: Construct,
+  errors: PropErrors,
+  props: { volumeSize?: Size; volumeKmsKey?: unknown },
+  variants: VariantInfo[],
+): StorageSettings {
   const nvmeTypes = [...new Set(variants.filter(v => v.instanceType.hasLocalNvme).map(v => v.instanceType.name))];
   if (props.volumeKmsKey && nvmeTypes.length) {
     // The SageMaker API model (CreateEndpointConfig KmsKeyId, 2026) says the key "does not encrypt
     // instance local storage" on Nitro types with local NVMe (older texts said the call fails).
-    Validations.of(scope).addWarning('VolumeKmsKeyOnNvme', `volumeKmsKey does not encrypt the local NVMe storage of ${nvmeTypes.join(', ')}: `
-      + 'that storage is encrypted by a hardware module on the instance. The key is still set on the endpoint config.');
+    Validations.of(scope).addWarning(
+      'VolumeKmsKeyOnNvme',
+      `volumeKmsKey does not encrypt the local NVMe storage of ${nvmeTypes.join(', ')}: ` +
+        'that storage is encrypted by a hardware module on the instance. The key is still set on the endpoint config.',
+    );
   }
   const volumeGiB = props.volumeSize?.toGibibytes({ rounding: SizeRoundingBehavior.NONE });
   if (props.volumeSize && nvmeTypes.length) {
-    errors.add('volumeSize', new Described(`${volumeGiB} GiB`), `no volume size on instance types with local NVMe storage (${nvmeTypes.join(', ')})`,
-      'remove volumeSize: those types use their local NVMe disk and SageMaker rejects VolumeSizeInGB');
+    errors.add(
+      'volumeSize',
+      new Described(`${volumeGiB} GiB`),
+      `no volume size on instance types with local NVMe storage (${nvmeTypes.join(', ')})`,
+      'remove volumeSize: those types use their local NVMe disk and SageMaker rejects VolumeSizeInGB',
+    );
   }
   errors.range('volumeSize (GiB)', volumeGiB, 1, 512, 'use Size.gibibytes(1..512)', true);
   return { volumeGiB, ebsOnly: nvmeTypes.length === 0 };

@@ -26,8 +26,13 @@ export function resolveVariants(props: ResilientEndpointProps, errors: PropError
   errors.range('instanceCount', primaryCount, 1, 1000, 'use at least 1 instance; 2 or more spread the variant over Availability Zones', true);
   c.validateInstanceType('instanceType', props.instanceType);
   const primary: VariantInfo = {
-    variantName: primaryName, instanceType: props.instanceType, instanceCount: primaryCount,
-    initialWeight: 1, role: VariantRole.PRIMARY, tuning: c.tune('', props.instanceType, props.model, props.modelServer), model: props.model,
+    variantName: primaryName,
+    instanceType: props.instanceType,
+    instanceCount: primaryCount,
+    initialWeight: 1,
+    role: VariantRole.PRIMARY,
+    tuning: c.tune('', props.instanceType, props.model, props.modelServer),
+    model: props.model,
   };
 
   let fallback: VariantInfo | undefined;
@@ -43,8 +48,12 @@ export function resolveVariants(props: ResilientEndpointProps, errors: PropError
       name = `${name}-2`; // keep synthesizing so every error is reported at once
     }
     fallback = {
-      variantName: name, instanceType: type, instanceCount: count, initialWeight: 0,
-      role: VariantRole.FALLBACK, tuning: c.tune('fallback.', type, f.model ?? props.model, f.modelServer ?? props.modelServer),
+      variantName: name,
+      instanceType: type,
+      instanceCount: count,
+      initialWeight: 0,
+      role: VariantRole.FALLBACK,
+      tuning: c.tune('fallback.', type, f.model ?? props.model, f.modelServer ?? props.modelServer),
       model: f.model ?? props.model,
     };
   }
@@ -53,16 +62,25 @@ export function resolveVariants(props: ResilientEndpointProps, errors: PropError
   if (props.shadow) {
     const sh = props.shadow;
     if (props.fallback) {
-      errors.add('shadow', new Described('a shadow variant together with a fallback variant'), 'one production variant plus one shadow variant (an AWS limit)',
-        'drop the fallback while shadow testing, or test the new model on the primary with a canary deployment');
+      errors.add(
+        'shadow',
+        new Described('a shadow variant together with a fallback variant'),
+        'one production variant plus one shadow variant (an AWS limit)',
+        'drop the fallback while shadow testing, or test the new model on the primary with a canary deployment',
+      );
     }
     const sampling = sh.samplingPercent ?? 5;
     errors.range('shadow.samplingPercent', sampling, 1, 100, 'give the share of traffic to copy, e.g. 5');
     const type = sh.instanceType ?? props.instanceType;
     shadow = {
-      variantName: c.validateVariantName('shadow.variantName', sh.variantName ?? 'Shadow'), instanceType: type, instanceCount: sh.instanceCount ?? 1,
+      variantName: c.validateVariantName('shadow.variantName', sh.variantName ?? 'Shadow'),
+      instanceType: type,
+      instanceCount: sh.instanceCount ?? 1,
       // The shadow's weight relative to the production variant's is the share of requests copied to it.
-      initialWeight: sampling / 100, role: VariantRole.SHADOW, tuning: c.tune('shadow.', type, sh.model, props.modelServer), model: sh.model,
+      initialWeight: sampling / 100,
+      role: VariantRole.SHADOW,
+      tuning: c.tune('shadow.', type, sh.model, props.modelServer),
+      model: sh.model,
     };
   }
   return { primary, fallback, shadow };

@@ -118,9 +118,14 @@ export class Traces {
   /** A pulse (default: 17× for 30 minutes, incident B), Poisson arrivals. */
   public static pulse(options: PulseTraceOptions): SimulationTrace {
     const s = (d: Duration | undefined) => d?.toSeconds();
-    return SimulationTrace._of(pulseTrace(options.offPeakQps, options.factor ?? 17, {
-      before: s(options.before), ramp: s(options.ramp), hold: s(options.hold), after: s(options.after),
-    }));
+    return SimulationTrace._of(
+      pulseTrace(options.offPeakQps, options.factor ?? 17, {
+        before: s(options.before),
+        ramp: s(options.ramp),
+        hold: s(options.hold),
+        after: s(options.after),
+      }),
+    );
   }
 
   /** Exactly `qps` requests every second. */
@@ -135,8 +140,15 @@ export class Traces {
 
   /** Normal users plus one abusive client (default: 150× a normal user, incident B). */
   public static abusiveClient(options: AbusiveClientTraceOptions): SimulationTrace {
-    return SimulationTrace._of(abusiveClientTrace(options.users, options.userQps, options.factor ?? 150,
-      options.duration?.toSeconds() ?? 7200, options.startAt?.toSeconds() ?? 1800));
+    return SimulationTrace._of(
+      abusiveClientTrace(
+        options.users,
+        options.userQps,
+        options.factor ?? 150,
+        options.duration?.toSeconds() ?? 7200,
+        options.startAt?.toSeconds() ?? 1800,
+      ),
+    );
   }
 
   /**
@@ -146,12 +158,16 @@ export class Traces {
   public static fromValues(qpsPerSecond: number[], options: ValuesTraceOptions = {}): SimulationTrace {
     const bad = qpsPerSecond.findIndex(v => !(Number.isFinite(v) && v >= 0));
     if (qpsPerSecond.length === 0 || bad >= 0) {
-      throw new Error(`qpsPerSecond: got ${qpsPerSecond.length === 0 ? 'no values' : `${qpsPerSecond[bad]} at index ${bad}`}; `
-        + 'allowed: one finite rate >= 0 per second, at least one. Fix: pass the per-second request rates.');
+      throw new Error(
+        `qpsPerSecond: got ${qpsPerSecond.length === 0 ? 'no values' : `${qpsPerSecond[bad]} at index ${bad}`}; ` +
+          'allowed: one finite rate >= 0 per second, at least one. Fix: pass the per-second request rates.',
+      );
     }
     const values = [...qpsPerSecond];
     return SimulationTrace._of({
-      name: options.name ?? `replay of ${values.length} seconds`, seconds: values.length, poisson: options.poisson ?? true,
+      name: options.name ?? `replay of ${values.length} seconds`,
+      seconds: values.length,
+      poisson: options.poisson ?? true,
       rate: t => values[Math.min(values.length - 1, Math.max(0, Math.floor(t)))],
     });
   }
@@ -307,10 +323,14 @@ export class Simulator {
     const a = options.assumptions ?? {};
     const rows = compareScenarios(trace._trace, endpoint, {
       seed: options.seed ?? 42,
-      assumptions: Object.fromEntries(Object.entries({
-        provisioningS: a.provisioning?.toSeconds(), metricDelayS: a.metricDelay?.toSeconds(),
-        weightApplyS: a.weightApply?.toSeconds(), restartS: a.restart?.toSeconds(),
-      }).filter(([, v]) => v !== undefined)),
+      assumptions: Object.fromEntries(
+        Object.entries({
+          provisioningS: a.provisioning?.toSeconds(),
+          metricDelayS: a.metricDelay?.toSeconds(),
+          weightApplyS: a.weightApply?.toSeconds(),
+          restartS: a.restart?.toSeconds(),
+        }).filter(([, v]) => v !== undefined),
+      ),
     });
     return { outcomes: rows.map(outcomeOf), table: comparisonTable(rows), chartSvg: renderChart(rows, `${endpoint.node.path}: ${trace.name}`) };
   }
@@ -319,10 +339,14 @@ export class Simulator {
   public static calibrateIncidentA(seed: number = 42): IncidentCalibration {
     const r = calibrateIncidentA(seed);
     return {
-      baselineGpuMemoryPercent: r.baselineGpuMemoryPercent, peakGpuMemoryPercent: r.peakGpuMemoryPercent,
-      baselineLatencyMs: r.baselineLatencyMs, peakLatencyMs: r.peakLatencyMs,
-      firstOomMinuteWith4: r.firstOomMinute4, firstOomMinuteWith6: r.firstOomMinute6,
-      oomEventsWith4: r.oomEvents4, oomEventsWith6: r.oomEvents6,
+      baselineGpuMemoryPercent: r.baselineGpuMemoryPercent,
+      peakGpuMemoryPercent: r.peakGpuMemoryPercent,
+      baselineLatencyMs: r.baselineLatencyMs,
+      peakLatencyMs: r.peakLatencyMs,
+      firstOomMinuteWith4: r.firstOomMinute4,
+      firstOomMinuteWith6: r.firstOomMinute6,
+      oomEventsWith4: r.oomEvents4,
+      oomEventsWith6: r.oomEvents6,
     };
   }
 
@@ -332,11 +356,21 @@ export class Simulator {
 function outcomeOf({ scenario, result: r }: ScenarioRow): ScenarioOutcome {
   return {
     scenario,
-    arrivals: r.arrivals, served: r.served, servedByFallback: r.servedByFallback, failed: r.failed, failedByOom: r.failedByOom,
-    failedPercent: Math.round(10000 * r.failed / Math.max(1, r.arrivals)) / 100,
-    rejected: r.rejected, oomEvents: r.oomEvents,
-    timeToDegradeSeconds: r.timeToDegradeS, timeToWeightsSeconds: r.timeToWeightsS, timeDegradedSeconds: r.timeDegradedS,
-    updatingSeconds: r.updatingS, weightChangesDeferred: r.weightChangesDeferred, instanceMinutes: r.instanceMinutes,
-    maxPrimaryMemoryPercent: r.maxPrimaryMemoryPercent, firstOomSecond: r.firstOomS,
+    arrivals: r.arrivals,
+    served: r.served,
+    servedByFallback: r.servedByFallback,
+    failed: r.failed,
+    failedByOom: r.failedByOom,
+    failedPercent: Math.round((10000 * r.failed) / Math.max(1, r.arrivals)) / 100,
+    rejected: r.rejected,
+    oomEvents: r.oomEvents,
+    timeToDegradeSeconds: r.timeToDegradeS,
+    timeToWeightsSeconds: r.timeToWeightsS,
+    timeDegradedSeconds: r.timeDegradedS,
+    updatingSeconds: r.updatingS,
+    weightChangesDeferred: r.weightChangesDeferred,
+    instanceMinutes: r.instanceMinutes,
+    maxPrimaryMemoryPercent: r.maxPrimaryMemoryPercent,
+    firstOomSecond: r.firstOomS,
   };
 }

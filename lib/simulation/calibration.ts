@@ -36,15 +36,23 @@ export const INCIDENT_A_ASSUMPTIONS: Partial<SimAssumptions> = {
 
 /** The launch-day trace: off-peak, a 30-minute ramp to 6× (the launch), held for an hour. */
 export function launchDayTrace(offPeakQps = 100): Trace {
-  return { ...pulseTrace(offPeakQps, 6, { before: 1200, ramp: 1800, hold: 3600, after: 600 }), name: `launch day: ${offPeakQps} QPS → 6× over 30 min` };
+  return {
+    ...pulseTrace(offPeakQps, 6, { before: 1200, ramp: 1800, hold: 3600, after: 600 }),
+    name: `launch day: ${offPeakQps} QPS → 6× over 30 min`,
+  };
 }
 
 /** Incident A's variant as deployed then. */
 export function incidentAVariant(instances: number): SimVariant {
   const t = SageMakerInstanceType.ML_G4DN_XLARGE;
   return {
-    name: 'AllTraffic', spec: t.spec, workers: 1, footprintBytes: 4 * 1024 ** 3,
-    maxSeqLen: 3000, degradedMaxSeqLen: 3000, initialCount: instances,
+    name: 'AllTraffic',
+    spec: t.spec,
+    workers: 1,
+    footprintBytes: 4 * 1024 ** 3,
+    maxSeqLen: 3000,
+    degradedMaxSeqLen: 3000,
+    initialCount: instances,
   };
 }
 
@@ -64,7 +72,8 @@ export interface CalibrationReport {
 
 /** Runs incident A with 4 instances and with 6 (the manual scale-out), same trace and seed. */
 export function calibrateIncidentA(seed = 42, trace: Trace = launchDayTrace()): CalibrationReport {
-  const run = (n: number): SimResult => runSimulation(trace, { primary: incidentAVariant(n), autoscaling: false, seed, assumptions: INCIDENT_A_ASSUMPTIONS });
+  const run = (n: number): SimResult =>
+    runSimulation(trace, { primary: incidentAVariant(n), autoscaling: false, seed, assumptions: INCIDENT_A_ASSUMPTIONS });
   const four = run(INCIDENT_A_OBSERVED.instances);
   const six = run(INCIDENT_A_OBSERVED.instancesAfterManualScaleOut);
   const baseline = four.series.filter(s => s.t >= 300 && s.t < 1200);
@@ -78,7 +87,7 @@ export function calibrateIncidentA(seed = 42, trace: Trace = launchDayTrace()): 
     return best;
   };
   const peakLatency = Math.max(...four.series.filter(s => s.t < trace.seconds).map(s => s.latencyP99Ms));
-  const pct = (r: SimResult) => Math.round(10000 * r.failed / Math.max(1, r.arrivals)) / 100;
+  const pct = (r: SimResult) => Math.round((10000 * r.failed) / Math.max(1, r.arrivals)) / 100;
   return {
     baselineGpuMemoryPercent: Math.round(median(baseline.map(s => s.memP))),
     peakGpuMemoryPercent: Math.round(minuteMax(s => (s.memP < 100 ? s.memP : 0))),

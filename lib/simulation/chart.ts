@@ -9,8 +9,20 @@ const COLORS = ['#7f7f7f', '#1f77b4', '#d62728', '#2ca02c'];
  * per scenario.
  */
 export function renderChart(rows: ScenarioRow[], title: string): string {
-  const W = 1000, PH = 130, GAP = 40, LEFT = 70, RIGHT = 20, TOP = 64;
-  const panels: { label: string; pick: (s: ScenarioRow['result']['series'][number]) => number; max?: number; lines?: number[]; only?: string; ticks?: string[] }[] = [
+  const W = 1000,
+    PH = 130,
+    GAP = 40,
+    LEFT = 70,
+    RIGHT = 20,
+    TOP = 64;
+  const panels: {
+    label: string;
+    pick: (s: ScenarioRow['result']['series'][number]) => number;
+    max?: number;
+    lines?: number[];
+    only?: string;
+    ticks?: string[];
+  }[] = [
     { label: 'requests / s', pick: s => s.qps },
     { label: 'primary memory % (hottest instance)', pick: s => s.memP, max: 100, lines: [80, 95, 100] },
     { label: 'primary instances in service', pick: s => s.instP },
@@ -24,7 +36,11 @@ export function renderChart(rows: ScenarioRow[], title: string): string {
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`);
   out.push(`<rect width="${W}" height="${H}" fill="white"/>`);
   out.push(`<text x="${LEFT}" y="22" font-size="16" font-weight="bold">${esc(title)}</text>`);
-  rows.forEach((r, i) => out.push(`<rect x="${LEFT + (i % 2) * 450}" y="${28 + Math.floor(i / 2) * 14}" width="14" height="4" fill="${COLORS[i % COLORS.length]}"/><text x="${LEFT + 20 + (i % 2) * 450}" y="${34 + Math.floor(i / 2) * 14}">${esc(r.scenario)}</text>`));
+  rows.forEach((r, i) =>
+    out.push(
+      `<rect x="${LEFT + (i % 2) * 450}" y="${28 + Math.floor(i / 2) * 14}" width="14" height="4" fill="${COLORS[i % COLORS.length]}"/><text x="${LEFT + 20 + (i % 2) * 450}" y="${34 + Math.floor(i / 2) * 14}">${esc(r.scenario)}</text>`,
+    ),
+  );
   panels.forEach((p, k) => {
     const top = TOP + k * (PH + GAP) + 10;
     const vals = rows.flatMap(r => r.result.series.map(p.pick));
@@ -35,7 +51,9 @@ export function renderChart(rows: ScenarioRow[], title: string): string {
     if (p.ticks) p.ticks.forEach((tk, v) => out.push(`<text x="${LEFT - 4}" y="${y(v) + 4}" text-anchor="end" font-size="10">${tk}</text>`));
     else [0, max / 2, max].forEach(v => out.push(`<text x="${LEFT - 4}" y="${y(v) + 4}" text-anchor="end" font-size="10">${Math.round(v)}</text>`));
     for (const l of p.lines ?? []) {
-      out.push(`<line x1="${LEFT}" x2="${W - RIGHT}" y1="${y(l)}" y2="${y(l)}" stroke="#d62728" stroke-dasharray="4 3" stroke-width="0.8"/><text x="${W - RIGHT - 2}" y="${y(l) - 2}" text-anchor="end" font-size="9" fill="#d62728">${l} %</text>`);
+      out.push(
+        `<line x1="${LEFT}" x2="${W - RIGHT}" y1="${y(l)}" y2="${y(l)}" stroke="#d62728" stroke-dasharray="4 3" stroke-width="0.8"/><text x="${W - RIGHT - 2}" y="${y(l) - 2}" text-anchor="end" font-size="9" fill="#d62728">${l} %</text>`,
+      );
     }
     rows.forEach((r, i) => {
       if (p.only && r.scenario !== p.only) return;

@@ -84,10 +84,27 @@ export interface SimAssumptions {
 }
 
 export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
-  batchPerWorker: 8, weightsShare: 0.4, fixedActivationShare: 0.25, activationExponent: 2,
-  seqAlpha: 1.0, seqMin: 5, seqMax: 3000, mobileShare: 0, mobileFactor: 1.15, serviceBaseS: 0.05, servicePer512S: 0.25, paddedBatches: true,
-  queueLimit: 100, runtimeBytes: 0.5 * GIB, restartS: 60, scaleInUpdateS: 90, metricDelayS: 90, metricDelay10S: 20,
-  weightApplyS: 30, levelPollS: 5, eventToLambdaS: 1,
+  batchPerWorker: 8,
+  weightsShare: 0.4,
+  fixedActivationShare: 0.25,
+  activationExponent: 2,
+  seqAlpha: 1.0,
+  seqMin: 5,
+  seqMax: 3000,
+  mobileShare: 0,
+  mobileFactor: 1.15,
+  serviceBaseS: 0.05,
+  servicePer512S: 0.25,
+  paddedBatches: true,
+  queueLimit: 100,
+  runtimeBytes: 0.5 * GIB,
+  restartS: 60,
+  scaleInUpdateS: 90,
+  metricDelayS: 90,
+  metricDelay10S: 20,
+  weightApplyS: 30,
+  levelPollS: 5,
+  eventToLambdaS: 1,
 };
 
 /** How the breaker acts (the design under test). */
@@ -158,27 +175,62 @@ export interface SimResult {
   /** Second of the first OOM (undefined: none). */
   readonly firstOomS?: number;
   /** Every 10 s: time, QPS, hottest memory % over the last 10 s (primary, fallback), instances (primary, fallback), breaker state code, mean latency (ms) of requests finished, level, Updating. */
-  readonly series: { t: number; qps: number; memP: number; memF: number; instP: number; instF: number; state: number; latencyMs: number; latencyP99Ms: number; level: number; updating: number }[];
+  readonly series: {
+    t: number;
+    qps: number;
+    memP: number;
+    memF: number;
+    instP: number;
+    instF: number;
+    state: number;
+    latencyMs: number;
+    latencyP99Ms: number;
+    level: number;
+    updating: number;
+  }[];
 }
 
-interface Req { arrive: number; start: number; finish: number; mem: number; worker: number }
+interface Req {
+  arrive: number;
+  start: number;
+  finish: number;
+  mem: number;
+  worker: number;
+}
 interface Instance {
-  readyAt: number; downUntil: number;
+  readyAt: number;
+  downUntil: number;
   slots: number[];
   active: Req[];
   queue: { len: number; arrive: number; scale: number }[];
 }
-interface Published { t: number; availableAt: number; mem: number }
-interface MinutePoint { t: number; availableAt: number; inv: number; e5: number; ipi: number }
+interface Published {
+  t: number;
+  availableAt: number;
+  mem: number;
+}
+interface MinutePoint {
+  t: number;
+  availableAt: number;
+  inv: number;
+  e5: number;
+  ipi: number;
+}
 interface VariantState {
   v: SimVariant;
   instances: Instance[];
   desired: number;
-  lastScaleOut: number; lastScaleIn: number;
+  lastScaleOut: number;
+  lastScaleIn: number;
   /** Set by the breaker's capacity actions. */
-  scaleInSuspended: boolean; minOverride?: number;
+  scaleInSuspended: boolean;
+  minOverride?: number;
   // accumulators
-  periodMax: number; windowMax: number; minuteInv: number; min5xx: number; minuteInstSec: number;
+  periodMax: number;
+  windowMax: number;
+  minuteInv: number;
+  min5xx: number;
+  minuteInstSec: number;
   memPoints: Published[];
   minutes: MinutePoint[];
 }
@@ -195,12 +247,26 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const weightsBytes = (v: SimVariant) => v.footprintBytes * a.weightsShare;
   const act512 = (v: SimVariant) => (v.footprintBytes * (1 - a.weightsShare)) / a.batchPerWorker;
   const newInstance = (v: SimVariant, readyAt: number): Instance => ({
-    readyAt, downUntil: -1, slots: new Array(v.workers * a.batchPerWorker).fill(0), active: [], queue: [],
+    readyAt,
+    downUntil: -1,
+    slots: new Array(v.workers * a.batchPerWorker).fill(0),
+    active: [],
+    queue: [],
   });
   const mkState = (v: SimVariant): VariantState => ({
-    v, instances: Array.from({ length: v.initialCount }, () => newInstance(v, 0)), desired: v.initialCount,
-    lastScaleOut: -1e9, lastScaleIn: -1e9, scaleInSuspended: false,
-    periodMax: 0, windowMax: 0, minuteInv: 0, min5xx: 0, minuteInstSec: 0, memPoints: [], minutes: [],
+    v,
+    instances: Array.from({ length: v.initialCount }, () => newInstance(v, 0)),
+    desired: v.initialCount,
+    lastScaleOut: -1e9,
+    lastScaleIn: -1e9,
+    scaleInSuspended: false,
+    periodMax: 0,
+    windowMax: 0,
+    minuteInv: 0,
+    min5xx: 0,
+    minuteInstSec: 0,
+    memPoints: [],
+    minutes: [],
   });
   const P = mkState(cfg.primary);
   const F = cfg.fallback ? mkState(cfg.fallback) : undefined;
@@ -219,7 +285,13 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const evaluations = new Set<number>(); // seconds at which the breaker function runs
   let alarmHigh = false;
 
-  let arrivals = 0, served = 0, servedF = 0, failed = 0, failedOom = 0, rejected = 0, ooms = 0;
+  let arrivals = 0,
+    served = 0,
+    servedF = 0,
+    failed = 0,
+    failedOom = 0,
+    rejected = 0,
+    ooms = 0;
   let firstCross: number | undefined;
   let firstPublish: number | undefined;
   let firstWeights: number | undefined;
@@ -227,23 +299,28 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   let degradedS = 0;
   let instanceSeconds = 0;
   let maxMemP = 0;
-  let latSum = 0, latN = 0;
+  let latSum = 0,
+    latN = 0;
   let lats: number[] = [];
   const series: SimResult['series'] = [];
   let lastReport = 0;
 
   const up = (i: Instance, t: number) => i.readyAt <= t && i.downUntil <= t;
   const inService = (vs: VariantState, t: number) => vs.instances.filter(i => up(i, t)).length;
-  const serviceTime = (len: number) => a.serviceBaseS + a.servicePer512S * len / 512;
+  const serviceTime = (len: number) => a.serviceBaseS + (a.servicePer512S * len) / 512;
 
   const total = trace.seconds + 600; // drain for 10 minutes after the trace
   for (let t = 0; t < total; t++) {
     // --- control-plane effects that land now ---
     if (pendingWeights && pendingWeights.at <= t) {
-      weights = pendingWeights.w; pendingWeights = undefined;
+      weights = pendingWeights.w;
+      pendingWeights = undefined;
       if (firstWeights === undefined && weights.f > 0) firstWeights = t;
     }
-    if (pendingLevel && pendingLevel.at <= t) { level = pendingLevel.level; pendingLevel = undefined; }
+    if (pendingLevel && pendingLevel.at <= t) {
+      level = pendingLevel.level;
+      pendingLevel = undefined;
+    }
     if (level >= 1) degradedS++;
     const wasUpdating = isUpdating(t - 1);
     if (isUpdating(t)) updatingS++;
@@ -261,13 +338,20 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       vs.minuteInv++;
       // The container's length tiers: over MAX_SEQ_LEN rejected (4XX) at every level; truncated to
       // DEGRADED_MAX_SEQ_LEN at level 1; over it rejected at level 2.
-      if (seq > vs.v.maxSeqLen || (level >= 2 && seq > vs.v.degradedMaxSeqLen)) { rejected++; continue; }
+      if (seq > vs.v.maxSeqLen || (level >= 2 && seq > vs.v.degradedMaxSeqLen)) {
+        rejected++;
+        continue;
+      }
       const len = level >= 1 ? Math.min(seq, vs.v.degradedMaxSeqLen) : seq;
       let best: Instance | undefined;
       for (const i of vs.instances) {
         if (up(i, t) && (!best || i.active.length + i.queue.length < best.active.length + best.queue.length)) best = i;
       }
-      if (!best) { failed++; vs.min5xx++; continue; }
+      if (!best) {
+        failed++;
+        vs.min5xx++;
+        continue;
+      }
       best.queue.push({ len, arrive: t, scale });
     }
 
@@ -282,7 +366,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         vs.minuteInstSec += up(inst, t) ? 1 : 0;
         if (!up(inst, t)) continue;
         // start queued requests in free slots during this second
-        const actMem = (len: number, scale: number) => scale * a512 * (a.fixedActivationShare + (1 - a.fixedActivationShare) * Math.pow(len / 512, a.activationExponent));
+        const actMem = (len: number, scale: number) =>
+          scale * a512 * (a.fixedActivationShare + (1 - a.fixedActivationShare) * Math.pow(len / 512, a.activationExponent));
         let qi = 0;
         while (qi < inst.queue.length) {
           let s = 0;
@@ -300,7 +385,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         if (inst.queue.length > a.queueLimit) {
           const excess = inst.queue.length - a.queueLimit;
           inst.queue.splice(a.queueLimit);
-          failed += excess; vs.min5xx += excess;
+          failed += excess;
+          vs.min5xx += excess;
         }
         // peak memory this second, sampled at four instants: the requests in flight at each
         let bytes = w;
@@ -311,7 +397,10 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
             const n = new Array(vs.v.workers).fill(0);
             const top = new Array(vs.v.workers).fill(0);
             for (const r of inst.active) {
-              if (r.start <= tau && r.finish > tau) { n[r.worker]++; if (r.mem > top[r.worker]) top[r.worker] = r.mem; }
+              if (r.start <= tau && r.finish > tau) {
+                n[r.worker]++;
+                if (r.mem > top[r.worker]) top[r.worker] = r.mem;
+              }
             }
             for (let k = 0; k < n.length; k++) b += n[k] * top[k];
           } else {
@@ -324,8 +413,12 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           ooms++;
           if (firstOom === undefined) firstOom = t;
           const lost = inst.active.length + inst.queue.length;
-          failed += lost; failedOom += lost; vs.min5xx += lost;
-          inst.active = []; inst.queue = []; inst.slots.fill(0);
+          failed += lost;
+          failedOom += lost;
+          vs.min5xx += lost;
+          inst.active = [];
+          inst.queue = [];
+          inst.slots.fill(0);
           inst.downUntil = t + a.restartS;
           hottest = 100;
           continue;
@@ -335,7 +428,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         const stay: Req[] = [];
         for (const r of inst.active) {
           if (r.finish > t + 1) stay.push(r);
-          else { latSum += r.finish - r.arrive; latN++; lats.push(r.finish - r.arrive); }
+          else {
+            latSum += r.finish - r.arrive;
+            latN++;
+            lats.push(r.finish - r.arrive);
+          }
         }
         inst.active = stay;
         const done = before - inst.active.length;
@@ -363,7 +460,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         const inst = Math.max(1, vs.minuteInstSec / 60);
         vs.minutes.push({ t: t - 59, availableAt: t + a.metricDelayS, inv: vs.minuteInv, e5: vs.min5xx, ipi: vs.minuteInv / inst });
         if (vs.minutes.length > 30) vs.minutes.shift();
-        vs.minuteInv = 0; vs.min5xx = 0; vs.minuteInstSec = 0;
+        vs.minuteInv = 0;
+        vs.min5xx = 0;
+        vs.minuteInstSec = 0;
       }
     }
 
@@ -372,7 +471,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       for (const vs of variants) if (!isUpdating(t)) autoscale(vs, t);
     }
     // A raised minimum is applied as soon as the endpoint accepts an update.
-    if (cfg.autoscaling) for (const vs of variants) if (vs.minOverride !== undefined && vs.desired < vs.minOverride && !isUpdating(t)) scaleTo(vs, vs.minOverride, t);
+    if (cfg.autoscaling)
+      for (const vs of variants) if (vs.minOverride !== undefined && vs.desired < vs.minOverride && !isUpdating(t)) scaleTo(vs, vs.minOverride, t);
 
     // --- the breaker: alarm (one period at the threshold), endpoint events, and the 1-minute schedule ---
     if (cfg.breaker) {
@@ -381,40 +481,68 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       if (high && !alarmHigh) evaluations.add(t + a.eventToLambdaS); // OK → ALARM
       alarmHigh = high;
       if (t % 60 === 30) evaluations.add(t);
-      if (evaluations.has(t)) { evaluations.delete(t); evaluate(t); }
+      if (evaluations.has(t)) {
+        evaluations.delete(t);
+        evaluate(t);
+      }
     }
 
     if (t % 10 === 0) {
       series.push({
-        t, qps: lambda, memP: P.windowMax, memF: F ? F.windowMax : 0,
-        instP: inService(P, t), instF: F ? inService(F, t) : 0,
-        state: STATE_CODE[breaker.state], latencyMs: latN ? Math.round(1000 * latSum / latN) : 0,
+        t,
+        qps: lambda,
+        memP: P.windowMax,
+        memF: F ? F.windowMax : 0,
+        instP: inService(P, t),
+        instF: F ? inService(F, t) : 0,
+        state: STATE_CODE[breaker.state],
+        latencyMs: latN ? Math.round((1000 * latSum) / latN) : 0,
         latencyP99Ms: lats.length ? Math.round(1000 * lats.sort((x, y) => x - y)[Math.min(lats.length - 1, Math.floor(0.99 * lats.length))]) : 0,
-        level, updating: isUpdating(t) ? 1 : 0,
+        level,
+        updating: isUpdating(t) ? 1 : 0,
       });
       for (const vs of variants) vs.windowMax = 0;
-      latSum = 0; latN = 0; lats = [];
+      latSum = 0;
+      latN = 0;
+      lats = [];
     }
-    if (cfg.onProgress && t - lastReport >= total / 20) { lastReport = t; cfg.onProgress(t / total); }
+    if (cfg.onProgress && t - lastReport >= total / 20) {
+      lastReport = t;
+      cfg.onProgress(t / total);
+    }
   }
 
   function evaluate(t: number): void {
     const pts = P.memPoints.filter(p => p.availableAt <= t);
     const memory: MemoryPoint[] = pts.slice(-Math.ceil(900 / period)).map(p => ({ t: p.t * 1000, v: p.mem }));
     const last10 = P.minutes.filter(p => p.availableAt <= t).slice(-10);
-    const capacity = (vs: VariantState): VariantCapacity | undefined => (mode.capacityActions && cfg.autoscaling && vs.v.scaling
-      ? { min: vs.v.scaling.min, max: vs.v.scaling.max, qpsPerInstance: vs.v.scaling.qpsPerInstance } : undefined);
+    const capacity = (vs: VariantState): VariantCapacity | undefined =>
+      mode.capacityActions && cfg.autoscaling && vs.v.scaling
+        ? { min: vs.v.scaling.min, max: vs.v.scaling.max, qpsPerInstance: vs.v.scaling.qpsPerInstance }
+        : undefined;
     const status = isUpdating(t) ? 'Updating' : 'InService';
     const newestP = P.minutes.filter(p => p.availableAt <= t).at(-1);
     const newestF = F?.minutes.filter(p => p.availableAt <= t).at(-1);
     const primaryUp = inService(P, t);
     const loadPerInstance = newestP && primaryUp ? (newestP.inv + (newestF?.inv ?? 0)) / 60 / primaryUp : undefined;
-    const d = decide(breaker, {
-      memory, periodSeconds: period, loadPerInstance,
-      errors: last10.reduce((s, p) => s + p.e5, 0),
-      invocations: last10.reduce((s, p) => s + p.inv, 0),
-    }, { status, weights: { P: pendingWeights?.w.p ?? weights.p, F: pendingWeights?.w.f ?? weights.f }, instances: { P: inService(P, t), F: F ? inService(F, t) : 0 } },
-    { primary: 'P', fallback: F ? 'F' : undefined, primaryCapacity: capacity(P), fallbackCapacity: F ? capacity(F) : undefined }, cfg.breaker!, t * 1000);
+    const d = decide(
+      breaker,
+      {
+        memory,
+        periodSeconds: period,
+        loadPerInstance,
+        errors: last10.reduce((s, p) => s + p.e5, 0),
+        invocations: last10.reduce((s, p) => s + p.inv, 0),
+      },
+      {
+        status,
+        weights: { P: pendingWeights?.w.p ?? weights.p, F: pendingWeights?.w.f ?? weights.f },
+        instances: { P: inService(P, t), F: F ? inService(F, t) : 0 },
+      },
+      { primary: 'P', fallback: F ? 'F' : undefined, primaryCapacity: capacity(P), fallbackCapacity: F ? capacity(F) : undefined },
+      cfg.breaker!,
+      t * 1000,
+    );
     // 1. the degrade level (published now; the container reads it within its poll interval)
     if (firstPublish === undefined && d.level >= 1) firstPublish = t;
     if (mode.applyLevel && d.level !== (pendingLevel?.level ?? level)) pendingLevel = { at: t + a.levelPollS, level: d.level };
@@ -461,14 +589,22 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     const last3 = pts.slice(-3);
     // Target tracking: scale out after 3 of 3 datapoints above target, proportionally (scaling-dynamics §1a).
     if (last3.length === 3 && last3.every(p => p.ipi > target) && t - vs.lastScaleOut >= sc.scaleOutCooldownS) {
-      const want = Math.min(sc.max, Math.ceil(current * last3[2].ipi / target));
-      if (want > current) { scaleTo(vs, want, t); return; }
+      const want = Math.min(sc.max, Math.ceil((current * last3[2].ipi) / target));
+      if (want > current) {
+        scaleTo(vs, want, t);
+        return;
+      }
     }
     // Scale in after 15 of 15 datapoints below 0.9 × target (unless the breaker suspended it).
     const last15 = pts.slice(-15);
-    if (!vs.scaleInSuspended && last15.length === 15 && last15.every(p => p.ipi < 0.9 * target)
-      && t - vs.lastScaleIn >= sc.scaleInCooldownS && t - vs.lastScaleOut >= sc.scaleInCooldownS) {
-      const want = Math.max(min, Math.ceil(current * last15[14].ipi / target), 1);
+    if (
+      !vs.scaleInSuspended &&
+      last15.length === 15 &&
+      last15.every(p => p.ipi < 0.9 * target) &&
+      t - vs.lastScaleIn >= sc.scaleInCooldownS &&
+      t - vs.lastScaleOut >= sc.scaleInCooldownS
+    ) {
+      const want = Math.max(min, Math.ceil((current * last15[14].ipi) / target), 1);
       if (want < current) scaleTo(vs, want, t);
     }
   }
@@ -476,8 +612,22 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const inFlightAtEnd = variants.reduce((s, vs) => s + vs.instances.reduce((x, i) => x + i.active.length + i.queue.length, 0), 0);
   const since = (x?: number) => (firstCross !== undefined && x !== undefined && x >= firstCross ? x - firstCross : undefined);
   return {
-    arrivals, served, servedByFallback: servedF, failed, failedByOom: failedOom, rejected, inFlightAtEnd, oomEvents: ooms,
-    timeToDegradeS: since(firstPublish), timeToWeightsS: since(firstWeights), timeDegradedS: degradedS, updatingS, weightChangesDeferred: deferred,
-    instanceMinutes: Math.round(instanceSeconds / 60), maxPrimaryMemoryPercent: Math.round(maxMemP), firstOomS: firstOom, series,
+    arrivals,
+    served,
+    servedByFallback: servedF,
+    failed,
+    failedByOom: failedOom,
+    rejected,
+    inFlightAtEnd,
+    oomEvents: ooms,
+    timeToDegradeS: since(firstPublish),
+    timeToWeightsS: since(firstWeights),
+    timeDegradedS: degradedS,
+    updatingS,
+    weightChangesDeferred: deferred,
+    instanceMinutes: Math.round(instanceSeconds / 60),
+    maxPrimaryMemoryPercent: Math.round(maxMemP),
+    firstOomS: firstOom,
+    series,
   };
 }

@@ -1,5 +1,15 @@
 import { ResilientEndpoint, VariantInfo } from '../resilient-endpoint';
-import { CURRENT_BREAKER, DEFAULT_ASSUMPTIONS, runSimulation, SCENARIOS, SimAssumptions, SimConfig, SimResult, SimVariant, WEIGHTS_ONLY_BREAKER } from './engine';
+import {
+  CURRENT_BREAKER,
+  DEFAULT_ASSUMPTIONS,
+  runSimulation,
+  SCENARIOS,
+  SimAssumptions,
+  SimConfig,
+  SimResult,
+  SimVariant,
+  WEIGHTS_ONLY_BREAKER,
+} from './engine';
 import { Trace } from './traces';
 
 export * from './engine';
@@ -16,8 +26,9 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
   const of = (v: VariantInfo): SimVariant => {
     const fp = v.model.memoryFootprint;
     const gpu = v.instanceType.isGpu;
-    const footprintBytes = (gpu ? fp?.gpu?.toBytes() : fp?.host?.toBytes())
-      ?? (gpu ? 0.25 * v.instanceType.spec.gpuMemoryGiB : 0.8 * v.instanceType.spec.memoryGiB / Math.max(1, v.tuning.workers)) * 1024 ** 3;
+    const footprintBytes =
+      (gpu ? fp?.gpu?.toBytes() : fp?.host?.toBytes()) ??
+      (gpu ? 0.25 * v.instanceType.spec.gpuMemoryGiB : (0.8 * v.instanceType.spec.memoryGiB) / Math.max(1, v.tuning.workers)) * 1024 ** 3;
     const env = v.model.environment ?? {};
     const scaling = endpoint.autoScaling[v.variantName];
     return {
@@ -28,10 +39,15 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
       maxSeqLen: Number(env.MAX_SEQ_LEN ?? DEFAULT_ASSUMPTIONS.seqMax),
       degradedMaxSeqLen: Number(env.DEGRADED_MAX_SEQ_LEN ?? Math.min(512, Number(env.MAX_SEQ_LEN ?? 512))),
       initialCount: v.instanceCount,
-      scaling: scaling ? {
-        min: scaling.capacity.min, max: scaling.capacity.max, qpsPerInstance: scaling.qpsPerInstance,
-        scaleOutCooldownS: scaling.scaleOutCooldown.toSeconds(), scaleInCooldownS: scaling.scaleInCooldown.toSeconds(),
-      } : undefined,
+      scaling: scaling
+        ? {
+            min: scaling.capacity.min,
+            max: scaling.capacity.max,
+            qpsPerInstance: scaling.qpsPerInstance,
+            scaleOutCooldownS: scaling.scaleOutCooldown.toSeconds(),
+            scaleInCooldownS: scaling.scaleInCooldown.toSeconds(),
+          }
+        : undefined,
     };
   };
   return { primary: of(endpoint.primaryVariant), fallback: endpoint.fallbackVariant ? of(endpoint.fallbackVariant) : undefined };
@@ -49,7 +65,11 @@ export interface ScenarioRow {
  * (degrade level, weights and capacity, on 10-second data). The endpoint is `Updating` during every
  * scale-out, scale-in and weight change in all of them, as SageMaker does.
  */
-export function compareScenarios(trace: Trace, endpoint: ResilientEndpoint, opts: { seed?: number; assumptions?: Partial<SimAssumptions>; onProgress?: (scenario: string, f: number) => void } = {}): ScenarioRow[] {
+export function compareScenarios(
+  trace: Trace,
+  endpoint: ResilientEndpoint,
+  opts: { seed?: number; assumptions?: Partial<SimAssumptions>; onProgress?: (scenario: string, f: number) => void } = {},
+): ScenarioRow[] {
   const { primary, fallback } = simVariantsFrom(endpoint);
   const seed = opts.seed ?? 42;
   const breaker = endpoint.circuitBreaker?.config;
@@ -57,10 +77,12 @@ export function compareScenarios(trace: Trace, endpoint: ResilientEndpoint, opts
   const scenarios: [string, Omit<SimConfig, 'seed'>][] = [
     [SCENARIOS.STATIC, { primary: { ...primary, scaling: undefined }, autoscaling: false }],
     [SCENARIOS.AUTOSCALING, { primary, autoscaling: true }],
-    ...(breaker ? [
-      [SCENARIOS.WEIGHTS_ONLY, { primary, fallback, autoscaling: true, breaker, breakerMode: WEIGHTS_ONLY_BREAKER, metricPeriodS: 60 }],
-      [SCENARIOS.BREAKER, { primary, fallback, autoscaling: true, breaker, breakerMode: CURRENT_BREAKER, metricPeriodS: period }],
-    ] as [string, Omit<SimConfig, 'seed'>][] : []),
+    ...(breaker
+      ? ([
+          [SCENARIOS.WEIGHTS_ONLY, { primary, fallback, autoscaling: true, breaker, breakerMode: WEIGHTS_ONLY_BREAKER, metricPeriodS: 60 }],
+          [SCENARIOS.BREAKER, { primary, fallback, autoscaling: true, breaker, breakerMode: CURRENT_BREAKER, metricPeriodS: period }],
+        ] as [string, Omit<SimConfig, 'seed'>][])
+      : []),
   ];
   return scenarios.map(([scenario, c]) => ({
     scenario,
@@ -76,7 +98,9 @@ export function comparisonTable(rows: ScenarioRow[]): string {
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const { scenario, result: r } of rows) {
-    lines.push(`| ${scenario} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${(100 * r.failed / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejected} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`);
+    lines.push(
+      `| ${scenario} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${((100 * r.failed) / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejected} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`,
+    );
   }
   return lines.join('\n');
 }

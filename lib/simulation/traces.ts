@@ -79,9 +79,9 @@ export function pulseTrace(offPeakQps: number, factor = 17, opts: { before?: num
   const peak = offPeakQps * factor;
   const rate = (t: number) => {
     if (t < before) return offPeakQps;
-    if (t < before + ramp) return offPeakQps + (peak - offPeakQps) * (t - before) / ramp;
+    if (t < before + ramp) return offPeakQps + ((peak - offPeakQps) * (t - before)) / ramp;
     if (t < before + ramp + hold) return peak;
-    if (t < before + 2 * ramp + hold) return peak - (peak - offPeakQps) * (t - before - ramp - hold) / ramp;
+    if (t < before + 2 * ramp + hold) return peak - ((peak - offPeakQps) * (t - before - ramp - hold)) / ramp;
     return offPeakQps;
   };
   return { name: `pulse ${factor}× of ${offPeakQps} QPS`, seconds, rate, poisson: true };
@@ -92,7 +92,9 @@ export function abusiveClientTrace(users: number, userQps: number, factor = 150,
   const normal = users * userQps;
   const abusive = userQps * factor;
   return {
-    name: `${users} users + one abusive client at ${factor}×`, seconds, poisson: true,
+    name: `${users} users + one abusive client at ${factor}×`,
+    seconds,
+    poisson: true,
     rate: t => normal + (t >= startAt ? abusive : 0),
     abusiveShare: abusive / (normal + abusive),
   };
@@ -102,15 +104,22 @@ export function abusiveClientTrace(users: number, userQps: number, factor = 150,
 export function dailyTrace(meanQps: number, peakFactor = 3): Trace {
   const seconds = 86400;
   return {
-    name: `daily mean ${meanQps} QPS`, seconds, poisson: true,
+    name: `daily mean ${meanQps} QPS`,
+    seconds,
+    poisson: true,
     rate: t => meanQps * (1 + ((peakFactor - 1) / (peakFactor + 1)) * Math.sin(2 * Math.PI * (t / 86400 - 0.5 + 4 / 24 + 0.25))),
   };
 }
 
 /** Replays a CSV of per-second QPS (one number per line, or `second,qps`; a header line is skipped). */
 export function csvTrace(file: string): Trace {
-  const values = fs.readFileSync(file, 'utf8').split(/\r?\n/).map(l => l.trim()).filter(Boolean)
-    .map(l => Number(l.split(',').pop())).filter(v => Number.isFinite(v));
+  const values = fs
+    .readFileSync(file, 'utf8')
+    .split(/\r?\n/)
+    .map(l => l.trim())
+    .filter(Boolean)
+    .map(l => Number(l.split(',').pop()))
+    .filter(v => Number.isFinite(v));
   if (!values.length) throw new Error(`${file}: no per-second QPS values found (expected one number per line, or 'second,qps')`);
   if (values.some(v => v < 0)) throw new Error(`${file}: negative QPS values`);
   return { name: `replay of ${file}`, seconds: values.length, poisson: true, rate: t => values[Math.min(values.length - 1, Math.floor(t))] };

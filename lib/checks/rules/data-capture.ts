@@ -1,6 +1,7 @@
 import { IReadinessRule, RuleLevel } from '../rule';
 export const DataCaptureOn: IReadinessRule = {
-  id: 'RE-DataCapture', level: RuleLevel.WARNING,
+  id: 'RE-DataCapture',
+  level: RuleLevel.WARNING,
   what: 'Data capture is on with an integer sampling of 1–100 % into an S3 destination',
   why: 'Without captured requests the long-tail inputs that caused incident A cannot be replayed; sampling above a few % costs memory.',
   fix: 'Keep dataCapture on at 1 % (the default).',

@@ -1,6 +1,7 @@
 import { IReadinessRule, RuleLevel } from '../rule';
 export const NetworkControls: IReadinessRule = {
-  id: 'RE-Network', level: RuleLevel.WARNING,
+  id: 'RE-Network',
+  level: RuleLevel.WARNING,
   what: 'Each model runs with network isolation or in a VPC',
   why: 'Dependency isolation (incident checklist): a model container should not reach arbitrary networks.',
   fix: 'Set model.vpc (with VPC endpoints for SSM and CloudWatch), or model.networkIsolation: true.',
