@@ -4,7 +4,8 @@ import { CapacityPlan } from '../lib/capacity-plan';
 
 const USAGE = `usage: sagemaker-resilient-endpoint plan --latency <p50 ms> --qps <peak QPS> [--safety 1.3] [--model-gib <host GiB per copy>] [--gpu-gib <GPU GiB per copy>] [--gpu] [--min-instances 2]`;
 
-function main(argv: string[]): number {
+/** Runs the CLI with `argv` (the arguments after the script); returns the exit code. */
+export function main(argv: string[]): number {
   const [cmd, ...rest] = argv;
   if (cmd !== 'plan') {
     console.error(USAGE);
@@ -44,4 +45,4 @@ function main(argv: string[]): number {
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+if (require.main === module) process.exitCode = main(process.argv.slice(2));

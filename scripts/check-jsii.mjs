@@ -114,15 +114,12 @@ try {
   let viaKernel;
   try {
     const { hello } = await kernel.hello();
-    for (const dep of jsiiClosure(root, Object.keys(pkg.peerDependencies))) {
-      const tgz = execFileSync('npm', ['pack', `${dep.name}@${dep.version}`, '--silent', '--prefer-offline', '--pack-destination', cache], {
-        encoding: 'utf8',
-      })
-        .trim()
-        .split('\n')
-        .pop();
-      await kernel.load(dep.name, dep.version, join(cache, tgz));
-    }
+    // Their npm tarballs, fetched (from npm's cache) once into node_modules/.jsii-runtime.
+    const deps = jsiiClosure(root, Object.keys(pkg.peerDependencies));
+    const tarballOf = d => join(cache, `${d.name.replace(/^@/, '').replace('/', '-')}-${d.version}.tgz`);
+    const missing = deps.filter(d => !existsSync(tarballOf(d))).map(d => `${d.name}@${d.version}`);
+    if (missing.length) execFileSync('npm', ['pack', ...missing, '--silent', '--prefer-offline', '--pack-destination', cache], { stdio: 'ignore' });
+    for (const dep of deps) await kernel.load(dep.name, dep.version, tarballOf(dep));
     await kernel.load(pkg.name, pkg.version, join(pyRoot, '_jsii', tgz));
     const P = pkg.name;
     const S = JsiiKernel.struct;

@@ -58,6 +58,15 @@ console.log('consumer app synthesized ' + types.length + ' resources (' + [...ne
       execFileSync('node', ['app.js'], { cwd: work, encoding: 'utf8', env: { ...process.env, CDK_VALIDATION: 'false' } }),
   );
 
+  // The shipped command-line tool, as `npx sagemaker-resilient-endpoint plan …` runs it.
+  const cli = join(installed, shipped.bin[pkg.name]);
+  const plan = execFileSync(process.execPath, [cli, 'plan', '--latency', '50', '--qps', '200', '--model-gib', '2.1'], {
+    cwd: work,
+    encoding: 'utf8',
+  });
+  if (!/instance count\s+4/.test(plan)) throw new Error(`the shipped CLI printed an unexpected plan:\n${plan}`);
+  console.log(`package check: ${shipped.bin[pkg.name]} plans incident B as 4 × ml.m5.xlarge`);
+
   // The README's quick start: the first ```ts block after "## Quick start", compiled to JavaScript
   // here (the consumer has no TypeScript), then `cdk synth --strict` with the library's CLI.
   const readme = readFileSync(join(root, 'README.md'), 'utf8');

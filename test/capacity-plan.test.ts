@@ -1,7 +1,6 @@
 // The capacity planner (lib/capacity-plan.ts).
-import { execFileSync } from 'child_process';
-import * as path from 'path';
 import { Size } from 'aws-cdk-lib';
+import { main } from '../bin/cli';
 import { CapacityPlan } from '../lib';
 
 describe('capacity planner', () => {
@@ -32,13 +31,19 @@ describe('capacity planner', () => {
     expect(() => CapacityPlan.compute({ p50LatencyMs: 0, peakQps: -1 })).toThrow(/p50LatencyMs: got 0.*peakQps: got -1/);
   });
 
-  test('from the terminal', () => {
-    const out = execFileSync(
-      process.execPath,
-      [require.resolve('tsx/cli'), path.join(__dirname, '..', 'bin', 'cli.ts'), 'plan', '--latency', '50', '--qps', '200', '--model-gib', '2.1'],
-      { encoding: 'utf8' },
-    );
-    expect(out).toMatch(/instance type\s+ml\.m5\.xlarge/);
-    expect(out).toMatch(/instance count\s+4/);
+  test('from the terminal: the plan on stdout, exit 0; a missing option prints the usage, exit 2', () => {
+    const out = jest.spyOn(console, 'log').mockImplementation(() => {});
+    const err = jest.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      expect(main(['plan', '--latency', '50', '--qps', '200', '--model-gib', '2.1'])).toBe(0);
+      const printed = out.mock.calls.map(c => String(c[0])).join('\n');
+      expect(printed).toMatch(/instance type\s+ml\.m5\.xlarge/);
+      expect(printed).toMatch(/instance count\s+4/);
+      expect(main(['plan', '--qps', '200'])).toBe(2);
+      expect(String(err.mock.calls[0][0])).toMatch(/^usage: sagemaker-resilient-endpoint plan --latency/);
+    } finally {
+      out.mockRestore();
+      err.mockRestore();
+    }
   });
 });
