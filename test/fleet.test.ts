@@ -20,24 +20,25 @@ test("12 endpoints in one stack: a clear synth error before CloudFormation's Too
   expect(msg.match(/allowed: at most 500 per stack/g)).toHaveLength(1); // once per stack, not per endpoint
 });
 
-/** One fleet of 30 guarded ml.m5.xlarge endpoints, built and synthesized once for the suites below. */
-const thirty = (() => {
+/** More guarded ml.m5.xlarge endpoints than fit in one plain stack (11), as one fleet built and synthesized once. */
+const N = 15;
+const fleetOfN = (() => {
   const app = newApp();
   const stack = new Stack(app, 'Fleet', { env });
   const fleet = new ResilientEndpointFleet(stack, 'Models');
-  for (let i = 0; i < 30; i++) fleet.addEndpoint(`Model${i}`, props);
+  for (let i = 0; i < N; i++) fleet.addEndpoint(`Model${i}`, props);
   return { fleet, t: Template.fromStack(stack) };
 })();
 
-describe('30 fully guarded ml.m5.xlarge endpoints in one stack, as a fleet', () => {
-  const { fleet } = thirty;
-  const parent = thirty.t.toJSON();
+describe(`${N} fully guarded ml.m5.xlarge endpoints in one stack, as a fleet`, () => {
+  const { fleet } = fleetOfN;
+  const parent = fleetOfN.t.toJSON();
 
   test('the parent stays far under the limit: one nested stack per endpoint', () => {
     const types = Object.values(parent.Resources).map((r: any) => r.Type);
-    expect(types.filter(t => t === 'AWS::CloudFormation::Stack')).toHaveLength(30);
+    expect(types.filter(t => t === 'AWS::CloudFormation::Stack')).toHaveLength(N);
     expect(types.length).toBeLessThan(ResilientEndpointFleet.CFN_RESOURCE_LIMIT);
-    expect(fleet.endpoints).toHaveLength(30);
+    expect(fleet.endpoints).toHaveLength(N);
   });
 
   test('each nested stack holds one complete guarded endpoint (its alarms, level and settings parameters), under the limit', () => {
@@ -47,14 +48,14 @@ describe('30 fully guarded ml.m5.xlarge endpoints in one stack, as a fleet', () 
     nested.resourceCountIs('AWS::SSM::Parameter', 2);
     expect(Object.values(nested.findResources('AWS::CloudWatch::Alarm')).length).toBeGreaterThan(10);
     expect(Object.keys(nested.toJSON().Resources).length).toBeLessThan(ResilientEndpointFleet.CFN_RESOURCE_LIMIT);
-    expect(new Set(fleet.endpoints.map(e => e.endpointName)).size).toBe(30); // distinct generated names
+    expect(new Set(fleet.endpoints.map(e => e.endpointName)).size).toBe(N); // distinct generated names
   });
 });
 
 describe('one shared breaker function per fleet', () => {
-  const { t } = thirty;
+  const { t } = fleetOfN;
 
-  test('one function, queue, log group, table and schedule for all 30 endpoints', () => {
+  test(`one function, queue, log group, table and schedule for all ${N} endpoints`, () => {
     t.resourceCountIs('AWS::Lambda::Function', 1);
     t.resourceCountIs('AWS::SQS::Queue', 1);
     t.resourceCountIs('AWS::Logs::LogGroup', 1);
@@ -65,14 +66,14 @@ describe('one shared breaker function per fleet', () => {
     });
   });
 
-  test("least privilege: the SageMaker actions name exactly the fleet's 30 endpoints (no wildcard); its settings reach the function", () => {
+  test(`least privilege: the SageMaker actions name exactly the fleet's ${N} endpoints (no wildcard); its settings reach the function`, () => {
     const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
     const sm = statements.find(s => JSON.stringify(s.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
-    expect(sm.Resource).toHaveLength(30);
+    expect(sm.Resource).toHaveLength(N);
     expect(JSON.stringify(sm.Resource)).not.toContain('*');
     const fn = Object.values(t.findResources('AWS::Lambda::Function'))[0] as any;
     const parts = fn.Properties.Environment.Variables.CONFIG_PARAMETERS['Fn::Join'][1].filter((x: unknown) => typeof x !== 'string');
-    expect(parts).toHaveLength(30);
+    expect(parts).toHaveLength(N);
   });
 
   test('endpoints in two different stacks do not share a breaker', () => {

@@ -154,12 +154,14 @@ describe('simulator', () => {
 
   test("CLI writes the table, the chart and results.json with every scenario's figures", () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'sim-'));
+    const csv = path.join(out, 'ten-minutes.csv'); // 10 minutes at 50 QPS: every scenario runs, quickly
+    fs.writeFileSync(csv, `qps\n${'50\n'.repeat(600)}`);
     const log = jest.spyOn(console, 'log').mockImplementation(() => {});
     const progress = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
     let code: number;
     let stdout: string;
     try {
-      code = main(['--example', 'clustering', '--trace', 'steady', '--qps', '50', '--out', out]);
+      code = main(['--example', 'clustering', '--trace', 'csv', '--csv', csv, '--out', out]);
       stdout = log.mock.calls.map(c => String(c[0])).join('\n');
     } finally {
       log.mockRestore();
