@@ -145,6 +145,43 @@ export interface ModelServerTuning {
   readonly server: ModelServer;
 }
 
+/** A tuning value, in the unit a server variable takes. */
+type ServerSetting = 'workers' | 'timeoutMinutes' | 'timeoutSeconds' | 'maxRequestBytes' | 'maxResponseBytes' | 'jobQueueSize';
+
+/**
+ * Every variable each model server reads, in the order written, with the setting (and unit) it takes:
+ * the contract, per server, with its sources in this file's header. Values left unset (a job queue
+ * size nobody asked for) are not written. XGBoost's single variable is capped, so it is written below.
+ */
+const SERVER_VARIABLES: Record<ModelServer, [string, ServerSetting][]> = {
+  [ModelServer.SAGEMAKER_INFERENCE_TOOLKIT]: [
+    ['SAGEMAKER_MODEL_SERVER_WORKERS', 'workers'],
+    // MMS reads default_response_timeout in minutes; the seconds variants win where they exist.
+    ['SAGEMAKER_MODEL_SERVER_TIMEOUT', 'timeoutMinutes'],
+    ['SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS', 'timeoutSeconds'],
+    ['MMS_DEFAULT_RESPONSE_TIMEOUT', 'timeoutMinutes'],
+    ['MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS', 'timeoutSeconds'],
+    ['MMS_MAX_REQUEST_SIZE', 'maxRequestBytes'],
+    ['MMS_MAX_RESPONSE_SIZE', 'maxResponseBytes'],
+    ['MMS_JOB_QUEUE_SIZE', 'jobQueueSize'],
+  ],
+  [ModelServer.TORCHSERVE]: [
+    ['SAGEMAKER_MODEL_SERVER_WORKERS', 'workers'],
+    ['TS_DEFAULT_WORKERS_PER_MODEL', 'workers'],
+    ['SAGEMAKER_MODEL_SERVER_TIMEOUT', 'timeoutSeconds'],
+    ['TS_DEFAULT_RESPONSE_TIMEOUT', 'timeoutSeconds'],
+    ['TS_MAX_REQUEST_SIZE', 'maxRequestBytes'],
+    ['TS_MAX_RESPONSE_SIZE', 'maxResponseBytes'],
+    ['TS_JOB_QUEUE_SIZE', 'jobQueueSize'],
+  ],
+  [ModelServer.SCIKIT_LEARN]: [
+    ['SAGEMAKER_MODEL_SERVER_WORKERS', 'workers'],
+    ['SAGEMAKER_MODEL_SERVER_TIMEOUT', 'timeoutSeconds'], // gunicorn's timeout, seconds
+  ],
+  [ModelServer.XGBOOST]: [],
+  [ModelServer.NONE]: [],
+};
+
 /**
  * Pure tuning rule: model-server settings from the instance's hardware and the model's footprint.
  * Errors go into `errors`; the returned values are always usable (clamped) so synthesis can go on
@@ -296,32 +333,22 @@ export function tuneModelServer(
   );
   errors.range('modelServer.containerStartupHealthCheckTimeout (s)', startup, 60, 3600, 'use Duration.seconds(60..3600)', true);
 
+  // The variables each server reads, written in its units (see SERVER_VARIABLES).
+  const values: Record<ServerSetting, number | undefined> = {
+    workers,
+    timeoutMinutes: Math.max(1, Math.ceil(responseTimeout / 60)),
+    timeoutSeconds: responseTimeout,
+    maxRequestBytes,
+    maxResponseBytes,
+    jobQueueSize: options.jobQueueSize,
+  };
   const environment: { [key: string]: string } = {};
-  const minutes = String(Math.max(1, Math.ceil(responseTimeout / 60)));
+  for (const [name, setting] of SERVER_VARIABLES[server]) {
+    const value = values[setting];
+    if (value !== undefined) environment[name] = String(value);
+  }
   switch (server) {
-    case ModelServer.SAGEMAKER_INFERENCE_TOOLKIT:
-      environment.SAGEMAKER_MODEL_SERVER_WORKERS = String(workers);
-      // MMS reads default_response_timeout in minutes; the seconds variants win where they exist.
-      environment.SAGEMAKER_MODEL_SERVER_TIMEOUT = minutes;
-      environment.SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS = String(responseTimeout);
-      environment.MMS_DEFAULT_RESPONSE_TIMEOUT = minutes;
-      environment.MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS = String(responseTimeout);
-      environment.MMS_MAX_REQUEST_SIZE = String(maxRequestBytes);
-      environment.MMS_MAX_RESPONSE_SIZE = String(maxResponseBytes);
-      if (options.jobQueueSize !== undefined) environment.MMS_JOB_QUEUE_SIZE = String(options.jobQueueSize);
-      break;
-    case ModelServer.TORCHSERVE:
-      environment.SAGEMAKER_MODEL_SERVER_WORKERS = String(workers);
-      environment.TS_DEFAULT_WORKERS_PER_MODEL = String(workers);
-      environment.SAGEMAKER_MODEL_SERVER_TIMEOUT = String(responseTimeout);
-      environment.TS_DEFAULT_RESPONSE_TIMEOUT = String(responseTimeout);
-      environment.TS_MAX_REQUEST_SIZE = String(maxRequestBytes);
-      environment.TS_MAX_RESPONSE_SIZE = String(maxResponseBytes);
-      if (options.jobQueueSize !== undefined) environment.TS_JOB_QUEUE_SIZE = String(options.jobQueueSize);
-      break;
     case ModelServer.SCIKIT_LEARN:
-      environment.SAGEMAKER_MODEL_SERVER_WORKERS = String(workers);
-      environment.SAGEMAKER_MODEL_SERVER_TIMEOUT = String(responseTimeout); // gunicorn's timeout, seconds
       if (options.maxRequestSize || options.maxResponseSize)
         unsupported('maxRequestSize/maxResponseSize', "the scikit-learn image's nginx has no body-size limit to set");
       if (options.jobQueueSize !== undefined) unsupported('jobQueueSize', 'gunicorn has no such queue setting in the scikit-learn image');
@@ -335,7 +362,7 @@ export function tuneModelServer(
       if (options.workers !== undefined) unsupported('workers', 'the XGBoost image starts one worker per CPU whatever the environment says');
       if (options.jobQueueSize !== undefined) unsupported('jobQueueSize', 'the XGBoost image sizes its own queue (2 × workers)');
       break;
-    case ModelServer.NONE:
+    default:
       break;
   }
 

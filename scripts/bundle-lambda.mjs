@@ -2,7 +2,7 @@
 // esbuild (minified, tree-shaken), so the library ships built code and consumers never bundle.
 // The AWS SDK v3 is left out: the Node.js 24 Lambda runtime provides it.
 import { build } from 'esbuild';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,6 +26,10 @@ for (const name of names) {
     metafile: true,
     logLevel: 'warning',
   });
-  writeFileSync(join(root, 'dist', 'lambda-bundles', name, 'meta.json'), JSON.stringify(result.metafile));
+  // esbuild's metafile (inputs and sizes, for bundle analysis) goes beside the bundle's folder, not in
+  // it: that folder is the function's asset, whose hash must change only when the code does.
+  mkdirSync(join(root, 'dist', 'lambda-meta'), { recursive: true });
+  writeFileSync(join(root, 'dist', 'lambda-meta', `${name}.json`), JSON.stringify(result.metafile));
+  rmSync(join(root, 'dist', 'lambda-bundles', name, 'meta.json'), { force: true });
   console.log(`bundled lambda/${name} -> ${outfile.replace(root + '/', '')} (${statSync(outfile).size} bytes)`);
 }

@@ -35,7 +35,7 @@ try {
   cpSync(join(root, 'README.md'), join(work, 'README.md'));
   cpSync(join(root, 'LICENSE'), join(work, 'LICENSE'));
   // The pre-built breaker bundle where lib/circuit-breaker.js looks for it (../lambda-bundles).
-  cpSync(join(root, 'dist', 'lambda-bundles'), join(work, 'lambda-bundles'), { recursive: true, filter: p => !p.endsWith('meta.json') });
+  cpSync(join(root, 'dist', 'lambda-bundles'), join(work, 'lambda-bundles'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
   // The package as jsii ships it (the tarball inside the Python wheel): compiled lib, the bundle, the assembly.
   writeFileSync(

@@ -1,5 +1,9 @@
-import { Duration } from 'aws-cdk-lib';
+import * as fs from 'fs';
+import * as path from 'path';
+import { App, Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { CircuitBreaker, ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 import { nagFindings, newStack, synthError, exampleStacks } from './util';
@@ -21,6 +25,12 @@ describe('recommender example breaker', () => {
       Environment: { Variables: Match.objectLike({ PRIMARY_VARIANT: 'Primary', FALLBACK_VARIANT: 'Fallback', GPU_COUNT: '1', DRY_RUN: 'false' }) },
     });
     t.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+  });
+
+  test('the function asset is the pre-built bundle alone (its hash changes only when the code does)', () => {
+    const fn = stack.endpoint.circuitBreaker!.node.findAll().find((c): c is lambda.Function => c instanceof lambda.Function)!;
+    const code = fn.node.findAll().find((c): c is s3assets.Asset => c instanceof s3assets.Asset)!;
+    expect(fs.readdirSync(path.join(App.of(stack)!.outdir, code.assetPath))).toEqual(['index.js']);
   });
 
   test('alarms at 80 % host and GPU memory and 5 % 5XX over 10 minutes', () => {
