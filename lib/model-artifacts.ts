@@ -138,21 +138,30 @@ class DlcImage extends ContainerImage {
     const stack = Stack.of(scope);
     const firstParty = /^sagemaker-(scikit-learn|xgboost)/.test(this.repositoryName);
     const account = firstParty ? firstPartyAccount(stack) : stack.regionalFact(FactName.DLC_REPOSITORY_ACCOUNT);
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
-        resources: [Arn.format({ service: 'ecr', account, resource: 'repository', resourceName: this.repositoryName }, stack)],
-      }),
-    );
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
-    acknowledgeWildcard(
-      role,
-      'Resource',
-      '*',
-      'ecr:GetAuthorizationToken and cloudwatch:PutMetricData have no resource-level permissions (AWS requires "*"); PutMetricData is limited by a cloudwatch:namespace condition.',
-    );
+    grantEcrPull(role, Arn.format({ service: 'ecr', account, resource: 'repository', resourceName: this.repositoryName }, stack));
     return { imageUri: `${account}.dkr.ecr.${stack.region}.${stack.urlSuffix}/${this.repositoryName}:${this.tag}` };
   }
+}
+
+/**
+ * Lets the role pull images from one ECR repository (given by ARN, e.g. another account's DLC
+ * repository, where `IRepository.grantPull` cannot be used). GetAuthorizationToken has no
+ * resource-level permissions: AWS requires "*" there.
+ */
+function grantEcrPull(role: iam.IRole, repositoryArn: string): void {
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
+      resources: [repositoryArn],
+    }),
+  );
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
+  acknowledgeWildcard(
+    role,
+    'Resource',
+    '*',
+    'ecr:GetAuthorizationToken and cloudwatch:PutMetricData have no resource-level permissions (AWS requires "*"); PutMetricData is limited by a cloudwatch:namespace condition.',
+  );
 }
 
 /** The first-party image account for the stack's region: a literal when the region is known, else Fn::FindInMap. */
@@ -199,20 +208,7 @@ class UriImage extends ContainerImage {
     const m = Token.isUnresolved(this.uri) ? null : ECR_URI.exec(this.uri);
     if (m) {
       const [, account, region, repo] = m;
-      role.addToPrincipalPolicy(
-        new iam.PolicyStatement({
-          actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
-          resources: [Arn.format({ service: 'ecr', account, region, resource: 'repository', resourceName: repo }, Stack.of(scope))],
-        }),
-      );
-      // GetAuthorizationToken has no resource-level permissions: AWS requires "*".
-      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
-      acknowledgeWildcard(
-        role,
-        'Resource',
-        '*',
-        'ecr:GetAuthorizationToken and cloudwatch:PutMetricData have no resource-level permissions (AWS requires "*"); PutMetricData is limited by a cloudwatch:namespace condition.',
-      );
+      grantEcrPull(role, Arn.format({ service: 'ecr', account, region, resource: 'repository', resourceName: repo }, Stack.of(scope)));
     }
     return { imageUri: this.uri };
   }
