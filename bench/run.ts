@@ -68,7 +68,7 @@ export async function benchCalls(): Promise<Record<string, string>> {
   const { DynamoDBClient, GetItemCommand, PutItemCommand } = await import('@aws-sdk/client-dynamodb');
   const { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } = await import('@aws-sdk/client-sagemaker');
   const { GetParameterCommand, PutParameterCommand, SSMClient } = await import('@aws-sdk/client-ssm');
-  const { evaluate } = await import('../lambda/circuit-breaker/handler');
+  const { createClients, evaluate } = await import('../lambda/circuit-breaker/handler');
   const now = Date.UTC(2026, 10, 29, 12, 0, 30);
   let item: any;
   let parameter: string | undefined;
@@ -109,13 +109,7 @@ export async function benchCalls(): Promise<Record<string, string>> {
     .on(UpdateEndpointWeightsAndCapacitiesCommand)
     .resolves({});
   mockClient(ApplicationAutoScalingClient).on(RegisterScalableTargetCommand).resolves({});
-  const clients = {
-    sagemaker: new SageMakerClient({}),
-    cloudwatch: new CloudWatchClient({}),
-    ssm: new SSMClient({}),
-    dynamodb: new DynamoDBClient({}),
-    autoscaling: new ApplicationAutoScalingClient({}),
-  };
+  const clients = createClients(1); // aws-sdk-client-mock answers every client of a mocked class
   const settings = {
     endpointName: 'e',
     primaryVariant: 'P',
@@ -166,12 +160,10 @@ export function benchSimulator(): Record<string, string> {
 /** Counts the AWS calls of one steady scheduled evaluation of a shared breaker serving n endpoints. */
 export async function benchFleetCalls(): Promise<Record<string, string>> {
   const { mockClient } = await import('aws-sdk-client-mock');
-  const { ApplicationAutoScalingClient } = await import('@aws-sdk/client-application-auto-scaling');
   const { CloudWatchClient, GetMetricDataCommand } = await import('@aws-sdk/client-cloudwatch');
   const { BatchGetItemCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
-  const { SageMakerClient } = await import('@aws-sdk/client-sagemaker');
   const { GetParametersCommand, SSMClient } = await import('@aws-sdk/client-ssm');
-  const { evaluateFleet } = await import('../lambda/circuit-breaker/handler');
+  const { createClients, evaluateFleet } = await import('../lambda/circuit-breaker/handler');
   const { serializeState } = await import('../lib/breaker/policy');
   const now = Date.UTC(2026, 10, 29, 12, 0, 30);
   const out: Record<string, string> = {};
@@ -214,13 +206,7 @@ export async function benchFleetCalls(): Promise<Record<string, string>> {
             Values: [40],
           })),
         }));
-      const clients = {
-        sagemaker: new SageMakerClient({}),
-        cloudwatch: new CloudWatchClient({}),
-        ssm: new SSMClient({}),
-        dynamodb: new DynamoDBClient({}),
-        autoscaling: new ApplicationAutoScalingClient({}),
-      };
+      const clients = createClients(1); // aws-sdk-client-mock answers every client of a mocked class
       const r = await evaluateFleet(
         { source: 'aws.events', 'detail-type': 'Scheduled Event' },
         { tableName: 'T', configParameters: names.map(x => `/cfg/${x}`) },

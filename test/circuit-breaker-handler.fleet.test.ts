@@ -4,7 +4,7 @@ import { BatchGetItemCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/cl
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { evaluateFleet } from '../lambda/circuit-breaker/handler';
+import { createClients, evaluateFleet } from '../lambda/circuit-breaker/handler';
 import { DEFAULT_CONFIG, serializeState } from '../lib/breaker/policy';
 import { CloudWatchFake } from './cloudwatch-fake';
 
@@ -13,13 +13,7 @@ const cw = mockClient(CloudWatchClient);
 const ssm = mockClient(SSMClient);
 const ddb = mockClient(DynamoDBClient);
 mockClient(ApplicationAutoScalingClient);
-const clients = {
-  sagemaker: new SageMakerClient({}),
-  cloudwatch: new CloudWatchClient({}),
-  ssm: new SSMClient({}),
-  dynamodb: new DynamoDBClient({}),
-  autoscaling: new ApplicationAutoScalingClient({}),
-};
+const clients = createClients(1); // aws-sdk-client-mock answers every client of a mocked class
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 30);
 const LAST_MINUTE = Math.floor(NOW / 60_000) * 60_000 - 60_000;
 const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };

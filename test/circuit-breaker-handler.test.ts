@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-sagemaker';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { evaluate, HandlerSettings, perGpuQuery } from '../lambda/circuit-breaker/handler';
+import { createClients, evaluate, HandlerSettings, perGpuQuery } from '../lambda/circuit-breaker/handler';
 import { BreakerState, DEFAULT_CONFIG, serializeState } from '../lib/breaker/policy';
 import { CloudWatchFake } from './cloudwatch-fake';
 
@@ -18,13 +18,7 @@ const cw = mockClient(CloudWatchClient);
 const ssm = mockClient(SSMClient);
 const ddb = mockClient(DynamoDBClient);
 const aas = mockClient(ApplicationAutoScalingClient);
-const clients = {
-  sagemaker: new SageMakerClient({}),
-  cloudwatch: new CloudWatchClient({}),
-  ssm: new SSMClient({}),
-  dynamodb: new DynamoDBClient({}),
-  autoscaling: new ApplicationAutoScalingClient({}),
-};
+const clients = createClients(1); // aws-sdk-client-mock answers every client of a mocked class
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 30);
 const settings: HandlerSettings = {
   endpointName: 'rec',

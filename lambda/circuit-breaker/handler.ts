@@ -103,15 +103,20 @@ export interface Clients {
   readonly autoscaling: ApplicationAutoScalingClient;
 }
 
+/** One client per service, each with the SDK's standard retries (up to `maxAttempts` attempts). */
+export function createClients(maxAttempts = 4): Clients {
+  return {
+    sagemaker: new SageMakerClient({ maxAttempts }),
+    cloudwatch: new CloudWatchClient({ maxAttempts }),
+    ssm: new SSMClient({ maxAttempts }),
+    dynamodb: new DynamoDBClient({ maxAttempts }),
+    autoscaling: new ApplicationAutoScalingClient({ maxAttempts }),
+  };
+}
+
 let defaultClients: Clients | undefined;
 function clients(): Clients {
-  defaultClients ??= {
-    sagemaker: new SageMakerClient({ maxAttempts: 4 }),
-    cloudwatch: new CloudWatchClient({ maxAttempts: 4 }),
-    ssm: new SSMClient({ maxAttempts: 4 }),
-    dynamodb: new DynamoDBClient({ maxAttempts: 4 }),
-    autoscaling: new ApplicationAutoScalingClient({ maxAttempts: 4 }),
-  };
+  defaultClients ??= createClients();
   return defaultClients;
 }
 
