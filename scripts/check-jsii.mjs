@@ -30,8 +30,7 @@ const run = (cmd, args) =>
   });
 const started = Date.now();
 try {
-  for (const dir of ['lib', 'lambda'])
-    cpSync(join(root, dir), join(work, dir), { recursive: true, filter: p => !p.endsWith('.js') && !p.endsWith('.d.ts') });
+  for (const dir of ['lib']) cpSync(join(root, dir), join(work, dir), { recursive: true, filter: p => !p.endsWith('.js') && !p.endsWith('.d.ts') });
   cpSync(join(root, 'README.md'), join(work, 'README.md'));
   cpSync(join(root, 'LICENSE'), join(work, 'LICENSE'));
   // The pre-built breaker bundle where lib/circuit-breaker.js looks for it (../lambda-bundles).
