@@ -11,7 +11,7 @@ import { DEFAULT_CONFIG, decide, initialState, MemoryPoint } from '../lib/breake
 import { App, Stack } from 'aws-cdk-lib';
 import { ContainerImage, ResilientEndpointFleet, SageMakerInstanceType } from '../lib';
 import { dailyTrace, runSimulation, simVariantsFrom } from '../lib/simulation';
-import { exampleEndpoint } from '../lib/simulation/cli';
+import { exampleEndpoint } from '../bin/simulate';
 
 const root = path.join(__dirname, '..', '..');
 const bundle = path.join(root, 'dist', 'lambda-bundles', 'circuit-breaker', 'index.js');

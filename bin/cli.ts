@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 import { Size } from 'aws-cdk-lib';
 import { CapacityPlan } from '../lib/capacity-plan';
+import { main as simulate } from './simulate';
 
-const USAGE = `usage: sagemaker-resilient-endpoint plan --latency <p50 ms> --qps <peak QPS> [--safety 1.3] [--model-gib <host GiB per copy>] [--gpu-gib <GPU GiB per copy>] [--gpu] [--min-instances 2]`;
+const USAGE = `usage: sagemaker-resilient-endpoint simulate --help (the traffic/memory simulator)
+       sagemaker-resilient-endpoint plan --latency <p50 ms> --qps <peak QPS> [--safety 1.3] [--model-gib <host GiB per copy>] [--gpu-gib <GPU GiB per copy>] [--gpu] [--min-instances 2]`;
 
 /** Runs the CLI with `argv` (the arguments after the script); returns the exit code. */
 export function main(argv: string[]): number {
   const [cmd, ...rest] = argv;
+  if (cmd === 'simulate') return simulate(rest);
   if (cmd !== 'plan') {
     console.error(USAGE);
     return 2;

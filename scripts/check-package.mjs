@@ -65,7 +65,15 @@ console.log('consumer app synthesized ' + types.length + ' resources (' + [...ne
     encoding: 'utf8',
   });
   if (!/instance count\s+4/.test(plan)) throw new Error(`the shipped CLI printed an unexpected plan:\n${plan}`);
-  console.log(`package check: ${shipped.bin[pkg.name]} plans incident B as 4 × ml.m5.xlarge`);
+  writeFileSync(join(work, 'trace.csv'), `qps\n${'30\n'.repeat(300)}`);
+  const sim = execFileSync(process.execPath, [cli, 'simulate', '--example', 'clustering', '--trace', 'csv', '--csv', 'trace.csv', '--out', 'sim'], {
+    cwd: work,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  if (!existsSync(join(work, 'sim', 'chart.svg')) || !sim.includes('| autoscaling + breaker'))
+    throw new Error(`the shipped simulator printed:\n${sim}`);
+  console.log(`package check: ${shipped.bin[pkg.name]} plans incident B as 4 × ml.m5.xlarge and simulates the shipped clustering example`);
 
   // The README's quick start: the first ```ts block after "## Quick start", compiled to JavaScript
   // here (the consumer has no TypeScript), then `cdk synth --strict` with the library's CLI.

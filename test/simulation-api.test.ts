@@ -3,7 +3,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { simulation } from '../lib';
 import { compareScenarios, pulseTrace } from '../lib/simulation';
-import { exampleEndpoint } from '../lib/simulation/cli';
+import { exampleEndpoint } from '../bin/simulate';
 
 const { Simulator, Traces } = simulation;
 

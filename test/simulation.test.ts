@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as simulation from '../lib/simulation';
-import { exampleEndpoint, main } from '../lib/simulation/cli';
+import { exampleEndpoint, main } from '../bin/simulate';
 import { Simulator } from '../lib/simulation/api';
 
 const {

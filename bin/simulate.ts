@@ -2,9 +2,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { App } from 'aws-cdk-lib';
-import { ClusteringStack } from '../examples/clustering-stack';
-import { RecommenderStack } from '../examples/recommender-stack';
-import { ResilientEndpoint } from '../resilient-endpoint';
+import { ClusteringStack } from '../lib/examples/clustering-stack';
+import { RecommenderStack } from '../lib/examples/recommender-stack';
+import { ResilientEndpoint } from '../lib/resilient-endpoint';
 import {
   abusiveClientTrace,
   compareScenarios,
@@ -17,9 +17,9 @@ import {
   SimAssumptions,
   steadyTrace,
   Trace,
-} from './index';
+} from '../lib/simulation';
 
-const USAGE = `usage: npm run simulate -- --example recommender|clustering --trace pulse|steady|poisson|abusive|csv [--csv FILE] [--qps OFF_PEAK_QPS] [--seed N] [--out DIR]
+const USAGE = `usage: sagemaker-resilient-endpoint simulate (or npm run simulate --) --example recommender|clustering --trace pulse|steady|poisson|abusive|csv [--csv FILE] [--qps OFF_PEAK_QPS] [--seed N] [--out DIR]
   timing assumptions (seconds): [--provisioning S] [--metric-delay S] [--weight-delay S] [--restart S]`;
 
 function parse(argv: string[]): Record<string, string> {
