@@ -1,4 +1,4 @@
-import { Annotations, ArnFormat, Duration, Lazy, Names, Size, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, Names, Size, Tags, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -10,12 +10,11 @@ import { DataCapture, DataCaptureOptions } from './data-capture';
 import { deploymentConfig, DeploymentOptions } from './deployment';
 import { SageMakerInstanceType } from './instance-types';
 import { ContainerImage, ModelData } from './model-artifacts';
-import { MemoryFootprint, ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer } from './model-server';
+import { MemoryFootprint, ModelServerOptions, ModelServerTuning } from './model-server';
 import { APPLICATION_NAMESPACE_ENV, EndpointMonitoring, MonitoringOptions } from './monitoring/endpoint-monitoring';
 import { EndpointAttributes, EndpointBase, ImportedEndpoint } from './endpoint-base';
 import { EndpointMetricFactory } from './monitoring/metrics';
 import { addResourceLimitCheck, ENDPOINT_MARK } from './resource-limit';
-import { acknowledgeWildcard } from './nag';
 import { PropErrors } from './validation';
 import {
   publishingSettings,
@@ -25,12 +24,11 @@ import {
   validateInstanceType,
   validateVariantName,
 } from './private/prop-checks';
+import { grantRollbackAlarms, grantSageMakerRuntime, grantStageMetrics } from './private/grants';
+import { createModel, tuneVariant } from './private/models';
 import { resolveVariants } from './private/variants';
 
-/** Environment variable with the endpoint's name, in every model container. */
-export const ENDPOINT_NAME_ENV = 'RESILIENT_ENDPOINT_NAME';
-/** Environment variable with the production variant's name, in every model container. */
-export const VARIANT_NAME_ENV = 'RESILIENT_ENDPOINT_VARIANT';
+export { ENDPOINT_NAME_ENV, VARIANT_NAME_ENV } from './private/models';
 
 /** What runs in a production variant. */
 export interface ModelProps {
@@ -336,74 +334,32 @@ export class ResilientEndpoint extends EndpointBase {
       this.errors,
       props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase(),
     );
-
     this.role =
       props.role ??
       new iam.Role(this, 'ExecutionRole', {
         assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
         description: `Execution role of the models behind SageMaker endpoint ${this.endpointName}`,
       });
-    this.grantBaseRuntime();
+    grantSageMakerRuntime(this, this.role, this.endpointName);
 
-    // --- variants ---
     const resolved = resolveVariants(props, this.errors, {
       validateVariantName: (prop, name) => validateVariantName(this.errors, prop, name),
       validateInstanceType: (prop, t) => validateInstanceType(this, this.errors, prop, t),
-      tune: (prefix, type, model, options) => this.tune(prefix, type, model, options),
+      tune: (prefix, type, model, options) => tuneVariant(this, this.errors, prefix, type, model, options),
     });
     this.primaryVariant = resolved.primary;
     this.fallbackVariant = resolved.fallback;
     this.shadowVariant = resolved.shadow;
     this.variants = [this.primaryVariant, ...(this.fallbackVariant ? [this.fallbackVariant] : [])];
-
-    // --- storage rules (local NVMe types reject a volume size; a KMS key does not reach their NVMe) ---
     const allVariants = [...this.variants, ...(this.shadowVariant ? [this.shadowVariant] : [])];
-    const { volumeGiB, ebsOnly } = storageSettings(this, this.errors, props, allVariants);
 
-    // --- models ---
-    const models = new Map<VariantInfo, sagemaker.CfnModel>();
-    models.set(this.primaryVariant, this.createModel('Model', props.model, this.primaryVariant));
-    if (this.fallbackVariant) {
-      models.set(this.fallbackVariant, this.createModel('FallbackModel', props.fallback?.model ?? props.model, this.fallbackVariant));
-    }
-    if (this.shadowVariant && props.shadow) {
-      models.set(this.shadowVariant, this.createModel('ShadowModel', props.shadow.model, this.shadowVariant));
-    }
-    const variantSpec = (v: VariantInfo) => ({
-      variantName: v.variantName,
-      modelName: models.get(v)!.attrModelName,
-      instanceType: v.instanceType.name,
-      initialInstanceCount: v.instanceCount,
-      initialVariantWeight: v.initialWeight,
-      modelDataDownloadTimeoutInSeconds: v.tuning.modelDataDownloadTimeoutSeconds,
-      containerStartupHealthCheckTimeoutInSeconds: v.tuning.containerStartupHealthCheckTimeoutSeconds,
-      volumeSizeInGb: !v.instanceType.hasLocalNvme && volumeGiB ? Math.round(volumeGiB) : undefined,
-    });
-
-    // --- data capture ---
+    const models = this.createModels(props);
     const capture = new DataCapture(this, 'DataCapture', { ...props.dataCapture, role: this.role });
     this.dataCapture = capture.config ? capture : undefined;
-
-    // --- metric publishing (MetricsConfig): 10-s data, per-GPU dimensions ---
     const publishing = publishingSettings(this.errors, props.metricPublishing);
     this.metricPublishFrequency = Duration.seconds(publishing.frequencySeconds);
     this.enhancedMetrics = publishing.enhancedMetrics;
-
-    // --- endpoint config and endpoint ---
-    this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
-      metricsConfig: {
-        metricPublishFrequencyInSeconds: publishing.frequencySeconds,
-        enableEnhancedMetrics: this.enhancedMetrics,
-        enableDetailedObservability: publishing.detailedObservability,
-      },
-      productionVariants: this.variants.map(variantSpec),
-      shadowProductionVariants: this.shadowVariant ? [variantSpec(this.shadowVariant)] : undefined,
-      kmsKeyId: props.volumeKmsKey?.keyArn,
-      dataCaptureConfig: capture.config,
-    });
-    if (props.volumeKmsKey && ebsOnly) props.volumeKmsKey.grantEncryptDecrypt(this.role);
-    // (No DependsOn on the models: the config references each model's name, which already orders them.)
-
+    this.cfnEndpointConfig = this.createEndpointConfig(props, allVariants, models, capture, publishing);
     this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
       endpointName: this.endpointName,
       endpointConfigName: this.cfnEndpointConfig.attrEndpointConfigName,
@@ -412,76 +368,11 @@ export class ResilientEndpoint extends EndpointBase {
     });
     // The ARN as SageMaker reports it (Ref of AWS::SageMaker::Endpoint), right for literal and token names alike.
     this.endpointArn = this.cfnEndpoint.ref;
-    // --- monitoring ---
-    if (props.monitoring?.enabled !== false) {
-      this.monitoring = new EndpointMonitoring(this, 'Monitoring', {
-        ...props.monitoring,
-        endpointName: this.endpointName,
-        variants: this.variants.map(v => ({ variantName: v.variantName, instanceType: v.instanceType })),
-        perGpuMetrics: this.enhancedMetrics,
-      });
-      if (props.monitoring?.applicationAlarms !== false) {
-        const ns = this.monitoring.applicationNamespace;
-        this.addContainerEnvironment(APPLICATION_NAMESPACE_ENV, ns);
-        this.role.addToPrincipalPolicy(
-          new iam.PolicyStatement({
-            actions: ['cloudwatch:PutMetricData'],
-            resources: ['*'], // no resource-level permissions; scoped by namespace
-            conditions: { StringEquals: { 'cloudwatch:namespace': ns } },
-          }),
-        );
-      }
-    }
-    // --- autoscaling (Application Auto Scaling owns instance counts; the breaker only moves weights) ---
-    if (props.autoScaling?.enabled !== false) this.autoScaleVariant(this.primaryVariant.variantName, props.autoScaling);
-    if (this.fallbackVariant && props.fallback?.autoScaling?.enabled !== false) {
-      const primaryMax = this.autoScaling[this.primaryVariant.variantName]?.capacity.max ?? this.primaryVariant.instanceCount;
-      this.autoScaleVariant(this.fallbackVariant.variantName, {
-        capacity: { min: this.fallbackVariant.instanceCount, max: Math.max(this.fallbackVariant.instanceCount, primaryMax) },
-        ...props.fallback?.autoScaling,
-      });
-    }
 
-    // --- deployment guardrails ---
-    if (props.deployment?.enabled !== false) {
-      const alarms = props.deployment?.autoRollbackAlarms ?? this.monitoring?.rollbackAlarms() ?? [];
-      const plan = deploymentConfig(
-        props.deployment ?? {},
-        {
-          alarms,
-          variantCount: allVariants.length,
-          minVariantInstances: Math.min(...this.variants.map(v => this.autoScaling[v.variantName]?.capacity.min ?? v.instanceCount)),
-        },
-        this.errors,
-      );
-      this.cfnEndpoint.deploymentConfig = plan.config;
-      if (plan.note) Annotations.of(this).addInfo(plan.note);
-      if (alarms.length) {
-        // SageMaker reads the rollback alarms with the execution role (developer guide, deployment-guardrails-configuration).
-        this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:DescribeAlarms'], resources: alarms.map(a => a.alarmArn) }));
-      }
-    }
-
-    // --- circuit breaker ---
-    if (props.circuitBreaker?.enabled !== false) {
-      this.circuitBreaker = new CircuitBreaker(this, 'CircuitBreaker', {
-        ...props.circuitBreaker,
-        endpointName: this.endpointName,
-        endpointArn: this.endpointArn,
-        primaryVariantName: this.primaryVariant.variantName,
-        primaryInstanceType: this.primaryVariant.instanceType,
-        fallbackVariantName: this.fallbackVariant?.variantName,
-        primaryAutoScaling: this.autoScaling[this.primaryVariant.variantName],
-        fallbackAutoScaling: this.fallbackVariant ? this.autoScaling[this.fallbackVariant.variantName] : undefined,
-        metricPublishFrequency: this.metricPublishFrequency,
-        perGpuMetrics: this.enhancedMetrics,
-      });
-      // Only the function waits for the endpoint (the parameter is read by the models, which come first).
-      this.circuitBreaker.function.node.addDependency(this.cfnEndpoint);
-      this.addContainerEnvironment(DEGRADE_PARAMETER_ENV, this.circuitBreaker.parameter.parameterName);
-      this.circuitBreaker.grantReadLevel(this.role);
-      this.monitoring?.addDashboardRow(...this.circuitBreaker.dashboardWidgets());
-    }
+    this.monitoring = props.monitoring?.enabled !== false ? this.createMonitoring(props.monitoring) : undefined;
+    this.autoScaleVariants(props);
+    if (props.deployment?.enabled !== false) this.addDeploymentGuardrails(props.deployment ?? {}, allVariants.length);
+    this.circuitBreaker = props.circuitBreaker?.enabled !== false ? this.createCircuitBreaker(props.circuitBreaker) : undefined;
     Tags.of(this).add('resilient-endpoint', this.endpointName);
 
     // The role's policy must exist before SageMaker assumes it to pull the image and model.
@@ -549,149 +440,119 @@ export class ResilientEndpoint extends EndpointBase {
 
   private readonly extraEnvironment: { [key: string]: string } = {};
 
-  private tune(prefix: string, type: SageMakerInstanceType, model: ModelProps, options?: ModelServerOptions): ModelServerTuning {
-    const errs = new PropErrors();
-    // The serving stack: as given, else as the image says (AWS framework images), else the toolkit with a warning.
-    const detected = model.image?.modelServer;
-    const server = options?.server ?? detected ?? ModelServer.SAGEMAKER_INFERENCE_TOOLKIT;
-    if (!options?.server && detected === undefined) {
-      Validations.of(this).addWarning(
-        `${prefix}ModelServerUnknown`,
-        `${prefix ? `[${prefix.slice(0, -1)}] ` : ''}The image is not an AWS framework image this library recognises, so the SageMaker inference toolkit (MMS) variables are written. ` +
-          'If the container runs another server, say so: modelServer: { server: ModelServer.TORCHSERVE | SCIKIT_LEARN | XGBOOST | NONE } (NONE writes nothing; pass your own environment).',
-      );
+  /** One model per variant (primary, fallback, shadow), under this endpoint. */
+  private createModels(props: ResilientEndpointProps): Map<VariantInfo, sagemaker.CfnModel> {
+    const ctx = { scope: this, role: this.role, errors: this.errors, endpointName: this.endpointName, extraEnvironment: this.extraEnvironment };
+    const models = new Map<VariantInfo, sagemaker.CfnModel>();
+    models.set(this.primaryVariant, createModel(ctx, 'Model', props.model, this.primaryVariant));
+    if (this.fallbackVariant) {
+      models.set(this.fallbackVariant, createModel(ctx, 'FallbackModel', props.fallback?.model ?? props.model, this.fallbackVariant));
     }
-    const tuning = tuneModelServer(type, model.memoryFootprint, { ...options, server }, errs);
-    this.errors.merge(prefix, errs);
-    for (const w of tuning.warnings) {
-      Validations.of(this).addWarning(`${prefix}ModelServer`, `${prefix ? `[${prefix.slice(0, -1)}] ` : ''}${w}`);
+    if (this.shadowVariant && props.shadow) {
+      models.set(this.shadowVariant, createModel(ctx, 'ShadowModel', props.shadow.model, this.shadowVariant));
     }
-    if (type.specUnknown) {
-      Validations.of(this).addWarning(
-        `${prefix}UnknownInstanceSpec`,
-        `${type.name} is not in the instance catalog and no InstanceSpec was given: worker tuning, GPU normalisation and NVMe checks are off. Use SageMakerInstanceType.of('${type.name}', { vCpus, memoryGiB, ... }).`,
-      );
-    }
-    return tuning;
+    return models;
   }
 
-  /**
-   * The model's subnets: the selection given, else the VPC's private subnets with egress, else its
-   * isolated ones (a VPC reaching S3 and ECR through VPC endpoints). Never public subnets by default:
-   * SageMaker gives the container no public IP there. A selection the VPC cannot satisfy is a
-   * synth-time error naming the prop, not aws-cdk-lib's stack trace.
-   */
-  private modelSubnets(vpc: ec2.IVpc, selection: ec2.SubnetSelection | undefined): string[] {
-    const fallback =
-      vpc.privateSubnets.length > 0
-        ? ec2.SubnetType.PRIVATE_WITH_EGRESS
-        : vpc.isolatedSubnets.length > 0
-          ? ec2.SubnetType.PRIVATE_ISOLATED
-          : undefined;
-    if (!selection && !fallback) {
-      this.errors.addMessage(
-        'model.vpc: got a VPC with no private or isolated subnets; allowed: a VPC with private (with egress) ' +
-          'or isolated subnets. Fix: add private subnets to the VPC, or pass model.vpcSubnets to choose subnets explicitly.',
-      );
-      return [];
-    }
-    try {
-      return vpc.selectSubnets(selection ?? { subnetType: fallback }).subnetIds;
-    } catch (e) {
-      const why = (e as Error).message.split('\n')[0].replace(/^«\w+» /, '');
-      this.errors.addMessage(
-        `model.vpcSubnets: got a selection the VPC cannot satisfy (${why}); allowed: subnets the VPC has. ` +
-          "Fix: select one of the VPC's subnet types or groups, or leave vpcSubnets unset.",
-      );
-      return [];
-    }
-  }
-
-  private createModel(id: string, model: ModelProps, variant: VariantInfo): sagemaker.CfnModel {
-    let image: { imageUri: string };
-    try {
-      image = model.image.bind(this, this.role);
-    } catch (e) {
-      this.errors.addMessage(`model.image: ${(e as Error).message}`);
-      image = { imageUri: 'invalid-image' };
-    }
-    const data = model.modelData?.bind(this, this.role);
-    for (const e of model.modelData?.validate() ?? []) this.errors.addMessage(e);
-    let vpcConfig: sagemaker.CfnModel.VpcConfigProperty | undefined;
-    if (model.vpc) {
-      const sgs = model.securityGroups ?? [this.defaultSecurityGroup(model.vpc)];
-      vpcConfig = { securityGroupIds: sgs.map(s => s.securityGroupId), subnets: this.modelSubnets(model.vpc, model.vpcSubnets) };
-    }
-    const cfn = new sagemaker.CfnModel(this, id, {
-      executionRoleArn: this.role.roleArn,
-      enableNetworkIsolation: model.networkIsolation ?? false,
-      vpcConfig,
-      primaryContainer: {
-        image: image.imageUri,
-        modelDataUrl: data?.uri,
-        // Lazy: parts added after construction (breaker parameter, stage-metric namespace) reach every container.
-        environment: Lazy.any({
-          produce: () => ({
-            ...variant.tuning.environment,
-            ...this.extraEnvironment,
-            // SageMaker gives the container no variable with its endpoint's name, and one model can serve
-            // several endpoints: the stage metrics' EndpointName/VariantName dimensions come from here.
-            [ENDPOINT_NAME_ENV]: this.endpointName,
-            [VARIANT_NAME_ENV]: variant.variantName,
-            // The stated footprint travels with the model so synth-time checks can verify workers × footprint.
-            ...(model.memoryFootprint?.host ? { RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(model.memoryFootprint.host.toBytes()) } : {}),
-            ...(model.memoryFootprint?.gpu ? { RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: String(model.memoryFootprint.gpu.toBytes()) } : {}),
-            ...(model.environment ?? {}),
-          }),
-        }),
+  /** The endpoint config: variants (storage by instance family), metric publishing, data capture, volume key. */
+  private createEndpointConfig(
+    props: ResilientEndpointProps,
+    allVariants: VariantInfo[],
+    models: Map<VariantInfo, sagemaker.CfnModel>,
+    capture: DataCapture,
+    publishing: ReturnType<typeof publishingSettings>,
+  ): sagemaker.CfnEndpointConfig {
+    // Local NVMe types reject a volume size; a KMS key does not reach their NVMe.
+    const { volumeGiB, ebsOnly } = storageSettings(this, this.errors, props, allVariants);
+    const variantSpec = (v: VariantInfo) => ({
+      variantName: v.variantName,
+      modelName: models.get(v)!.attrModelName,
+      instanceType: v.instanceType.name,
+      initialInstanceCount: v.instanceCount,
+      initialVariantWeight: v.initialWeight,
+      modelDataDownloadTimeoutInSeconds: v.tuning.modelDataDownloadTimeoutSeconds,
+      containerStartupHealthCheckTimeoutInSeconds: v.tuning.containerStartupHealthCheckTimeoutSeconds,
+      volumeSizeInGb: !v.instanceType.hasLocalNvme && volumeGiB ? Math.round(volumeGiB) : undefined,
+    });
+    const config = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
+      metricsConfig: {
+        metricPublishFrequencyInSeconds: publishing.frequencySeconds,
+        enableEnhancedMetrics: publishing.enhancedMetrics,
+        enableDetailedObservability: publishing.detailedObservability,
       },
+      productionVariants: this.variants.map(variantSpec),
+      shadowProductionVariants: this.shadowVariant ? [variantSpec(this.shadowVariant)] : undefined,
+      kmsKeyId: props.volumeKmsKey?.keyArn,
+      dataCaptureConfig: capture.config,
     });
-    return cfn;
+    if (props.volumeKmsKey && ebsOnly) props.volumeKmsKey.grantEncryptDecrypt(this.role);
+    // (No DependsOn on the models: the config references each model's name, which already orders them.)
+    return config;
   }
 
-  private sg?: ec2.ISecurityGroup;
-  private defaultSecurityGroup(vpc: ec2.IVpc): ec2.ISecurityGroup {
-    this.sg ??= new ec2.SecurityGroup(this, 'ModelSecurityGroup', {
-      vpc,
-      description: 'SageMaker model containers (no inbound rules)',
-      allowAllOutbound: true,
+  /** The three alarm tiers; the containers learn the stage-metric namespace and may publish into it. */
+  private createMonitoring(options: MonitoringOptions = {}): EndpointMonitoring {
+    const monitoring = new EndpointMonitoring(this, 'Monitoring', {
+      ...options,
+      endpointName: this.endpointName,
+      variants: this.variants.map(v => ({ variantName: v.variantName, instanceType: v.instanceType })),
+      perGpuMetrics: this.enhancedMetrics,
     });
-    return this.sg;
+    if (options.applicationAlarms !== false) {
+      this.addContainerEnvironment(APPLICATION_NAMESPACE_ENV, monitoring.applicationNamespace);
+      grantStageMetrics(this.role, monitoring.applicationNamespace);
+    }
+    return monitoring;
   }
 
-  private grantBaseRuntime(): void {
-    // SageMaker writes container logs and metrics with the execution role.
-    const stack = Stack.of(this);
-    const logGroups = stack.formatArn({
-      service: 'logs',
-      resource: 'log-group',
-      resourceName: `/aws/sagemaker/Endpoints/${this.endpointName}:*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  /** Application Auto Scaling owns instance counts (the breaker only moves weights and holds capacity). */
+  private autoScaleVariants(props: ResilientEndpointProps): void {
+    if (props.autoScaling?.enabled !== false) this.autoScaleVariant(this.primaryVariant.variantName, props.autoScaling);
+    if (this.fallbackVariant && props.fallback?.autoScaling?.enabled !== false) {
+      const primaryMax = this.autoScaling[this.primaryVariant.variantName]?.capacity.max ?? this.primaryVariant.instanceCount;
+      this.autoScaleVariant(this.fallbackVariant.variantName, {
+        capacity: { min: this.fallbackVariant.instanceCount, max: Math.max(this.fallbackVariant.instanceCount, primaryMax) },
+        ...props.fallback?.autoScaling,
+      });
+    }
+  }
+
+  /** Blue/green or rolling updates that roll back on the memory and business alarms. */
+  private addDeploymentGuardrails(options: DeploymentOptions, variantCount: number): void {
+    const alarms = options.autoRollbackAlarms ?? this.monitoring?.rollbackAlarms() ?? [];
+    const plan = deploymentConfig(
+      options,
+      {
+        alarms,
+        variantCount,
+        minVariantInstances: Math.min(...this.variants.map(v => this.autoScaling[v.variantName]?.capacity.min ?? v.instanceCount)),
+      },
+      this.errors,
+    );
+    this.cfnEndpoint.deploymentConfig = plan.config;
+    if (plan.note) Annotations.of(this).addInfo(plan.note);
+    grantRollbackAlarms(this.role, alarms);
+  }
+
+  /** The memory circuit breaker; the containers learn where their degrade level is and may read it. */
+  private createCircuitBreaker(options: CircuitBreakerOptions = {}): CircuitBreaker {
+    const breaker = new CircuitBreaker(this, 'CircuitBreaker', {
+      ...options,
+      endpointName: this.endpointName,
+      endpointArn: this.endpointArn,
+      primaryVariantName: this.primaryVariant.variantName,
+      primaryInstanceType: this.primaryVariant.instanceType,
+      fallbackVariantName: this.fallbackVariant?.variantName,
+      primaryAutoScaling: this.autoScaling[this.primaryVariant.variantName],
+      fallbackAutoScaling: this.fallbackVariant ? this.autoScaling[this.fallbackVariant.variantName] : undefined,
+      metricPublishFrequency: this.metricPublishFrequency,
+      perGpuMetrics: this.enhancedMetrics,
     });
-    this.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'],
-        resources: [logGroups, logGroups.replace(/:\*$/, '')],
-      }),
-    );
-    this.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['cloudwatch:PutMetricData'],
-        resources: ['*'], // PutMetricData has no resource-level permissions; the namespace condition scopes it
-        conditions: { StringLike: { 'cloudwatch:namespace': ['/aws/sagemaker/*'] } },
-      }),
-    );
-    acknowledgeWildcard(
-      this.role,
-      'Resource',
-      '*',
-      'cloudwatch:PutMetricData (and ecr:GetAuthorizationToken) have no resource-level permissions, so AWS requires "*"; PutMetricData is limited by a cloudwatch:namespace condition.',
-    );
-    acknowledgeWildcard(
-      this.role,
-      'Resource',
-      logGroups,
-      'SageMaker names the endpoint log group /aws/sagemaker/Endpoints/<endpoint-name> and its streams per variant and instance; the statement allows log writes under that prefix only.',
-    );
+    // Only the function waits for the endpoint (the parameter is read by the models, which come first).
+    breaker.function.node.addDependency(this.cfnEndpoint);
+    this.addContainerEnvironment(DEGRADE_PARAMETER_ENV, breaker.parameter.parameterName);
+    breaker.grantReadLevel(this.role);
+    this.monitoring?.addDashboardRow(...breaker.dashboardWidgets());
+    return breaker;
   }
 }
