@@ -1,4 +1,6 @@
 // The production-readiness rule pack (lib/checks): on synthesized stacks here, on plain facts below.
+import * as fs from 'fs';
+import * as path from 'path';
 import { App, Size, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
@@ -219,4 +221,17 @@ describe.each(ProductionReadinessChecks.RULES.map(r => [r.id, r] as const))('%s'
     expect(rule.why.length).toBeGreaterThan(20);
     expect(rule.fix.length).toBeGreaterThan(10);
   });
+});
+
+test('one name per rule: file lib/checks/rules/<kebab>.ts exports <Pascal> with id RE-<Pascal>, and RULES holds each once', async () => {
+  const dir = path.join(__dirname, '..', 'lib', 'checks', 'rules');
+  const files = fs.readdirSync(dir).filter(f => f.endsWith('.ts') && !f.endsWith('.d.ts'));
+  const pascal = (kebab: string) => kebab.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
+  for (const file of files) {
+    const name = pascal(file.replace(/\.ts$/, ''));
+    const mod = await import(path.join(dir, file));
+    expect(Object.keys(mod)).toEqual([name]);
+    expect(mod[name].id).toBe(`RE-${name}`);
+  }
+  expect(ProductionReadinessChecks.RULES.map(r => r.id).sort()).toEqual(files.map(f => `RE-${pascal(f.replace(/\.ts$/, ''))}`).sort());
 });

@@ -13,12 +13,12 @@ import { collectEndpoints } from './facts';
 import { IReadinessRule, RuleLevel } from './rule';
 import { AutoScaling } from './rules/auto-scaling';
 import { BreakerLogRetention } from './rules/breaker-log-retention';
-import { CircuitBreakerWired } from './rules/circuit-breaker';
-import { DataCaptureOn } from './rules/data-capture';
+import { CircuitBreaker } from './rules/circuit-breaker';
+import { DataCapture } from './rules/data-capture';
 import { DeploymentGuardrails } from './rules/deployment-guardrails';
 import { MemoryAlarm } from './rules/memory-alarm';
 import { MultiInstance } from './rules/multi-instance';
-import { NetworkControls } from './rules/network';
+import { Network } from './rules/network';
 import { NoBurstable } from './rules/no-burstable';
 import { NvmeStorage } from './rules/nvme-storage';
 import { RequestSize } from './rules/request-size';
@@ -35,12 +35,12 @@ export const READINESS_RULES: IReadinessRule[] = [
   AutoScaling,
   NoBurstable,
   MemoryAlarm,
-  CircuitBreakerWired,
-  DataCaptureOn,
+  CircuitBreaker,
+  DataCapture,
   RequestSize,
   WorkerMemory,
   DeploymentGuardrails,
-  NetworkControls,
+  Network,
   BreakerLogRetention,
   NvmeStorage,
 ];

@@ -1,5 +1,5 @@
 import { IReadinessRule, RuleLevel } from '../rule';
-export const CircuitBreakerWired: IReadinessRule = {
+export const CircuitBreaker: IReadinessRule = {
   id: 'RE-CircuitBreaker',
   level: RuleLevel.WARNING,
   what: 'A memory circuit breaker is wired to the endpoint',

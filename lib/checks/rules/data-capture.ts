@@ -1,5 +1,5 @@
 import { IReadinessRule, RuleLevel } from '../rule';
-export const DataCaptureOn: IReadinessRule = {
+export const DataCapture: IReadinessRule = {
   id: 'RE-DataCapture',
   level: RuleLevel.WARNING,
   what: 'Data capture is on with an integer sampling of 1–100 % into an S3 destination',

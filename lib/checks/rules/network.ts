@@ -1,5 +1,5 @@
 import { IReadinessRule, RuleLevel } from '../rule';
-export const NetworkControls: IReadinessRule = {
+export const Network: IReadinessRule = {
   id: 'RE-Network',
   level: RuleLevel.WARNING,
   what: 'Each model runs with network isolation or in a VPC',
