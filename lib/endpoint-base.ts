@@ -108,6 +108,11 @@ export interface EndpointAttributes {
    * @default 'AllTraffic' (the SageMaker Python SDK's name for a single variant)
    */
   readonly variantName?: string;
+  /**
+   * The endpoint's ARN.
+   * @default - built from `endpointName` in this stack's account and region
+   */
+  readonly endpointArn?: string;
 }
 
 /** An endpoint defined elsewhere. */
@@ -118,7 +123,7 @@ export class ImportedEndpoint extends EndpointBase {
   constructor(scope: Construct, id: string, attrs: EndpointAttributes) {
     super(scope, id);
     this.endpointName = attrs.endpointName;
-    this.endpointArn = endpointArnFor(this, attrs.endpointName);
+    this.endpointArn = attrs.endpointArn ?? endpointArnFor(this, attrs.endpointName);
     this.metricsVariantName = attrs.variantName ?? 'AllTraffic';
   }
 }

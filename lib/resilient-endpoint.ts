@@ -1,4 +1,4 @@
-import { Annotations, Duration, Names, Size, Tags, Token } from 'aws-cdk-lib';
+import { Annotations, Arn, ArnFormat, Duration, Names, Size, Tags, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -284,6 +284,15 @@ export class ResilientEndpoint extends EndpointBase {
   /** Imports an endpoint by name (its metric helpers describe the variant `AllTraffic`). */
   public static fromEndpointName(scope: Construct, id: string, endpointName: string): EndpointBase {
     return new ImportedEndpoint(scope, id, { endpointName });
+  }
+
+  /**
+   * Imports an endpoint by ARN (literal or token); its name is the ARN's resource name. Grants use the
+   * ARN as given; the metric helpers read the endpoint's metrics in this stack's account and region.
+   */
+  public static fromEndpointArn(scope: Construct, id: string, endpointArn: string): EndpointBase {
+    const endpointName = Arn.split(endpointArn, ArnFormat.SLASH_RESOURCE_NAME).resourceName!;
+    return new ImportedEndpoint(scope, id, { endpointName, endpointArn });
   }
 
   /** Imports an endpoint from its attributes. */

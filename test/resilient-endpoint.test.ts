@@ -1,4 +1,4 @@
-import { App, Duration, Size, Stack } from 'aws-cdk-lib';
+import { App, CfnParameter, Duration, Size, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -320,5 +320,30 @@ test('imported endpoints get the metric helpers too (variant from the attributes
   });
   expect(ResilientEndpoint.fromEndpointName(stack, 'N', 'other').metricInvocations()).toMatchObject({
     dimensions: { EndpointName: 'other', VariantName: 'AllTraffic' },
+  });
+});
+
+test("fromEndpointArn: the name is the ARN's resource name (literal or token), grants use the ARN as given", () => {
+  const { stack } = newStack();
+  const literal = ResilientEndpoint.fromEndpointArn(stack, 'L', 'arn:aws:sagemaker:eu-west-1:111122223333:endpoint/legacy-endpoint');
+  expect(literal.endpointName).toBe('legacy-endpoint');
+  expect(literal.metricInvocations()).toMatchObject({ dimensions: { EndpointName: 'legacy-endpoint', VariantName: 'AllTraffic' } });
+  const arnParam = new CfnParameter(stack, 'EndpointArn');
+  const fromToken = ResilientEndpoint.fromEndpointArn(stack, 'T', arnParam.valueAsString);
+  const invoker = new iam.Role(stack, 'Invoker', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+  literal.grantInvoke(invoker);
+  fromToken.grantInvoke(invoker);
+  const t = Template.fromStack(stack);
+  t.hasResourceProperties('AWS::IAM::Policy', {
+    PolicyDocument: {
+      Statement: [
+        Match.objectLike({ Action: 'sagemaker:InvokeEndpoint', Resource: 'arn:aws:sagemaker:eu-west-1:111122223333:endpoint/legacy-endpoint' }),
+        Match.objectLike({ Action: 'sagemaker:InvokeEndpoint', Resource: { Ref: 'EndpointArn' } }),
+      ],
+    },
+  });
+  // A token ARN's name is its resource part, split out by CloudFormation at deploy time.
+  expect(stack.resolve(fromToken.endpointName)).toEqual({
+    'Fn::Select': [1, { 'Fn::Split': ['/', { 'Fn::Select': [5, { 'Fn::Split': [':', { Ref: 'EndpointArn' }] }] }] }],
   });
 });
