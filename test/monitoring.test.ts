@@ -187,16 +187,16 @@ describe('normalisation and options', () => {
     expect(warnings(stack).join('\n')).toMatch(/imported topic.*cloudwatch\.amazonaws\.com sns:Publish/);
   });
 
-  test('usable alone for an endpoint defined elsewhere; rollback alarms are memory first, at most 10', () => {
+  test("usable alone for an endpoint defined elsewhere; rollback alarms: one variant's memory alarms first, then its business tier", () => {
     const stack = new Stack();
     const m = new EndpointMonitoring(stack, 'M', {
       endpointName: 'legacy',
-      variants: [{ variantName: 'AllTraffic', instanceType: SageMakerInstanceType.ML_G5_XLARGE }],
+      variants: ['AllTraffic', 'Canary'].map(variantName => ({ variantName, instanceType: SageMakerInstanceType.ML_G5_XLARGE })),
     });
-    const rb = m.rollbackAlarms();
-    expect(rb.length).toBeLessThanOrEqual(10);
-    expect((rb[0].node.defaultChild as any).alarmName).toBe('legacy-AllTraffic-infra-HostMemory');
-    expect((rb[1].node.defaultChild as any).alarmName).toBe('legacy-AllTraffic-infra-GpuMemory');
+    const names = (alarms: { node: { defaultChild?: unknown } }[]) => alarms.map(a => (a.node.defaultChild as any).alarmName);
+    const tail = ['infra-HostMemory', 'infra-GpuMemory', 'business-ErrorRate5xx', 'business-ModelErrorRate', 'business-LatencyP99'];
+    expect(names(m.rollbackAlarms())).toEqual(tail.map(k => `legacy-AllTraffic-${k}`)); // the first variant by default
+    expect(names(m.rollbackAlarms('Canary'))).toEqual(tail.map(k => `legacy-Canary-${k}`));
   });
 
   test('thresholds outside (0, 100] are errors, all at once', () => {
