@@ -60,10 +60,11 @@ writeFileSync(
 );
 execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', tsconfig], { stdio: 'inherit' });
 
-// Suites that never load aws-cdk-lib (the breaker's policy and handlers, the simulator) and the
-// CloudFormation schema check (the same templates, checked by the current version's schemas) say
-// nothing about the floor; the floor run leaves them out.
-const pureSuites = ['simulation', 'breaker-policy', 'circuit-breaker-handler', 'cfn-validation'];
+// Left out of the floor run (15 of 21 suites run): the suites that never load aws-cdk-lib (the
+// breaker's policy and its two handler suites), the simulator's two (they check the simulator's
+// figures, not CDK output; the example endpoints they build are built by the construct suites too),
+// and the CloudFormation schema check (the same templates, checked by the current version's schemas).
+const notFloorSuites = ['simulation', 'breaker-policy', 'circuit-breaker-handler', 'cfn-validation'];
 const mapper = {
   '^aws-cdk-lib$': join(modules, 'aws-cdk-lib'),
   '^aws-cdk-lib/(.*)$': `${join(modules, 'aws-cdk-lib')}/$1`,
@@ -72,7 +73,7 @@ const mapper = {
 try {
   execFileSync(
     join(root, 'node_modules', '.bin', 'jest'),
-    ['--silent', '--testPathIgnorePatterns', ...pureSuites, '--moduleNameMapper', JSON.stringify(mapper)],
+    ['--silent', '--testPathIgnorePatterns', ...notFloorSuites, '--moduleNameMapper', JSON.stringify(mapper)],
     { stdio: 'pipe', encoding: 'utf8' },
   );
 } catch (e) {
