@@ -11,7 +11,14 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
-import { BREAKER_ALARM_MARK, BREAKER_ENV as ENV, BREAKER_METRICS, BREAKER_NAMESPACE, breakerAlarmName } from './breaker/contract';
+import {
+  BREAKER_ALARM_MARK,
+  BREAKER_ENV as ENV,
+  BREAKER_METRICS,
+  BREAKER_NAMESPACE,
+  BREAKER_SETTINGS_TAG,
+  breakerAlarmName,
+} from './breaker/contract';
 import { BreakerConfig, DEFAULT_CONFIG } from './breaker/policy';
 
 export type { BreakerConfig } from './breaker/policy';
@@ -251,6 +258,7 @@ export class CircuitBreaker extends Construct {
         description: 'Circuit-breaker settings of a SageMaker endpoint, read by the shared breaker function',
         stringValue: stack.toJsonString(settings),
       });
+      Tags.of(settingsParameter).add(BREAKER_SETTINGS_TAG, props.endpointName);
       runtime = props.shared.register({
         endpointName: props.endpointName,
         endpointArn,

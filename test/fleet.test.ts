@@ -1,7 +1,15 @@
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { ContainerImage, ResilientEndpoint, ResilientEndpointFleet, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import {
+  ContainerImage,
+  ProductionReadinessChecks,
+  ResilientEndpoint,
+  ResilientEndpointFleet,
+  SageMakerInstanceType,
+  SharedCircuitBreaker,
+} from '../lib';
 import { synthError } from './util';
 
 const image = ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3');
@@ -118,4 +126,28 @@ test('a plain stack can share one breaker between endpoints (SharedCircuitBreake
   const t = Template.fromStack(stack);
   t.resourceCountIs('AWS::Lambda::Function', 1);
   t.resourceCountIs('AWS::DynamoDB::Table', 1);
+});
+
+describe('the readiness checks see a shared breaker', () => {
+  const ruleIds = (t: Template) => ProductionReadinessChecks.checkTemplate(t.toJSON()).map(f => f.ruleId);
+
+  test('in a plain stack: the endpoints have a breaker, and its log retention is checked on the shared function', () => {
+    const stack = new Stack(newApp(), 'Plain', { env });
+    const shared = SharedCircuitBreaker.of(stack);
+    for (let i = 0; i < 2; i++) new ResilientEndpoint(stack, `E${i}`, { ...props, circuitBreaker: { shared } });
+    expect(ruleIds(Template.fromStack(stack))).not.toEqual(expect.arrayContaining(['RE-CircuitBreaker']));
+    expect(ruleIds(Template.fromStack(stack))).not.toEqual(expect.arrayContaining(['RE-BreakerLogRetention']));
+    const forever = new Stack(newApp(), 'Forever', { env });
+    const keepsLogs = new SharedCircuitBreaker(forever, 'Shared', { logRetention: logs.RetentionDays.INFINITE });
+    new ResilientEndpoint(forever, 'E', { ...props, circuitBreaker: { shared: keepsLogs } });
+    expect(ruleIds(Template.fromStack(forever))).toEqual(expect.arrayContaining(['RE-BreakerLogRetention']));
+  });
+
+  test("in a fleet's nested stack, whose breaker function is in the parent", () => {
+    const fleet = new ResilientEndpointFleet(new Stack(newApp(), 'Fleet', { env }), 'F');
+    const endpoint = fleet.addEndpoint('One', props);
+    const found = ruleIds(Template.fromStack(endpoint.node.scope as NestedStack));
+    expect(found).not.toEqual(expect.arrayContaining(['RE-CircuitBreaker']));
+    expect(found).not.toEqual(expect.arrayContaining(['RE-BreakerLogRetention']));
+  });
 });

@@ -35,6 +35,13 @@ export const BREAKER_METRICS = {
   DEGRADE_LEVEL: 'DegradeLevel',
 } as const;
 
+/**
+ * Tag on the settings parameter of an endpoint that a shared breaker serves, valued with the
+ * endpoint's name: how the readiness checks see that breaker from the endpoint's own template (a
+ * fleet's function lives in the parent stack).
+ */
+export const BREAKER_SETTINGS_TAG = 'resilient-endpoint:breaker-settings';
+
 /** What every breaker alarm's name holds, between the variant and the metric. */
 export const BREAKER_ALARM_MARK = '-breaker-';
 

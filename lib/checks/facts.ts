@@ -1,4 +1,4 @@
-import { BREAKER_ALARM_MARK } from '../breaker/contract';
+import { BREAKER_ALARM_MARK, BREAKER_ENV, BREAKER_SETTINGS_TAG } from '../breaker/contract';
 
 /**
  * Facts about every SageMaker endpoint in a synthesized CloudFormation template, gathered once
@@ -67,6 +67,12 @@ export interface BreakerFacts {
    * @default - never expires
    */
   readonly retentionDays?: number;
+  /**
+   * A shared breaker whose function is in another template (a fleet's parent stack): its log group
+   * is not visible here.
+   * @default false
+   */
+  readonly functionElsewhere?: boolean;
 }
 
 type Resources = Record<string, { Type: string; Properties?: any }>;
@@ -149,12 +155,22 @@ export function collectEndpoints(template: { Resources?: Resources }): EndpointF
           !valueKey(a.Properties?.AlarmName ?? '').includes(BREAKER_ALARM_MARK),
       )
       .map(([, a]) => Number(a.Properties.Threshold));
-    const breakers = of('AWS::Lambda::Function')
-      .filter(([, f]) => isThisEndpoint(f.Properties?.Environment?.Variables?.ENDPOINT_NAME))
-      .map(([, f]) => {
-        const lg = res[refOf(f.Properties?.LoggingConfig?.LogGroup) ?? ''];
-        return { retentionDays: lg?.Properties?.RetentionInDays };
+    const functions = of('AWS::Lambda::Function');
+    const retentionOf = (f: any): BreakerFacts => ({
+      retentionDays: res[refOf(f.Properties?.LoggingConfig?.LogGroup) ?? '']?.Properties?.RetentionInDays,
+    });
+    // A function of its own names the endpoint in its environment; a shared one reads the endpoint's
+    // settings parameter (tagged with the endpoint's name), in this template or in a parent stack's.
+    const ownBreakers = functions.filter(([, f]) => isThisEndpoint(f.Properties?.Environment?.Variables?.[BREAKER_ENV.ENDPOINT_NAME]));
+    const sharedBreakers = of('AWS::SSM::Parameter')
+      .filter(([, p]) => isThisEndpoint(p.Properties?.Tags?.[BREAKER_SETTINGS_TAG]))
+      .map(([pid]) => {
+        const fn = functions.find(([, f]) =>
+          valueKey(f.Properties?.Environment?.Variables?.[BREAKER_ENV.CONFIG_PARAMETERS] ?? '').includes(`{Ref:${pid}}`),
+        );
+        return fn ? retentionOf(fn[1]) : { functionElsewhere: true };
       });
+    const breakers = [...ownBreakers.map(([, f]) => retentionOf(f)), ...sharedBreakers];
     const dc = p.DataCaptureConfig;
     out.push({
       configLogicalId: cid,
