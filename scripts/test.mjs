@@ -16,8 +16,8 @@ const steps = {
   jsii: { cmd: 'node scripts/check-jsii.mjs', needs: ['bundle'], why: 'jsii assembly, Python bindings, README Python quick start' },
 };
 const lanes = [
-  ['compile', 'bundle', 'jest', 'python', 'package'],
-  ['lint', 'floor', 'jsii'],
+  ['compile', 'bundle', 'jest', 'python'],
+  ['lint', 'floor', 'jsii', 'package'],
 ];
 
 const serial = process.argv.includes('--serial');
