@@ -1,7 +1,7 @@
 // Proves the peer-dependency floor: installs the lowest versions package.json's peerDependencies
 // allow (aws-cdk-lib and constructs, cached under node_modules/.floor), type-checks the library,
 // its Lambda, app and tests against them, and runs the test suites that assert synthesized templates
-// them. The floor is where this passes: 2.273.0 is the first aws-cdk-lib that renders
+// against them. The floor is where this passes: 2.273.0 is the first aws-cdk-lib that renders
 // `Tags` on AWS::ApplicationAutoScaling::ScalableTarget, which the breaker's tag-scoped IAM needs
 // (2.269–2.271 drop them; 2.268 also rejects '::' in acknowledgement ids; 2.272 is not in our registry).
 import { execFileSync } from 'node:child_process';
