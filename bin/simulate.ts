@@ -73,16 +73,14 @@ export function main(argv: string[]): number {
     const out = o.out ?? 'sim-out';
     const started = Date.now();
     const num = (k: string) => (o[k] === undefined ? undefined : Number(o[k]));
-    const assumptions: Partial<SimAssumptions> = Object.fromEntries(
-      Object.entries({
-        provisioningS: num('provisioning'),
-        metricDelayS: num('metric-delay'),
-        weightApplyS: num('weight-delay'),
-        restartS: num('restart'),
-      }).filter(([, v]) => v !== undefined),
-    );
+    const assumptions: Partial<SimAssumptions> = {
+      provisioningS: num('provisioning'),
+      metricDelayS: num('metric-delay'),
+      weightApplyS: num('weight-delay'),
+      restartS: num('restart'),
+    };
     for (const [k, v] of Object.entries(assumptions)) {
-      if (!(Number.isFinite(v) && (v as number) >= 0)) throw new Error(`${k}: got ${v}; allowed: seconds >= 0`);
+      if (v !== undefined && !(Number.isFinite(v) && (v as number) >= 0)) throw new Error(`${k}: got ${v}; allowed: seconds >= 0`);
     }
     const rows = compareScenarios(trace, endpoint, {
       seed: Number(o.seed ?? 42),

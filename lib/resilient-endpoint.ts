@@ -291,6 +291,13 @@ export class ResilientEndpoint extends EndpointBase {
    * ARN as given; the metric helpers read the endpoint's metrics in this stack's account and region.
    */
   public static fromEndpointArn(scope: Construct, id: string, endpointArn: string): EndpointBase {
+    // A literal must be an endpoint ARN (SageMaker's ARN format for endpoints); a token is checked by CloudFormation.
+    if (!Token.isUnresolved(endpointArn) && !/^arn:[^:]+:sagemaker:[^:]*:[^:]*:endpoint\/[a-zA-Z0-9-]{1,63}$/i.test(endpointArn)) {
+      throw new Error(
+        `${scope.node.path}/${id}: fromEndpointArn got '${endpointArn}'; allowed: arn:<partition>:sagemaker:<region>:<account>:endpoint/<name>. ` +
+          'Fix: pass the endpoint ARN as DescribeEndpoint reports it, or use fromEndpointName.',
+      );
+    }
     const endpointName = Arn.split(endpointArn, ArnFormat.SLASH_RESOURCE_NAME).resourceName!;
     return new ImportedEndpoint(scope, id, { endpointName, endpointArn });
   }

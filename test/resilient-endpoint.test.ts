@@ -347,3 +347,15 @@ test("fromEndpointArn: the name is the ARN's resource name (literal or token), g
     'Fn::Select': [1, { 'Fn::Split': ['/', { 'Fn::Select': [5, { 'Fn::Split': [':', { Ref: 'EndpointArn' }] }] }] }],
   });
 });
+
+test.each([['not-an-arn'], ['arn:aws:sagemaker:eu-west-1:111122223333:model/legacy'], ['arn:aws:sagemaker:eu-west-1:111122223333:endpoint/']])(
+  'fromEndpointArn(%s): a clear error naming the path, the value, the form allowed and the fix',
+  arn => {
+    const { stack } = newStack();
+    expect(() => ResilientEndpoint.fromEndpointArn(stack, 'Bad', arn)).toThrow(
+      new RegExp(
+        `^Test/Bad: fromEndpointArn got '${arn.replace(/[/]/g, '\\/')}'; allowed: arn:<partition>:sagemaker:<region>:<account>:endpoint/<name>\\. Fix: `,
+      ),
+    );
+  },
+);

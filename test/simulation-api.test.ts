@@ -96,3 +96,36 @@ describe('Simulator.compare', () => {
     expect(Object.keys(simulation).sort()).toEqual(['SimulationTrace', 'Simulator', 'Traces']);
   });
 });
+
+describe('Traces: bad options are one clear error naming each option, its value and what is allowed', () => {
+  test.each<[string, () => unknown, RegExp]>([
+    [
+      'pulse without traffic',
+      () => Traces.pulse({ offPeakQps: 0 }),
+      /^Traces\.pulse: offPeakQps: got 0; allowed: a rate > 0 requests per second\. Fix: /,
+    ],
+    [
+      'pulse with several bad options',
+      () => Traces.pulse({ offPeakQps: NaN, factor: 0.5 }),
+      /^Traces\.pulse: offPeakQps: got NaN; allowed: .+; factor: got 0\.5; allowed: a multiple >= 1\. Fix: /,
+    ],
+    ['steady at a negative rate', () => Traces.steady(-1, Duration.minutes(1)), /^Traces\.steady: qps: got -1; allowed: a rate >= 0/],
+    [
+      'poisson for no time',
+      () => Traces.poisson(5, Duration.seconds(0)),
+      /^Traces\.poisson: duration: got 0; allowed: a Duration of at least 1 second/,
+    ],
+    [
+      'abusive client with 2.5 users',
+      () => Traces.abusiveClient({ users: 2.5, userQps: 1 }),
+      /^Traces\.abusiveClient: users: got 2\.5; allowed: a whole number >= 1/,
+    ],
+    [
+      'abusive client starting after the end',
+      () => Traces.abusiveClient({ users: 10, userQps: 1, duration: Duration.minutes(5), startAt: Duration.minutes(10) }),
+      /startAt: got 600; allowed: a Duration >= 0 and shorter than the trace/,
+    ],
+  ])('%s', (_name, call, message) => {
+    expect(call).toThrow(message);
+  });
+});

@@ -118,8 +118,13 @@ export class Traces {
   /** A pulse (default: 17× for 30 minutes, incident B), Poisson arrivals. */
   public static pulse(options: PulseTraceOptions): SimulationTrace {
     const s = (d: Duration | undefined) => d?.toSeconds();
+    check('Traces.pulse', [
+      ['offPeakQps', options.offPeakQps, options.offPeakQps > 0, 'a rate > 0 requests per second'],
+      ['factor', options.factor, options.factor === undefined || options.factor >= 1, 'a multiple >= 1'],
+      ...(['before', 'ramp', 'hold', 'after'] as const).map(k => [k, s(options[k]), (s(options[k]) ?? 0) >= 0, 'a Duration >= 0'] as Row),
+    ]);
     return SimulationTrace._of(
-      pulseTrace(options.offPeakQps, options.factor ?? 17, {
+      pulseTrace(options.offPeakQps, options.factor, {
         before: s(options.before),
         ramp: s(options.ramp),
         hold: s(options.hold),
@@ -130,25 +135,29 @@ export class Traces {
 
   /** Exactly `qps` requests every second. */
   public static steady(qps: number, duration: Duration): SimulationTrace {
+    check('Traces.steady', constantRows(qps, duration));
     return SimulationTrace._of(steadyTrace(qps, duration.toSeconds()));
   }
 
   /** Poisson arrivals around a constant mean rate. */
   public static poisson(qps: number, duration: Duration): SimulationTrace {
+    check('Traces.poisson', constantRows(qps, duration));
     return SimulationTrace._of(poissonTrace(qps, duration.toSeconds()));
   }
 
   /** Normal users plus one abusive client (default: 150× a normal user, incident B). */
   public static abusiveClient(options: AbusiveClientTraceOptions): SimulationTrace {
-    return SimulationTrace._of(
-      abusiveClientTrace(
-        options.users,
-        options.userQps,
-        options.factor ?? 150,
-        options.duration?.toSeconds() ?? 7200,
-        options.startAt?.toSeconds() ?? 1800,
-      ),
-    );
+    const seconds = options.duration?.toSeconds();
+    const startAt = options.startAt?.toSeconds();
+    check('Traces.abusiveClient', [
+      ['users', options.users, Number.isInteger(options.users) && options.users >= 1, 'a whole number >= 1'],
+      ['userQps', options.userQps, options.userQps >= 0, 'a rate >= 0 requests per second'],
+      ['factor', options.factor, options.factor === undefined || options.factor >= 1, 'a multiple >= 1'],
+      ['duration', seconds, seconds === undefined || seconds >= 1, 'a Duration of at least 1 second'],
+      ['startAt', startAt, startAt === undefined || (startAt >= 0 && startAt < (seconds ?? Infinity)), 'a Duration >= 0 and shorter than the trace'],
+    ]);
+    // Unset options take the engine's defaults (150×, 2 hours, starting at 30 minutes).
+    return SimulationTrace._of(abusiveClientTrace(options.users, options.userQps, options.factor, seconds, startAt));
   }
 
   /**
@@ -322,21 +331,22 @@ export class Simulator {
   public static compare(trace: SimulationTrace, endpoint: ResilientEndpoint, options: SimulationOptions = {}): SimulationReport {
     const a = options.assumptions ?? {};
     const rows = compareScenarios(trace._trace, endpoint, {
-      seed: options.seed ?? 42,
-      assumptions: Object.fromEntries(
-        Object.entries({
-          provisioningS: a.provisioning?.toSeconds(),
-          metricDelayS: a.metricDelay?.toSeconds(),
-          weightApplyS: a.weightApply?.toSeconds(),
-          restartS: a.restart?.toSeconds(),
-        }).filter(([, v]) => v !== undefined),
-      ),
+      seed: options.seed,
+      assumptions: {
+        provisioningS: a.provisioning?.toSeconds(),
+        metricDelayS: a.metricDelay?.toSeconds(),
+        weightApplyS: a.weightApply?.toSeconds(),
+        restartS: a.restart?.toSeconds(),
+      },
     });
     return { outcomes: rows.map(outcomeOf), table: comparisonTable(rows), chartSvg: renderChart(rows, `${endpoint.node.path}: ${trace.name}`) };
   }
 
-  /** Incident A as it was (4 × ml.g4dn.xlarge, one worker per GPU, no input caps), with 4 and 6 instances. */
-  public static calibrateIncidentA(seed: number = 42): IncidentCalibration {
+  /**
+   * Incident A as it was (4 × ml.g4dn.xlarge, one worker per GPU, no input caps), with 4 and 6 instances.
+   * @param seed random seed; default 42 (the README's figures)
+   */
+  public static calibrateIncidentA(seed?: number): IncidentCalibration {
     const r = calibrateIncidentA(seed);
     return {
       baselineGpuMemoryPercent: r.baselineGpuMemoryPercent,
@@ -373,4 +383,18 @@ function outcomeOf({ scenario, result: r }: ScenarioRow): ScenarioOutcome {
     maxPrimaryMemoryPercent: r.maxPrimaryMemoryPercent,
     firstOomSecond: r.firstOomS,
   };
+}
+
+/** [option, value given, whether it is allowed, what is allowed]. */
+type Row = [string, number | undefined, boolean, string];
+
+const constantRows = (qps: number, duration: Duration): Row[] => [
+  ['qps', qps, qps >= 0, 'a rate >= 0 requests per second'],
+  ['duration', duration.toSeconds(), duration.toSeconds() >= 1, 'a Duration of at least 1 second'],
+];
+
+/** Throws one error naming every bad option, its value and what is allowed (NaN fails every check). */
+function check(call: string, rows: Row[]): void {
+  const bad = rows.filter(([, , ok]) => !ok).map(([name, value, , allowed]) => `${name}: got ${value}; allowed: ${allowed}`);
+  if (bad.length) throw new Error(`${call}: ${bad.join('; ')}. Fix: pass values in those ranges.`);
 }

@@ -237,7 +237,9 @@ interface VariantState {
 
 /** Runs one scenario over a trace. */
 export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
-  const a: SimAssumptions = { ...DEFAULT_ASSUMPTIONS, ...cfg.assumptions };
+  // An assumption given as undefined keeps its default (callers pass optional settings through as they are).
+  const given = Object.fromEntries(Object.entries(cfg.assumptions ?? {}).filter(([, v]) => v !== undefined));
+  const a: SimAssumptions = { ...DEFAULT_ASSUMPTIONS, ...given };
   const mode = cfg.breakerMode ?? CURRENT_BREAKER;
   const period = cfg.metricPeriodS ?? 60;
   const memDelay = period < 60 ? a.metricDelay10S : a.metricDelayS;
