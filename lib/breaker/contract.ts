@@ -38,7 +38,10 @@ export const BREAKER_METRICS = {
 /**
  * Tag on the settings parameter of an endpoint that a shared breaker serves, valued with the
  * endpoint's name: how the readiness checks see that breaker from the endpoint's own template (a
- * fleet's function lives in the parent stack).
+ * fleet's function lives in the parent stack). AWS::SSM::Parameter takes `Tags` as a key-value map
+ * (CloudFormation template reference, aws-resource-ssm-parameter); SSM tag keys and values allow
+ * `[\p{L}\p{Z}\p{N}_.:/=+\-@]`, up to 128 and 256 characters, which this key and any endpoint name
+ * (`[a-zA-Z0-9-]`, at most 63) meet.
  */
 export const BREAKER_SETTINGS_TAG = 'resilient-endpoint:breaker-settings';
 

@@ -117,8 +117,11 @@ function defaultSecurityGroup(scope: Construct, vpc: ec2.IVpc): ec2.ISecurityGro
 /**
  * The model's subnets: the selection given, else the VPC's private subnets with egress, else its
  * isolated ones (a VPC reaching S3 and ECR through VPC endpoints). Never public subnets by default:
- * SageMaker gives the container no public IP there. A selection the VPC cannot satisfy is a
- * synth-time error naming the prop, not aws-cdk-lib's stack trace.
+ * the network interfaces SageMaker attaches to model containers give "a network connection within
+ * your VPC that is not connected to the internet", and the guide has the VPC reach S3 through an S3
+ * VPC endpoint (SageMaker developer guide, "Give SageMaker AI Hosted Endpoints Access to Resources in
+ * Your Amazon VPC", host-vpc.html). A selection the VPC cannot satisfy is a synth-time error naming
+ * the prop, not aws-cdk-lib's stack trace.
  */
 function modelSubnets(errors: PropErrors, vpc: ec2.IVpc, selection: ec2.SubnetSelection | undefined): string[] {
   const fallback =
