@@ -12,6 +12,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { ContainerImage, ResilientEndpointFleet, SageMakerInstanceType } from '../lib';
 import { dailyTrace, runSimulation, simVariantsFrom } from '../lib/simulation';
 import { exampleEndpoint } from '../bin/simulate';
+import { breakerSettings } from '../test/breaker-settings';
 
 const root = path.join(__dirname, '..', '..');
 const bundle = path.join(root, 'dist', 'lambda-bundles', 'circuit-breaker', 'index.js');
@@ -110,22 +111,14 @@ export async function benchCalls(): Promise<Record<string, string>> {
     .resolves({});
   mockClient(ApplicationAutoScalingClient).on(RegisterScalableTargetCommand).resolves({});
   const clients = createClients(1); // aws-sdk-client-mock answers every client of a mocked class
-  const settings = {
-    endpointName: 'e',
+  const settings = breakerSettings('e', {
     primaryVariant: 'P',
     fallbackVariant: 'F',
     parameterName: 'p',
     tableName: 't',
-    gpuCount: 0,
-    errorWindowSeconds: 600,
-    metricPeriodSeconds: 60,
-    perGpuMetrics: false,
-    dryRun: false,
-    metricNamespace: 'NS',
-    config: DEFAULT_CONFIG,
     primaryCapacity: { min: 2, max: 4, qpsPerInstance: 150 },
     fallbackCapacity: { min: 2, max: 4, qpsPerInstance: 150 },
-  };
+  });
   const log = console.log;
   console.log = () => undefined;
   const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event' };
@@ -180,16 +173,13 @@ export async function benchFleetCalls(): Promise<Record<string, string>> {
             Name,
             Value: Name.startsWith('/cfg/')
               ? JSON.stringify({
-                  endpointName: Name.slice(5),
-                  primaryVariant: 'P',
-                  parameterName: `/level/${Name.slice(5)}`,
-                  gpuCount: 0,
-                  errorWindowSeconds: 600,
-                  metricPeriodSeconds: 10,
-                  perGpuMetrics: false,
-                  dryRun: false,
-                  metricNamespace: 'NS',
-                  config: DEFAULT_CONFIG,
+                  ...breakerSettings(Name.slice(5), {
+                    primaryVariant: 'P',
+                    fallbackVariant: undefined,
+                    parameterName: `/level/${Name.slice(5)}`,
+                    metricPeriodSeconds: 10,
+                  }),
+                  tableName: undefined, // the shared function's environment names the table
                 })
               : serializeState(JSON.parse(closed), []),
           })),

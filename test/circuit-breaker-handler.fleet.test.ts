@@ -5,7 +5,8 @@ import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapac
 import { GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createClients, evaluateFleet } from '../lambda/circuit-breaker/handler';
-import { DEFAULT_CONFIG, serializeState } from '../lib/breaker/policy';
+import { serializeState } from '../lib/breaker/policy';
+import { breakerSettings } from './breaker-settings';
 import { CloudWatchFake } from './cloudwatch-fake';
 
 const sm = mockClient(SageMakerClient);
@@ -37,19 +38,8 @@ function fleet(
     const name = `ep-${i}`;
     params.set(
       `/cfg/${name}`,
-      JSON.stringify({
-        endpointName: name,
-        primaryVariant: 'Primary',
-        fallbackVariant: 'Fallback',
-        parameterName: `/level/${name}`,
-        gpuCount: 0,
-        errorWindowSeconds: 600,
-        metricPeriodSeconds: 60,
-        perGpuMetrics: false,
-        dryRun: false,
-        metricNamespace: 'NS',
-        config: DEFAULT_CONFIG,
-      }),
+      // The settings parameter holds everything but the table, which the shared function's environment names.
+      JSON.stringify({ ...breakerSettings(name, { parameterName: `/level/${name}` }), tableName: undefined }),
     );
     params.set(`/level/${name}`, serializeState({ state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0 }, []));
     items.set(name, {

@@ -10,7 +10,8 @@ import {
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createClients, evaluate, HandlerSettings, perGpuQuery } from '../lambda/circuit-breaker/handler';
-import { BreakerState, DEFAULT_CONFIG, serializeState } from '../lib/breaker/policy';
+import { BreakerState, serializeState } from '../lib/breaker/policy';
+import { breakerSettings } from './breaker-settings';
 import { CloudWatchFake } from './cloudwatch-fake';
 
 const sm = mockClient(SageMakerClient);
@@ -20,20 +21,7 @@ const ddb = mockClient(DynamoDBClient);
 const aas = mockClient(ApplicationAutoScalingClient);
 const clients = createClients(1); // aws-sdk-client-mock answers every client of a mocked class
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 30);
-const settings: HandlerSettings = {
-  endpointName: 'rec',
-  primaryVariant: 'Primary',
-  fallbackVariant: 'Fallback',
-  parameterName: '/breaker/rec',
-  tableName: 'state',
-  gpuCount: 1,
-  errorWindowSeconds: 600,
-  metricPeriodSeconds: 60,
-  perGpuMetrics: false,
-  dryRun: false,
-  metricNamespace: 'NS',
-  config: DEFAULT_CONFIG,
-};
+const settings: HandlerSettings = breakerSettings('rec', { gpuCount: 1 });
 const scaled: HandlerSettings = {
   ...settings,
   primaryCapacity: { min: 2, max: 4, qpsPerInstance: 150 },
