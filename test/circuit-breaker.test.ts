@@ -6,7 +6,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { CircuitBreaker, ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
-import { nagFindings, newStack, synthError, exampleStacks } from './util';
+import { exampleStacks, iamStatements, nagFindings, newStack, synthError } from './util';
 
 describe('recommender example breaker', () => {
   let t: Template;
@@ -160,7 +160,7 @@ describe('seeing memory within seconds; acting while the endpoint is Updating', 
       BillingMode: 'PAY_PER_REQUEST',
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
     });
-    const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+    const statements = iamStatements(t);
     const ddb = statements.find(s => JSON.stringify(s.Action).includes('dynamodb:'));
     expect(ddb.Action).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
     t.hasResourceProperties('AWS::Lambda::Function', {
@@ -175,7 +175,7 @@ describe('seeing memory within seconds; acting while the endpoint is Updating', 
   });
 
   test('capacity actions: RegisterScalableTarget only on the scalable targets tagged for this breaker', () => {
-    const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+    const statements = iamStatements(t);
     const aas = statements.find(s => s.Action === 'application-autoscaling:RegisterScalableTarget');
     const [[tagKey, tagValue]] = Object.entries(aas.Condition.StringEquals) as [string, string][];
     expect(tagKey).toBe('aws:ResourceTag/resilient-endpoint:circuit-breaker');

@@ -10,7 +10,7 @@ import {
   SageMakerInstanceType,
   SharedCircuitBreaker,
 } from '../lib';
-import { synthError } from './util';
+import { iamStatements, synthError } from './util';
 
 const image = ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3');
 const props = { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE };
@@ -75,7 +75,7 @@ describe('one shared breaker function per fleet', () => {
   });
 
   test(`least privilege: the SageMaker actions name exactly the fleet's ${N} endpoints (no wildcard); its settings reach the function`, () => {
-    const statements = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+    const statements = iamStatements(t);
     const sm = statements.find(s => JSON.stringify(s.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
     expect(sm.Resource).toHaveLength(N);
     expect(JSON.stringify(sm.Resource)).not.toContain('*');

@@ -11,7 +11,7 @@ import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { CircuitBreaker, ContainerImage, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
-import { appContext, exampleStacks, newStack } from './util';
+import { appContext, exampleStacks, iamStatements, newStack } from './util';
 
 type Resources = Record<string, { Type: string; Properties?: any; DependsOn?: string | string[] }>;
 
@@ -154,7 +154,7 @@ test('canary in whole instances (1 of the 2 clustering instances = 50 % of traff
   const ep = Object.values(clu.findResources('AWS::SageMaker::Endpoint'))[0] as any;
   expect(ep.Properties.DeploymentConfig.BlueGreenUpdatePolicy.TrafficRoutingConfiguration.CanarySize).toEqual({ Type: 'INSTANCE_COUNT', Value: 1 });
   const rollback = ep.Properties.DeploymentConfig.AutoRollbackConfiguration.Alarms.map((a: any) => a.AlarmName.Ref);
-  const statements = (Object.values(clu.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+  const statements = iamStatements(clu);
   const describe = statements.find(s => s.Action === 'cloudwatch:DescribeAlarms');
   expect(describe.Resource.map((r: any) => r['Fn::GetAtt'][0]).sort()).toEqual([...rollback].sort());
 });
@@ -180,9 +180,7 @@ describe('token-valued names', () => {
       endpointName: name.valueAsString,
     });
     const t = Template.fromStack(stack).toJSON();
-    const statements = Object.values(t.Resources as Resources)
-      .filter(r => r.Type === 'AWS::IAM::Policy')
-      .flatMap(p => p.Properties.PolicyDocument.Statement);
+    const statements = iamStatements(t);
     const sm = statements.find((s: any) => asList(s.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
     expect(sm.Resource).toEqual({ Ref: stack.getLogicalId(e.cfnEndpoint) });
     expect(JSON.stringify(t)).not.toMatch(/\$\{token\[/i); // no lower-cased token string anywhere
@@ -201,9 +199,7 @@ describe('token-valued names', () => {
       primaryInstanceType: SageMakerInstanceType.ML_M5_XLARGE,
     });
     const t = Template.fromStack(stack).toJSON();
-    const statements = Object.values(t.Resources as Resources)
-      .filter(r => r.Type === 'AWS::IAM::Policy')
-      .flatMap(p => p.Properties.PolicyDocument.Statement);
+    const statements = iamStatements(t);
     const sm = statements.find((s: any) => asList(s.Action).includes('sagemaker:DescribeEndpoint'));
     expect(sm.Resource).toEqual({
       'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':sagemaker:us-east-1:123456789012:endpoint/', { 'Fn::GetAtt': ['Ep', 'EndpointName'] }]],
@@ -260,7 +256,7 @@ describe('token-valued names', () => {
 });
 
 test("the recommender's endpoint ARN in its breaker policy is the endpoint's own Ref", () => {
-  const statements = (Object.values(rec.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+  const statements = iamStatements(rec);
   const sm = statements.find(s => asList(s.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
   expect(sm.Resource).toEqual({ Ref: recommender.getLogicalId(recommender.endpoint.cfnEndpoint) });
 });

@@ -7,7 +7,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { ContainerImage, ModelData, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { ClusteringStack } from '../lib/examples/clustering-stack';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
-import { nagFindings, newStack, synthError, warnings } from './util';
+import { iamStatements, nagFindings, newStack, synthError, warnings } from './util';
 
 const image = ContainerImage.fromImageUri('763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.3.0-gpu');
 const modelData = ModelData.fromS3Uri('s3://models/rec/model.tar.gz');
@@ -108,7 +108,7 @@ describe('example stacks', () => {
       AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Principal: { Service: 'sagemaker.amazonaws.com' } })] },
       ManagedPolicyArns: Match.absent(),
     });
-    const statements = (Object.values(rec.findResources('AWS::IAM::Policy')) as any[]).flatMap(p => p.Properties.PolicyDocument.Statement);
+    const statements = iamStatements(rec);
     const model = (Object.values(rec.findResources('AWS::SageMaker::Model')) as any[])[0].Properties.PrimaryContainer;
     // The model artifact is this repo's asset: s3:GetObject on that one object key, nothing else in the bucket.
     const objectKey = JSON.stringify(model.ModelDataUrl).match(/([0-9a-f]{64}\.gz)/)![1];

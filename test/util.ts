@@ -54,3 +54,11 @@ export function exampleStacks(): { recommender: RecommenderStack; clustering: Cl
   const clustering = new ClusteringStack(app, 'Clu');
   return { recommender, clustering, rec: Template.fromStack(recommender), clu: Template.fromStack(clustering) };
 }
+
+/** Every IAM policy statement of a template (a Template, or its JSON), in template order. */
+export function iamStatements(t: Template | { Resources?: Record<string, any> }): any[] {
+  const json = t instanceof Template ? t.toJSON() : t;
+  return Object.values(json.Resources ?? {})
+    .filter((r: any) => r.Type === 'AWS::IAM::Policy')
+    .flatMap((r: any) => r.Properties.PolicyDocument.Statement);
+}
