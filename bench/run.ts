@@ -69,7 +69,8 @@ export async function benchCalls(): Promise<Record<string, string>> {
   const { DynamoDBClient, GetItemCommand, PutItemCommand } = await import('@aws-sdk/client-dynamodb');
   const { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } = await import('@aws-sdk/client-sagemaker');
   const { GetParameterCommand, PutParameterCommand, SSMClient } = await import('@aws-sdk/client-ssm');
-  const { createClients, evaluate } = await import('../lambda/circuit-breaker/handler');
+  const { createClients } = await import('../lambda/circuit-breaker/settings');
+  const { evaluate } = await import('../lambda/circuit-breaker/evaluate');
   const now = Date.UTC(2026, 10, 29, 12, 0, 30);
   let item: any;
   let parameter: string | undefined;
@@ -156,7 +157,8 @@ export async function benchFleetCalls(): Promise<Record<string, string>> {
   const { CloudWatchClient, GetMetricDataCommand } = await import('@aws-sdk/client-cloudwatch');
   const { BatchGetItemCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   const { GetParametersCommand, SSMClient } = await import('@aws-sdk/client-ssm');
-  const { createClients, evaluateFleet } = await import('../lambda/circuit-breaker/handler');
+  const { createClients } = await import('../lambda/circuit-breaker/settings');
+  const { evaluateFleet } = await import('../lambda/circuit-breaker/fleet');
   const { serializeState } = await import('../lib/breaker/policy');
   const now = Date.UTC(2026, 10, 29, 12, 0, 30);
   const out: Record<string, string> = {};

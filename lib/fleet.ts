@@ -1,7 +1,8 @@
 import { NestedStack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { SharedCircuitBreaker } from './circuit-breaker';
-import { ResilientEndpoint, ResilientEndpointProps } from './resilient-endpoint';
+import { SharedCircuitBreaker } from './breaker/shared-circuit-breaker';
+import { ResilientEndpoint } from './resilient-endpoint';
+import { ResilientEndpointProps } from './resilient-endpoint-props';
 import { CFN_RESOURCE_LIMIT } from './resource-limit';
 
 /**

@@ -12,7 +12,8 @@ export { CaptureMode, DataCapture } from './data-capture';
 export type { DataCaptureOptions, DataCaptureProps } from './data-capture';
 export { EndpointBase, ImportedEndpoint } from './endpoint-base';
 export type { EndpointAttributes } from './endpoint-base';
-export { ResilientEndpoint, VariantRole } from './resilient-endpoint';
+export { ResilientEndpoint } from './resilient-endpoint';
+export { VariantRole } from './resilient-endpoint-props';
 export type {
   FallbackVariantProps,
   MetricPublishingOptions,
@@ -20,20 +21,16 @@ export type {
   ResilientEndpointProps,
   ShadowVariantProps,
   VariantInfo,
-} from './resilient-endpoint';
+} from './resilient-endpoint-props';
 export { ResilientEndpointFleet } from './fleet';
 export { EndpointMetricFactory } from './monitoring/metrics';
 export { AlarmTier, EndpointMonitoring } from './monitoring/endpoint-monitoring';
 export type { EndpointMonitoringProps, MonitoredVariant, MonitoringOptions, TieredAlarm } from './monitoring/endpoint-monitoring';
-export { CircuitBreaker, SharedCircuitBreaker } from './circuit-breaker';
-export type {
-  BreakerConfig,
-  BreakerRuntime,
-  CircuitBreakerOptions,
-  CircuitBreakerProps,
-  SharedBreakerEndpoint,
-  SharedCircuitBreakerProps,
-} from './circuit-breaker';
+export { CircuitBreaker } from './breaker/circuit-breaker';
+export type { BreakerConfig, CircuitBreakerOptions, CircuitBreakerProps } from './breaker/circuit-breaker';
+export { SharedCircuitBreaker } from './breaker/shared-circuit-breaker';
+export type { SharedBreakerEndpoint, SharedCircuitBreakerProps } from './breaker/shared-circuit-breaker';
+export type { BreakerRuntime } from './breaker/wiring';
 export { VariantAutoScaling } from './auto-scaling';
 export type { AutoScalingOptions, CapacityProps, ScheduledCapacity, VariantAutoScalingProps } from './auto-scaling';
 export { TrafficShift } from './deployment';

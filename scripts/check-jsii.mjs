@@ -33,7 +33,7 @@ try {
   for (const dir of ['lib']) cpSync(join(root, dir), join(work, dir), { recursive: true, filter: p => !p.endsWith('.js') && !p.endsWith('.d.ts') });
   cpSync(join(root, 'README.md'), join(work, 'README.md'));
   cpSync(join(root, 'LICENSE'), join(work, 'LICENSE'));
-  // The pre-built breaker bundle where lib/circuit-breaker.js looks for it (../lambda-bundles).
+  // The pre-built breaker bundle where lib/breaker/wiring.js looks for it (../../lambda-bundles).
   cpSync(join(root, 'dist', 'lambda-bundles'), join(work, 'lambda-bundles'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
   // The package as jsii ships it (the tarball inside the Python wheel): compiled lib, the bundle, the assembly.

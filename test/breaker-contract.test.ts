@@ -5,7 +5,7 @@
  */
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { HandlerSettings, settingsFromEnv, settingsFromParameter } from '../lambda/circuit-breaker/handler';
+import { HandlerSettings, settingsFromEnv, settingsFromParameter } from '../lambda/circuit-breaker/settings';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
 import { BREAKER_NAMESPACE } from '../lib/breaker/contract';
 

@@ -4,7 +4,8 @@ import { BatchGetItemCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/cl
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { createClients, evaluateFleet } from '../lambda/circuit-breaker/handler';
+import { evaluateFleet } from '../lambda/circuit-breaker/fleet';
+import { createClients } from '../lambda/circuit-breaker/settings';
 import { serializeState } from '../lib/breaker/policy';
 import { breakerSettings } from './breaker-settings';
 import { CloudWatchFake } from './cloudwatch-fake';

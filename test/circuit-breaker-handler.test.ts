@@ -9,7 +9,9 @@ import {
 } from '@aws-sdk/client-sagemaker';
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { createClients, evaluate, HandlerSettings, perGpuQuery } from '../lambda/circuit-breaker/handler';
+import { evaluate } from '../lambda/circuit-breaker/evaluate';
+import { perGpuQuery } from '../lambda/circuit-breaker/metrics';
+import { createClients, HandlerSettings } from '../lambda/circuit-breaker/settings';
 import { BreakerState, serializeState } from '../lib/breaker/policy';
 import { breakerSettings } from './breaker-settings';
 import { CloudWatchFake } from './cloudwatch-fake';

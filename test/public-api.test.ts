@@ -75,3 +75,22 @@ test('the root export holds no free function: every function it exports is a cla
   const functions = Object.entries(lib).filter(([, v]) => typeof v === 'function');
   expect(functions.filter(([, v]) => !/^class\b/.test(Function.prototype.toString.call(v))).map(([k]) => k)).toEqual([]);
 });
+
+test('ResilientEndpoint.isResilientEndpoint: true for an endpoint (also from a second copy of the library), false for other constructs', () => {
+  const stack = new Stack();
+  const e = new ResilientEndpoint(stack, 'E', {
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  });
+  expect(ResilientEndpoint.isResilientEndpoint(e)).toBe(true);
+  expect(ResilientEndpoint.isResilientEndpoint(ResilientEndpoint.fromEndpointName(stack, 'I', 'legacy'))).toBe(false);
+  expect(ResilientEndpoint.isResilientEndpoint(stack)).toBe(false);
+  expect(ResilientEndpoint.isResilientEndpoint(undefined)).toBe(false);
+  // A second copy of the library (another module instance) recognises it too, where instanceof does not.
+  jest.isolateModules(() => {
+    const copy = require('../lib') as typeof lib;
+    expect(copy.ResilientEndpoint).not.toBe(ResilientEndpoint);
+    expect(e instanceof copy.ResilientEndpoint).toBe(false);
+    expect(copy.ResilientEndpoint.isResilientEndpoint(e)).toBe(true);
+  });
+});

@@ -25,6 +25,9 @@ export const BREAKER_ENV = {
   CONFIG_PARAMETERS: 'CONFIG_PARAMETERS',
 } as const;
 
+/** Environment variable that tells the container where its degrade level is. */
+export const DEGRADE_PARAMETER_ENV = 'RESILIENT_ENDPOINT_DEGRADE_PARAMETER';
+
 /** Namespace of the breaker's own metrics (dimension `EndpointName`). */
 export const BREAKER_NAMESPACE = 'ResilientEndpoint/CircuitBreaker';
 

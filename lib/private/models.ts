@@ -10,7 +10,7 @@ import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer } from '../model-server';
-import type { ModelProps, VariantInfo } from '../resilient-endpoint';
+import type { ModelProps, VariantInfo } from '../resilient-endpoint-props';
 import { PropErrors } from '../validation';
 
 /** Environment variable with the endpoint's name, in every model container. */

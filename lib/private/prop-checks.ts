@@ -7,7 +7,7 @@ import { Duration, Size, SizeRoundingBehavior, Token, Validations } from 'aws-cd
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage } from '../model-artifacts';
-import type { MetricPublishingOptions, ResilientEndpointProps, VariantInfo } from '../resilient-endpoint';
+import type { MetricPublishingOptions, ResilientEndpointProps, VariantInfo } from '../resilient-endpoint-props';
 import { Described, PropErrors } from '../validation';
 
 const NAME_PATTERN = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;

@@ -4,7 +4,7 @@
  */
 import { SageMakerInstanceType } from '../instance-types';
 import { ModelServerOptions, ModelServerTuning } from '../model-server';
-import { ModelProps, ResilientEndpointProps, VariantInfo, VariantRole } from '../resilient-endpoint';
+import { ModelProps, ResilientEndpointProps, VariantInfo, VariantRole } from '../resilient-endpoint-props';
 import { Described, PropErrors } from '../validation';
 
 /** The endpoint's own checks and tuning, which the resolution calls for every variant. */

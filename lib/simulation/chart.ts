@@ -1,5 +1,4 @@
-import { SCENARIOS } from './engine';
-import type { ScenarioRow } from './index';
+import { ScenarioRow, SCENARIOS } from './engine';
 
 const COLORS = ['#7f7f7f', '#1f77b4', '#d62728', '#2ca02c'];
 

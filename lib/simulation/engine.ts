@@ -633,3 +633,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     series,
   };
 }
+
+/** One row of the comparison table. */
+export interface ScenarioRow {
+  readonly scenario: string;
+  readonly result: SimResult;
+}

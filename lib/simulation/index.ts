@@ -1,4 +1,5 @@
-import { ResilientEndpoint, VariantInfo } from '../resilient-endpoint';
+import { ResilientEndpoint } from '../resilient-endpoint';
+import { VariantInfo } from '../resilient-endpoint-props';
 import {
   CURRENT_BREAKER,
   DEFAULT_ASSUMPTIONS,
@@ -6,7 +7,7 @@ import {
   SCENARIOS,
   SimAssumptions,
   SimConfig,
-  SimResult,
+  ScenarioRow,
   SimVariant,
   WEIGHTS_ONLY_BREAKER,
 } from './engine';
@@ -51,12 +52,6 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
     };
   };
   return { primary: of(endpoint.primaryVariant), fallback: endpoint.fallbackVariant ? of(endpoint.fallbackVariant) : undefined };
-}
-
-/** One row of the comparison table. */
-export interface ScenarioRow {
-  readonly scenario: string;
-  readonly result: SimResult;
 }
 
 /**

@@ -1,6 +1,9 @@
-import * as fs from 'fs';
-import * as path from 'path';
-import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
+/**
+ * The memory circuit breaker of one endpoint: its trigger alarms, the level parameter the container
+ * reads, and its function (its own, or a SharedCircuitBreaker's), plus the pure mapping from the
+ * construct's options to the policy's configuration and their validation.
+ */
+import { Duration, Stack, Tags } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -11,36 +14,24 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
-import {
-  BREAKER_ALARM_MARK,
-  BREAKER_ENV as ENV,
-  BREAKER_METRICS,
-  BREAKER_NAMESPACE,
-  BREAKER_SETTINGS_TAG,
-  breakerAlarmName,
-} from './breaker/contract';
-import { BreakerConfig, DEFAULT_CONFIG } from './breaker/policy';
+import { VariantAutoScaling } from '../auto-scaling';
+import { endpointArnFor } from '../endpoint-base';
+import { SageMakerInstanceType } from '../instance-types';
+import { createAlarm } from '../monitoring/alarm-factory';
+import { EndpointMetricFactory } from '../monitoring/metrics';
+import { Described, PropErrors } from '../validation';
+import { BREAKER_ENV as ENV, BREAKER_METRICS, BREAKER_NAMESPACE, BREAKER_SETTINGS_TAG, breakerAlarmName } from './contract';
+import { BreakerConfig, DEFAULT_CONFIG } from './policy';
+import { SharedCircuitBreaker } from './shared-circuit-breaker';
+import { BreakerRuntime, createBreakerRuntime, grantScaling } from './wiring';
 
-export type { BreakerConfig } from './breaker/policy';
-export { BREAKER_NAMESPACE } from './breaker/contract';
-import { VariantAutoScaling } from './auto-scaling';
-import { SageMakerInstanceType } from './instance-types';
-import { EndpointMetricFactory } from './monitoring/metrics';
-import { endpointArnFor } from './endpoint-base';
-import { createAlarm } from './monitoring/alarm-factory';
-import { acknowledgeWildcard } from './nag';
-import { Described, PropErrors } from './validation';
+export type { BreakerConfig } from './policy';
 
 /**
  * The 5XX window: the breaker's error-rate alarm and the function judge the same 10 minutes
  * (incident B: "sliding window of 10 minutes, open at 5 %").
  */
 export const ERROR_WINDOW = Duration.minutes(10);
-/** Tag on the scalable targets a breaker may adjust (its IAM grant is conditioned on it). */
-export const BREAKER_TAG = 'resilient-endpoint:circuit-breaker';
-/** Environment variable that tells the container where its degrade level is. */
-export const DEGRADE_PARAMETER_ENV = 'RESILIENT_ENDPOINT_DEGRADE_PARAMETER';
-
 /** Circuit-breaker settings. Every field has the incident-proven default. */
 export interface CircuitBreakerOptions {
   /**
@@ -169,19 +160,6 @@ export interface CircuitBreakerProps extends CircuitBreakerOptions {
    * @default false
    */
   readonly perGpuMetrics?: boolean;
-}
-
-/** Where the pre-built Lambda bundle lives, for the source tree and the packed library alike. */
-export function lambdaBundleDir(name: string): string {
-  const candidates = [
-    path.join(__dirname, '..', 'lambda-bundles', name), // dist/lib → dist/lambda-bundles
-    path.join(__dirname, '..', 'dist', 'lambda-bundles', name), // lib → dist/lambda-bundles (source tree)
-  ];
-  const found = candidates.find(p => fs.existsSync(path.join(p, 'index.js')));
-  if (!found) {
-    throw new Error(`The pre-built Lambda bundle '${name}' is missing (looked in ${candidates.join(', ')}). Run 'npm run build' in the library.`);
-  }
-  return found;
 }
 
 /**
@@ -417,228 +395,6 @@ export class CircuitBreaker extends Construct {
       }),
     ];
   }
-}
-
-/** The function and what it needs, as one breaker (own or shared) runs it. */
-export interface BreakerRuntime {
-  /** The function. */
-  readonly function: lambda.Function;
-  /** Its role. */
-  readonly role: iam.Role;
-  /** Failed invocations. */
-  readonly deadLetterQueue: sqs.Queue;
-  /** The breakers' state items. */
-  readonly stateTable: dynamodb.Table;
-  /** The statement allowing the SageMaker actions: its resources are the endpoints served. */
-  readonly endpoints: iam.PolicyStatement;
-}
-
-/**
- * The breaker function with its table, log group, dead-letter queue, role and 1-minute schedule,
- * created under `scope` (the same construct ids for an own or a shared breaker).
- */
-function createBreakerRuntime(
-  scope: Construct,
-  o: { description: string; logRetention?: logs.RetentionDays; reservedConcurrency?: number; environment: Record<string, string> },
-): BreakerRuntime {
-  // The breaker's own state, in items only the function writes (CloudFormation owns the table, never
-  // its items), with a version for compare-and-swap between concurrent evaluations.
-  const stateTable = new dynamodb.Table(scope, 'StateTable', {
-    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-    encryption: dynamodb.TableEncryption.AWS_MANAGED,
-    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    removalPolicy: RemovalPolicy.DESTROY, // runtime state only: rebuilt from CLOSED by the next evaluation
-  });
-  const logGroup = new logs.LogGroup(scope, 'Logs', {
-    retention: o.logRetention ?? logs.RetentionDays.THREE_MONTHS,
-    removalPolicy: RemovalPolicy.RETAIN,
-  });
-  const deadLetterQueue = new sqs.Queue(scope, 'DeadLetters', {
-    encryption: sqs.QueueEncryption.SQS_MANAGED,
-    enforceSSL: true,
-    retentionPeriod: Duration.days(14),
-  });
-  Validations.of(deadLetterQueue).acknowledge({
-    id: 'AwsSolutions-SQS3',
-    reason: 'This queue is itself the dead-letter queue of the breaker function.',
-  });
-  const role = new iam.Role(scope, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: o.description });
-  const endpoints = new iam.PolicyStatement({ actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'] });
-  role.addToPrincipalPolicy(endpoints);
-  stateTable.grant(role, 'dynamodb:GetItem', 'dynamodb:PutItem');
-  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
-  acknowledgeWildcard(role, 'Resource', '*', 'cloudwatch:GetMetricData has no resource-level permissions; AWS requires "*". It only reads metrics.');
-  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
-  acknowledgeWildcard(role, 'Resource', logGroup.logGroupArn, 'The ARN of the function\'s own log group ends in ":*" (all its streams).');
-  const fn = new lambda.Function(scope, 'Function', {
-    description: o.description,
-    runtime: lambda.Runtime.NODEJS_24_X,
-    architecture: lambda.Architecture.ARM_64,
-    handler: 'index.handler',
-    code: lambda.Code.fromAsset(lambdaBundleDir('circuit-breaker')),
-    role,
-    memorySize: 256,
-    timeout: Duration.seconds(60),
-    reservedConcurrentExecutions: o.reservedConcurrency,
-    logGroup,
-    deadLetterQueue,
-    retryAttempts: 2,
-    environment: { ...o.environment, [ENV.TABLE_NAME]: stateTable.tableName },
-  });
-  deadLetterQueue.grantSendMessages(role);
-  new events.Rule(scope, 'Schedule', {
-    description: 'Evaluate the circuit breaker every minute (recovery steps)',
-    schedule: events.Schedule.rate(Duration.minutes(1)),
-    targets: [new targets.LambdaFunction(fn, { deadLetterQueue, retryAttempts: 2 })],
-  });
-  return { function: fn, role, deadLetterQueue, stateTable, endpoints };
-}
-
-/**
- * Capacity actions go through Application Auto Scaling's own settings of exactly these targets. A
- * scalable target's ARN has a generated id that CloudFormation does not return, so the grant is
- * scoped by a tag put on the targets (aws:ResourceTag). Inferred from Application Auto Scaling's
- * tag-based authorization: were it not honoured, the call is denied, the function logs it, and
- * weights and the degrade level work as before.
- */
-function grantScaling(scope: Construct, role: iam.IRole, scaled: VariantAutoScaling[], tagValue: string): void {
-  if (!scaled.length) return;
-  for (const t of scaled) Tags.of(t.scalableTarget).add(BREAKER_TAG, tagValue);
-  const anyTarget = Stack.of(scope).formatArn({
-    service: 'application-autoscaling',
-    resource: 'scalable-target',
-    resourceName: '*',
-    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-  });
-  role.addToPrincipalPolicy(
-    new iam.PolicyStatement({
-      actions: ['application-autoscaling:RegisterScalableTarget'],
-      resources: [anyTarget],
-      conditions: { StringEquals: { [`aws:ResourceTag/${BREAKER_TAG}`]: tagValue } },
-    }),
-  );
-  acknowledgeWildcard(
-    role,
-    'Resource',
-    anyTarget,
-    'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).',
-  );
-}
-
-/** What an endpoint hands a shared breaker. */
-export interface SharedBreakerEndpoint {
-  /** Endpoint name. */
-  readonly endpointName: string;
-  /** Endpoint ARN (the function may act on exactly the registered endpoints). */
-  readonly endpointArn: string;
-  /** The parameter with the endpoint's degrade level (read and written by the function). */
-  readonly levelParameter: ssm.IStringParameter;
-  /** The parameter with the endpoint's breaker settings (read by the function). */
-  readonly settingsParameter: ssm.IStringParameter;
-  /** Scalable targets the function may adjust. */
-  readonly scalableTargets: VariantAutoScaling[];
-}
-
-/**
- * One breaker function for several endpoints: one function, dead-letter queue, log group, 1-minute
- * schedule and state table (one item per endpoint), rules for the endpoints' breaker alarms and
- * state changes. Each evaluation batches its reads across the endpoints (GetMetricData takes up to
- * 500 queries a call) and decides for each endpoint on its own, so one endpoint's failure or
- * `Updating` status never delays another's. The function may act only on the registered endpoints,
- * their parameters and their tagged scalable targets. Use `SharedCircuitBreaker.of(scope)` for the
- * one of a stack, or create your own and pass it as `circuitBreaker.shared`.
- */
-export class SharedCircuitBreaker extends Construct {
-  /** The stack's shared breaker, created on first use. */
-  public static of(scope: Construct): SharedCircuitBreaker {
-    const stack = Stack.of(scope);
-    const id = 'ResilientEndpointSharedBreaker';
-    return (stack.node.tryFindChild(id) as SharedCircuitBreaker | undefined) ?? new SharedCircuitBreaker(stack, id);
-  }
-
-  /** The function. */
-  public readonly function: lambda.Function;
-  /** Failed invocations. */
-  public readonly deadLetterQueue: sqs.Queue;
-  /** One state item per endpoint. */
-  public readonly stateTable: dynamodb.Table;
-  private readonly runtime: BreakerRuntime;
-  private readonly names: string[] = [];
-  private readonly settings: string[] = [];
-
-  constructor(scope: Construct, id: string, props: SharedCircuitBreakerProps = {}) {
-    super(scope, id);
-    this.runtime = createBreakerRuntime(this, {
-      description: 'Memory circuit breaker of the SageMaker endpoints of this stack',
-      logRetention: props.logRetention,
-      environment: {
-        [ENV.CONFIG_PARAMETERS]: Lazy.string({ produce: () => this.settings.join(',') }),
-        [ENV.METRIC_NAMESPACE]: BREAKER_NAMESPACE,
-      },
-    });
-    this.function = this.runtime.function;
-    this.deadLetterQueue = this.runtime.deadLetterQueue;
-    this.stateTable = this.runtime.stateTable;
-    this.stateTable.grant(this.runtime.role, 'dynamodb:BatchGetItem'); // the endpoints' states in one read
-    const target = () => new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 });
-    new events.Rule(this, 'AlarmRule', {
-      description: 'Evaluate the circuit breakers when one of their alarms (<endpoint>-<variant>-breaker-<metric>) changes state',
-      eventPattern: {
-        source: ['aws.cloudwatch'],
-        detailType: ['CloudWatch Alarm State Change'],
-        detail: { alarmName: events.Match.wildcard(`*${BREAKER_ALARM_MARK}*`) },
-      },
-      targets: [target()],
-    });
-    new events.Rule(this, 'EndpointStateChange', {
-      description: 'Re-evaluate a circuit breaker when its endpoint changes state (e.g. back to InService)',
-      eventPattern: {
-        source: ['aws.sagemaker'],
-        detailType: ['SageMaker Endpoint State Change'],
-        detail: { EndpointName: Lazy.list({ produce: () => this.names }) },
-      },
-      targets: [target()],
-    });
-    this.node.addValidation({
-      validate: () =>
-        this.names.length
-          ? []
-          : [
-              `${this.node.path}: got no endpoints; allowed: at least one. Fix: pass it as circuitBreaker.shared of a ResilientEndpoint, or remove it`,
-            ],
-    });
-  }
-
-  /** Registers an endpoint: the function may act on it, its parameters and its scalable targets. */
-  public register(e: SharedBreakerEndpoint): BreakerRuntime {
-    this.names.push(e.endpointName);
-    this.settings.push(e.settingsParameter.parameterName);
-    this.runtime.endpoints.addResources(e.endpointArn);
-    e.levelParameter.grantRead(this.runtime.role);
-    e.levelParameter.grantWrite(this.runtime.role);
-    e.settingsParameter.grantRead(this.runtime.role);
-    if (e.scalableTargets.length) {
-      if (!this.scalingGranted) {
-        grantScaling(this, this.runtime.role, e.scalableTargets, this.node.addr);
-        this.scalingGranted = true;
-      } else {
-        for (const t of e.scalableTargets) Tags.of(t.scalableTarget).add(BREAKER_TAG, this.node.addr);
-      }
-    }
-    return this.runtime;
-  }
-
-  private scalingGranted = false;
-}
-
-/** Props of {@link SharedCircuitBreaker}. */
-export interface SharedCircuitBreakerProps {
-  /**
-   * Retention of the function's logs.
-   * @default logs.RetentionDays.THREE_MONTHS
-   */
-  readonly logRetention?: logs.RetentionDays;
 }
 
 /**

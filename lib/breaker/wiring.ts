@@ -1,0 +1,141 @@
+/**
+ * How a breaker function is wired, for one endpoint or shared by several: the pre-built bundle, the
+ * function with its table, log group, dead-letter queue, role and schedule, and the tag-scoped grant
+ * on the scalable targets it may adjust.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { VariantAutoScaling } from '../auto-scaling';
+import { acknowledgeWildcard } from '../nag';
+import { BREAKER_ENV as ENV } from './contract';
+
+/** Tag on the scalable targets a breaker may adjust (its IAM grant is conditioned on it). */
+export const BREAKER_TAG = 'resilient-endpoint:circuit-breaker';
+/** Where the pre-built Lambda bundle lives, for the source tree and the packed library alike. */
+export function lambdaBundleDir(name: string): string {
+  const candidates = [
+    path.join(__dirname, '..', '..', 'lambda-bundles', name), // dist/lib/breaker → dist/lambda-bundles
+    path.join(__dirname, '..', '..', 'dist', 'lambda-bundles', name), // lib/breaker → dist/lambda-bundles (source tree)
+  ];
+  const found = candidates.find(p => fs.existsSync(path.join(p, 'index.js')));
+  if (!found) {
+    throw new Error(`The pre-built Lambda bundle '${name}' is missing (looked in ${candidates.join(', ')}). Run 'npm run build' in the library.`);
+  }
+  return found;
+}
+
+/** The function and what it needs, as one breaker (own or shared) runs it. */
+export interface BreakerRuntime {
+  /** The function. */
+  readonly function: lambda.Function;
+  /** Its role. */
+  readonly role: iam.Role;
+  /** Failed invocations. */
+  readonly deadLetterQueue: sqs.Queue;
+  /** The breakers' state items. */
+  readonly stateTable: dynamodb.Table;
+  /** The statement allowing the SageMaker actions: its resources are the endpoints served. */
+  readonly endpoints: iam.PolicyStatement;
+}
+
+/**
+ * The breaker function with its table, log group, dead-letter queue, role and 1-minute schedule,
+ * created under `scope` (the same construct ids for an own or a shared breaker).
+ */
+export function createBreakerRuntime(
+  scope: Construct,
+  o: { description: string; logRetention?: logs.RetentionDays; reservedConcurrency?: number; environment: Record<string, string> },
+): BreakerRuntime {
+  // The breaker's own state, in items only the function writes (CloudFormation owns the table, never
+  // its items), with a version for compare-and-swap between concurrent evaluations.
+  const stateTable = new dynamodb.Table(scope, 'StateTable', {
+    partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    removalPolicy: RemovalPolicy.DESTROY, // runtime state only: rebuilt from CLOSED by the next evaluation
+  });
+  const logGroup = new logs.LogGroup(scope, 'Logs', {
+    retention: o.logRetention ?? logs.RetentionDays.THREE_MONTHS,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+  const deadLetterQueue = new sqs.Queue(scope, 'DeadLetters', {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
+  Validations.of(deadLetterQueue).acknowledge({
+    id: 'AwsSolutions-SQS3',
+    reason: 'This queue is itself the dead-letter queue of the breaker function.',
+  });
+  const role = new iam.Role(scope, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: o.description });
+  const endpoints = new iam.PolicyStatement({ actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'] });
+  role.addToPrincipalPolicy(endpoints);
+  stateTable.grant(role, 'dynamodb:GetItem', 'dynamodb:PutItem');
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
+  acknowledgeWildcard(role, 'Resource', '*', 'cloudwatch:GetMetricData has no resource-level permissions; AWS requires "*". It only reads metrics.');
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+  acknowledgeWildcard(role, 'Resource', logGroup.logGroupArn, 'The ARN of the function\'s own log group ends in ":*" (all its streams).');
+  const fn = new lambda.Function(scope, 'Function', {
+    description: o.description,
+    runtime: lambda.Runtime.NODEJS_24_X,
+    architecture: lambda.Architecture.ARM_64,
+    handler: 'index.handler',
+    code: lambda.Code.fromAsset(lambdaBundleDir('circuit-breaker')),
+    role,
+    memorySize: 256,
+    timeout: Duration.seconds(60),
+    reservedConcurrentExecutions: o.reservedConcurrency,
+    logGroup,
+    deadLetterQueue,
+    retryAttempts: 2,
+    environment: { ...o.environment, [ENV.TABLE_NAME]: stateTable.tableName },
+  });
+  deadLetterQueue.grantSendMessages(role);
+  new events.Rule(scope, 'Schedule', {
+    description: 'Evaluate the circuit breaker every minute (recovery steps)',
+    schedule: events.Schedule.rate(Duration.minutes(1)),
+    targets: [new targets.LambdaFunction(fn, { deadLetterQueue, retryAttempts: 2 })],
+  });
+  return { function: fn, role, deadLetterQueue, stateTable, endpoints };
+}
+
+/**
+ * Capacity actions go through Application Auto Scaling's own settings of exactly these targets. A
+ * scalable target's ARN has a generated id that CloudFormation does not return, so the grant is
+ * scoped by a tag put on the targets (aws:ResourceTag). Inferred from Application Auto Scaling's
+ * tag-based authorization: were it not honoured, the call is denied, the function logs it, and
+ * weights and the degrade level work as before.
+ */
+export function grantScaling(scope: Construct, role: iam.IRole, scaled: VariantAutoScaling[], tagValue: string): void {
+  if (!scaled.length) return;
+  for (const t of scaled) Tags.of(t.scalableTarget).add(BREAKER_TAG, tagValue);
+  const anyTarget = Stack.of(scope).formatArn({
+    service: 'application-autoscaling',
+    resource: 'scalable-target',
+    resourceName: '*',
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['application-autoscaling:RegisterScalableTarget'],
+      resources: [anyTarget],
+      conditions: { StringEquals: { [`aws:ResourceTag/${BREAKER_TAG}`]: tagValue } },
+    }),
+  );
+  acknowledgeWildcard(
+    role,
+    'Resource',
+    anyTarget,
+    'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).',
+  );
+}
