@@ -88,6 +88,7 @@ test('ResilientEndpoint.isResilientEndpoint: true for an endpoint (also from a s
   expect(ResilientEndpoint.isResilientEndpoint(undefined)).toBe(false);
   // A second copy of the library (another module instance) recognises it too, where instanceof does not.
   jest.isolateModules(() => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a second module instance, as jest.isolateModules needs
     const copy = require('../lib') as typeof lib;
     expect(copy.ResilientEndpoint).not.toBe(ResilientEndpoint);
     expect(e instanceof copy.ResilientEndpoint).toBe(false);
