@@ -1,27 +1,33 @@
 import { ApplicationAutoScalingClient } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
-import { BatchGetItemCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { evaluateFleet } from '../lambda/circuit-breaker/fleet';
-import { createClients } from '../lambda/circuit-breaker/settings';
+import { Clients, createClients } from '../lambda/circuit-breaker/settings';
 import { serializeState } from '../lib/breaker/policy';
 import { breakerSettings } from './breaker-settings';
 import { CloudWatchFake } from './cloudwatch-fake';
+import { LocalDynamoDb } from './local-dynamodb';
 
 const sm = mockClient(SageMakerClient);
 const cw = mockClient(CloudWatchClient);
 const ssm = mockClient(SSMClient);
-const ddb = mockClient(DynamoDBClient);
 mockClient(ApplicationAutoScalingClient);
-const clients = createClients(1); // aws-sdk-client-mock answers every client of a mocked class
+// aws-sdk-client-mock answers every client of a mocked class; the shared state table is a real engine (dynalite).
+let db: LocalDynamoDb;
+let clients: Clients;
+beforeAll(async () => {
+  db = await LocalDynamoDb.start('fleet-state');
+  clients = { ...createClients(1), dynamodb: db.client };
+});
+afterAll(() => db.stop());
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 30);
 const LAST_MINUTE = Math.floor(NOW / 60_000) * 60_000 - 60_000;
 const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
 
 /** n endpoints' settings parameters, level parameters, state items and metrics, as a fleet finds them. */
-function fleet(
+async function fleet(
   n: number,
   memory: (i: number) => number,
   describe: (name: string) => any = () => ({
@@ -33,7 +39,6 @@ function fleet(
   }),
 ) {
   const params = new Map<string, string>();
-  const items = new Map<string, any>();
   const fake = new CloudWatchFake();
   for (let i = 0; i < n; i++) {
     const name = `ep-${i}`;
@@ -43,7 +48,7 @@ function fleet(
       JSON.stringify({ ...breakerSettings(name, { parameterName: `/level/${name}` }), tableName: undefined }),
     );
     params.set(`/level/${name}`, serializeState({ state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0 }, []));
-    items.set(name, {
+    await db.put({
       pk: { S: name },
       version: { N: '1' },
       state: { S: JSON.stringify({ state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0 }) },
@@ -58,50 +63,39 @@ function fleet(
     params.set(input.Name, input.Value);
     return {};
   });
-  ddb.on(BatchGetItemCommand).callsFake(input => {
-    const [[table, req]] = Object.entries<any>(input.RequestItems);
-    return { Responses: { [table]: req.Keys.map((k: any) => items.get(k.pk.S)).filter(Boolean) } };
-  });
-  ddb.on(PutItemCommand).callsFake(input => {
-    const key = input.Item.pk.S;
-    if (Number(items.get(key)?.version?.N ?? 0) !== Number(input.ExpressionAttributeValues?.[':v']?.N ?? 0)) {
-      throw Object.assign(new Error('conditional'), { name: 'ConditionalCheckFailedException', $metadata: {} });
-    }
-    items.set(key, input.Item);
-    return {};
-  });
   cw.on(GetMetricDataCommand).callsFake(input => fake.getMetricData(input, NOW));
   sm.on(DescribeEndpointCommand).callsFake(input => describe(input.EndpointName));
   sm.on(UpdateEndpointWeightsAndCapacitiesCommand).resolves({});
-  return { settings: { tableName: 'T', configParameters: [...params.keys()].filter(k => k.startsWith('/cfg/')) }, items, params, fake };
+  const item = async (name: string) => JSON.parse((await db.get(name))!.state.S!);
+  return { settings: { tableName: db.tableName, configParameters: [...params.keys()].filter(k => k.startsWith('/cfg/')) }, item, params, fake };
 }
 
-beforeEach(() => {
+beforeEach(async () => {
   sm.reset();
   cw.reset();
   ssm.reset();
-  ddb.reset();
+  await db.clear();
   jest.spyOn(console, 'log').mockImplementation(() => undefined);
 });
 afterEach(() => jest.restoreAllMocks());
 
 test('each endpoint is judged on its own metrics, with its own state item and level', async () => {
-  const f = fleet(3, i => (i === 1 ? 88 : 45));
+  const f = await fleet(3, i => (i === 1 ? 88 : 45));
   const r = await evaluateFleet(schedule, f.settings, clients, NOW);
   expect(Object.fromEntries(Object.entries(r.endpoints).map(([k, v]) => [k, v.state]))).toEqual({
     'ep-0': 'CLOSED',
     'ep-1': 'DEGRADED',
     'ep-2': 'CLOSED',
   });
-  expect(JSON.parse(f.items.get('ep-1').state.S).state).toBe('DEGRADED');
-  expect(JSON.parse(f.items.get('ep-0').state.S).state).toBe('CLOSED');
+  expect((await f.item('ep-1')).state).toBe('DEGRADED');
+  expect((await f.item('ep-0')).state).toBe('CLOSED');
   expect(JSON.parse(f.params.get('/level/ep-1')!).level).toBe(1);
   expect(JSON.parse(f.params.get('/level/ep-2')!).level).toBe(0);
   expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map(c => c.args[0].input.EndpointName)).toEqual(['ep-1']);
 });
 
 test('a failing endpoint does not stop the others', async () => {
-  const f = fleet(
+  const f = await fleet(
     3,
     () => 88,
     name => {
@@ -123,7 +117,7 @@ test('a failing endpoint does not stop the others', async () => {
 });
 
 test('an endpoint that is Updating waits for its weights; the others are not held up', async () => {
-  const f = fleet(
+  const f = await fleet(
     2,
     () => 88,
     name => ({
@@ -140,7 +134,7 @@ test('an endpoint that is Updating waits for its weights; the others are not hel
 });
 
 test('an alarm or endpoint event evaluates only its endpoint', async () => {
-  const f = fleet(3, () => 88);
+  const f = await fleet(3, () => 88);
   const alarm = {
     source: 'aws.cloudwatch',
     'detail-type': 'CloudWatch Alarm State Change',
@@ -156,7 +150,7 @@ test('an alarm or endpoint event evaluates only its endpoint', async () => {
 });
 
 test.each([1, 10, 30])('steady state: the AWS calls of one evaluation of %i endpoints grow far slower than the endpoints', async n => {
-  const f = fleet(n, () => 45);
+  const f = await fleet(n, () => 45);
   const r = await evaluateFleet(schedule, f.settings, clients, NOW);
   expect(Object.values(r.endpoints).every(e => e.outcome === 'evaluated' && e.state === 'CLOSED')).toBe(true);
   // settings and levels: GetParameters of 10; states: BatchGetItem of 100; metrics: GetMetricData of 500 queries; no DescribeEndpoint

@@ -1,6 +1,5 @@
 import { ApplicationAutoScalingClient, RegisterScalableTargetCommand } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
-import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   DescribeEndpointCommand,
   SageMakerClient,
@@ -11,17 +10,25 @@ import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/cl
 import { mockClient } from 'aws-sdk-client-mock';
 import { evaluate } from '../lambda/circuit-breaker/evaluate';
 import { perGpuQuery } from '../lambda/circuit-breaker/metrics';
-import { createClients, HandlerSettings } from '../lambda/circuit-breaker/settings';
+import { Clients, createClients, HandlerSettings } from '../lambda/circuit-breaker/settings';
 import { BreakerState, serializeState } from '../lib/breaker/policy';
 import { breakerSettings } from './breaker-settings';
 import { CloudWatchFake } from './cloudwatch-fake';
+import { LocalDynamoDb } from './local-dynamodb';
 
 const sm = mockClient(SageMakerClient);
 const cw = mockClient(CloudWatchClient);
 const ssm = mockClient(SSMClient);
-const ddb = mockClient(DynamoDBClient);
 const aas = mockClient(ApplicationAutoScalingClient);
-const clients = createClients(1); // aws-sdk-client-mock answers every client of a mocked class
+// aws-sdk-client-mock answers every client of a mocked class; DynamoDB is a real engine (dynalite) that
+// evaluates the conditional writes.
+let db: LocalDynamoDb;
+let clients: Clients;
+beforeAll(async () => {
+  db = await LocalDynamoDb.start('state');
+  clients = { ...createClients(1), dynamodb: db.client };
+});
+afterAll(() => db.stop());
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 30);
 const settings: HandlerSettings = breakerSettings('rec', { gpuCount: 1 });
 const scaled: HandlerSettings = {
@@ -44,26 +51,10 @@ const inServiceEvent = {
   detail: { EndpointName: 'rec', EndpointStatus: 'IN_SERVICE', ProductionVariants: [{ DesiredWeight: 1.0, DesiredInstanceCount: 2.0 }] },
 };
 
-// ---------- stateful fakes: DynamoDB with conditional writes, the SSM parameter, the endpoint ----------
-let item: Record<string, any> | undefined;
-/** When set, the next GetItem returns this (an evaluation that read before another one wrote). */
-let staleRead: Record<string, any> | undefined;
+// ---------- the state item (in the local DynamoDB), the SSM parameter, the endpoint ----------
+/** The state item as the last evaluation left it. */
+const item = () => db.get('breaker');
 let parameter: string | undefined;
-function table() {
-  ddb.on(GetItemCommand).callsFake(() => {
-    const read = staleRead ?? item;
-    staleRead = undefined;
-    return { Item: read ? structuredClone(read) : undefined };
-  });
-  ddb.on(PutItemCommand).callsFake(input => {
-    const version = Number(item?.version?.N ?? 0);
-    const ok =
-      input.ConditionExpression === 'attribute_not_exists(pk)' ? item === undefined : version === Number(input.ExpressionAttributeValues[':v'].N);
-    if (!ok) throw Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException', $metadata: {} });
-    item = structuredClone(input.Item);
-    return {};
-  });
-}
 function param() {
   ssm.on(GetParameterCommand).callsFake(() => {
     if (parameter === undefined) throw Object.assign(new Error('not found'), { name: 'ParameterNotFound', $metadata: {} });
@@ -74,16 +65,17 @@ function param() {
     return { Version: 2 };
   });
 }
-/** A stored state: the DynamoDB item and the parameter as a previous evaluation left them. */
-function stored(state?: BreakerState, capacity?: object) {
-  item = state
-    ? {
-        pk: { S: 'breaker' },
-        version: { N: '7' },
-        state: { S: JSON.stringify(state) },
-        ...(capacity ? { capacity: { S: JSON.stringify(capacity) } } : {}),
-      }
-    : undefined;
+/** A stored state: the DynamoDB item (version 7) and the parameter as a previous evaluation left them. */
+async function stored(state?: BreakerState, capacity?: object) {
+  if (state) {
+    await db.put({
+      pk: { S: 'breaker' },
+      version: { N: '7' },
+      state: { S: JSON.stringify(state) },
+      ...(capacity ? { capacity: { S: JSON.stringify(capacity) } } : {}),
+    });
+    db.calls.length = 0; // count only the evaluation's own calls
+  }
   parameter = state ? serializeState(state, ['before']) : undefined;
 }
 function endpoint(status = 'InService', primary = 1, fallback = 0, instances: [number, number] = [2, 1]) {
@@ -121,13 +113,12 @@ const published = () => (parameter ? JSON.parse(parameter) : undefined);
 const CLOSED: BreakerState = { state: 'CLOSED', since: NOW - 3600_000, share: 0, entryShare: 0, step: 0 };
 const DEGRADED: BreakerState = { state: 'DEGRADED', since: NOW - 60_000, share: 0.5, entryShare: 0.5, step: 0 };
 
-beforeEach(() => {
+beforeEach(async () => {
   sm.reset();
   cw.reset();
   ssm.reset();
-  ddb.reset();
+  await db.clear();
   aas.reset();
-  table();
   param();
   aas.on(RegisterScalableTargetCommand).resolves({});
   jest.spyOn(console, 'log').mockImplementation(() => undefined);
@@ -135,7 +126,7 @@ beforeEach(() => {
 afterEach(() => jest.restoreAllMocks());
 
 test('GPU memory at 84 % of the T4 degrades: level published, weights 0.5/0.5; 4 reads, then claim and act', async () => {
-  stored(CLOSED);
+  await stored(CLOSED);
   metrics([40, 41, 42], [60, 70, 84]);
   endpoint();
   const r = await evaluate(alarmEvent, settings, clients, NOW);
@@ -156,12 +147,12 @@ test('GPU memory at 84 % of the T4 degrades: level published, weights 0.5/0.5; 4
     'ssm:PutParameter',
     'sagemaker:UpdateEndpointWeightsAndCapacities',
   ]);
-  expect(JSON.parse(item!.state.S)).toMatchObject({ state: 'DEGRADED', share: 0.5 });
-  expect(item!.version.N).toBe('8');
+  expect(JSON.parse((await item())!.state.S!)).toMatchObject({ state: 'DEGRADED', share: 0.5 });
+  expect((await item())!.version.N).toBe('8');
 });
 
 test('steady state costs 4 reads and no writes', async () => {
-  stored(CLOSED);
+  await stored(CLOSED);
   metrics([40, 41], [30, 30]);
   endpoint();
   const r = await evaluate(schedule, settings, clients, NOW);
@@ -170,7 +161,7 @@ test('steady state costs 4 reads and no writes', async () => {
 });
 
 test('the breaker never sets instance counts', async () => {
-  stored(CLOSED);
+  await stored(CLOSED);
   metrics([97], []);
   endpoint('InService', 1, 0, [2, 2]);
   await evaluate(schedule, settings, clients, NOW);
@@ -183,7 +174,7 @@ test('the breaker never sets instance counts', async () => {
 
 describe('while the endpoint is Updating (autoscaling, a deployment, a weight change)', () => {
   test.each(['Updating', 'SystemUpdating', 'RollingBack'])('%s: the degrade level is published at once, the weights wait', async status => {
-    stored(CLOSED);
+    await stored(CLOSED);
     metrics([90], []);
     endpoint(status);
     const r = await evaluate(alarmEvent, settings, clients, NOW);
@@ -193,7 +184,7 @@ describe('while the endpoint is Updating (autoscaling, a deployment, a weight ch
   });
 
   test('the refused weight change is applied as soon as SageMaker reports the endpoint InService again', async () => {
-    stored(CLOSED);
+    await stored(CLOSED);
     metrics([90], []);
     endpoint('Updating');
     await evaluate(alarmEvent, settings, clients, NOW);
@@ -207,11 +198,11 @@ describe('while the endpoint is Updating (autoscaling, a deployment, a weight ch
         { VariantName: 'Fallback', DesiredWeight: 0.5 },
       ],
     ]);
-    expect(JSON.parse(item!.state.S).state).toBe('DEGRADED'); // the state did not move again
+    expect(JSON.parse((await item())!.state.S!).state).toBe('DEGRADED'); // the state did not move again
   });
 
   test('ValidationException "Cannot update in-progress endpoint" (the race after DescribeEndpoint): no throw, level already out', async () => {
-    stored(CLOSED);
+    await stored(CLOSED);
     metrics([90], []);
     endpoint();
     sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(
@@ -233,7 +224,7 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
   const registered = () => aas.commandCalls(RegisterScalableTargetCommand).map(c => c.args[0].input);
 
   test("degrading suspends the primary's scale-in and raises the fallback's minimum, after the weight call", async () => {
-    stored(CLOSED);
+    await stored(CLOSED);
     metrics([90], []);
     endpoint('InService', 1, 0, [4, 1]);
     const r = await evaluate(alarmEvent, scaled, clients, NOW);
@@ -270,11 +261,11 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
       'application-autoscaling:RegisterScalableTarget',
       'application-autoscaling:RegisterScalableTarget',
     ]);
-    expect(JSON.parse(item!.capacity.S)).toEqual({ suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
+    expect(JSON.parse((await item())!.capacity.S!)).toEqual({ suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
   });
 
   test('once the fallback has its instances, the full share moves; capacity is not registered twice', async () => {
-    stored(DEGRADED, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
+    await stored(DEGRADED, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
     metrics([85], []);
     endpoint('InService', 0.75, 0.25, [4, 2]);
     await evaluate(schedule, scaled, clients, NOW);
@@ -289,7 +280,7 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
 
   test('back to CLOSED: scale-in resumed, the fallback back to its configured minimum', async () => {
     const last: BreakerState = { state: 'RECOVERING', since: NOW - 600_000, share: 1 / 6, entryShare: 0.5, step: 2 };
-    stored(last, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
+    await stored(last, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
     metrics(Array(10).fill(40), []);
     endpoint('InService', 0.85, 0.15, [4, 2]);
     const r = await evaluate(schedule, scaled, clients, NOW);
@@ -301,7 +292,7 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
   });
 
   test('an Application Auto Scaling failure is logged and retried next time; weights and level still applied', async () => {
-    stored(CLOSED);
+    await stored(CLOSED);
     metrics([90], []);
     endpoint('InService', 1, 0, [2, 1]);
     aas.on(RegisterScalableTargetCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: {} }));
@@ -310,13 +301,13 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
     expect(r.reasons.join()).toMatch(/scale-in suspended failed \(AccessDeniedException\)/);
     expect(published()).toMatchObject({ level: 1 });
     expect(weightCalls()).toHaveLength(1);
-    expect(item!.capacity).toBeUndefined(); // not recorded as applied: the next evaluation tries again
+    expect((await item())!.capacity).toBeUndefined(); // not recorded as applied: the next evaluation tries again
   });
 });
 
 describe('state survives stack updates and concurrent evaluations', () => {
   test('a redeploy that resets the parameter to its template value (level 0) is corrected from the state item', async () => {
-    stored(DEGRADED);
+    await stored(DEGRADED);
     metrics([85], []);
     endpoint('InService', 0.5, 0.5);
     parameter = JSON.stringify({ level: 0, state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0, reasons: ['initial'] }); // CloudFormation's value
@@ -326,52 +317,78 @@ describe('state survives stack updates and concurrent evaluations', () => {
     expect(weightCalls()).toHaveLength(0); // the weights were retained by the endpoint
   });
 
-  test('two evaluations at once (alarm event and schedule): exactly one acts, the other stops as superseded', async () => {
-    stored(CLOSED);
+  test('two evaluations that read the same version (alarm event and schedule): exactly one write succeeds, the other stops as superseded', async () => {
+    await stored(CLOSED);
     metrics([60, 70, 86], []);
     endpoint();
-    const results = await Promise.all([evaluate(alarmEvent, settings, clients, NOW), evaluate(schedule, settings, clients, NOW + 200)]);
+    // Both have read version 7 before either writes: the engine's condition decides which one acts.
+    const pa = db.pausedAfterRead();
+    const pb = db.pausedAfterRead();
+    const ra = evaluate(alarmEvent, settings, { ...clients, dynamodb: pa.client }, NOW);
+    const rb = evaluate(schedule, settings, { ...clients, dynamodb: pb.client }, NOW + 200);
+    await Promise.all([pa.read, pb.read]);
+    pa.resume();
+    pb.resume();
+    const results = await Promise.all([ra, rb]);
     expect(results.map(r => r.outcome).sort()).toEqual(['evaluated', 'superseded']);
     expect(weightCalls()).toHaveLength(1);
     expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(1);
-    expect(JSON.parse(item!.state.S).state).toBe('DEGRADED');
-    expect(item!.version.N).toBe('8');
+    expect(JSON.parse((await item())!.state.S!).state).toBe('DEGRADED');
+    expect((await item())!.version.N).toBe('8');
   });
 
   test('a stale evaluation cannot undo a newer one (no weight flapping)', async () => {
-    stored(CLOSED);
+    await stored(CLOSED);
     endpoint();
-    const before = structuredClone(item); // what evaluation A reads (version 7, CLOSED)
+    // A reads version 7 (CLOSED), then waits; B reads and acts first: OPEN, weights 0/1, version 8.
+    const a = db.pausedAfterRead();
+    metrics([50], []);
+    const ra = evaluate(schedule, settings, { ...clients, dynamodb: a.client }, NOW + 1000);
+    await a.read;
     metrics([96], []);
-    await evaluate(alarmEvent, settings, clients, NOW); // B reads and acts first: OPEN, weights 0/1, version 8
+    await evaluate(alarmEvent, settings, clients, NOW);
     expect(weightCalls()).toHaveLength(1);
-    // A read before B wrote; it sees cool memory and the endpoint at B's weights, and would restore 1/0.
-    staleRead = before;
+    // A goes on: it sees cool memory and the endpoint at B's weights, and would restore 1/0.
     metrics([50], []);
     endpoint('InService', 0, 1);
-    const a = await evaluate(schedule, settings, clients, NOW + 1000);
-    expect(a.outcome).toBe('superseded');
+    a.resume();
+    expect((await ra).outcome).toBe('superseded');
     expect(weightCalls()).toHaveLength(1); // no flap back
-    expect(JSON.parse(item!.state.S).state).toBe('OPEN');
+    expect(JSON.parse((await item())!.state.S!).state).toBe('OPEN');
+    expect((await item())!.version.N).toBe('8');
+  });
+
+  test('a first write (no item yet) from two evaluations at once: exactly one creates the item', async () => {
+    metrics([40], []);
+    endpoint();
+    const pa = db.pausedAfterRead();
+    const pb = db.pausedAfterRead();
+    const ra = evaluate(schedule, settings, { ...clients, dynamodb: pa.client }, NOW);
+    const rb = evaluate(schedule, settings, { ...clients, dynamodb: pb.client }, NOW);
+    await Promise.all([pa.read, pb.read]);
+    pa.resume();
+    pb.resume();
+    expect((await Promise.all([ra, rb])).map(r => r.outcome).sort()).toEqual(['evaluated', 'superseded']);
+    expect((await item())!.version.N).toBe('1');
   });
 
   test('no stored state, or one that does not parse: a valid one is written', async () => {
     metrics([40], []);
     endpoint();
-    item = { pk: { S: 'breaker' }, version: { N: '3' }, state: { S: '{"level": 2, "state": "HALF-OPEN"' } };
+    await db.put({ pk: { S: 'breaker' }, version: { N: '3' }, state: { S: '{"level": 2, "state": "HALF-OPEN"' } });
     const r = await evaluate(schedule, settings, clients, NOW);
     expect(r.state).toBe('CLOSED');
-    expect(JSON.parse(item!.state.S)).toMatchObject({ state: 'CLOSED', share: 0 });
+    expect(JSON.parse((await item())!.state.S!)).toMatchObject({ state: 'CLOSED', share: 0 });
     expect(r.reasons.join()).toMatch(/did not parse: rewritten/);
-    item = undefined;
+    await db.clear();
     const r2 = await evaluate(schedule, settings, clients, NOW);
     expect(r2.reasons.join()).toMatch(/no stored state: writing it/);
-    expect(item!.version.N).toBe('1');
+    expect((await item())!.version.N).toBe('1');
   });
 });
 
 test('throttling after the SDK retries: gives up cleanly, writes nothing', async () => {
-  stored(CLOSED);
+  await stored(CLOSED);
   endpoint();
   cw.on(GetMetricDataCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { attempts: 4 } }));
   const r = await evaluate(schedule, settings, clients, NOW);
@@ -379,11 +396,11 @@ test('throttling after the SDK retries: gives up cleanly, writes nothing', async
   expect(r.reasons[0]).toMatch(/ThrottlingException/);
   expect(weightCalls()).toHaveLength(0);
   expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(0);
-  expect(ddb.commandCalls(PutItemCommand)).toHaveLength(0);
+  expect(db.calls.filter(c => c === 'PutItemCommand')).toHaveLength(0);
 });
 
 test('no metric data: holds the stored state', async () => {
-  stored({ ...DEGRADED, since: NOW - 3600_000 });
+  await stored({ ...DEGRADED, since: NOW - 3600_000 });
   metrics([], []);
   endpoint('InService', 0.5, 0.5);
   const r = await evaluate(schedule, settings, clients, NOW);
@@ -401,11 +418,11 @@ test.each([
 ])('malformed or foreign event (%s): logged and ignored, no AWS call, no throw', async (_n, ev) => {
   const r = await evaluate(ev, settings, clients, NOW);
   expect(r.outcome).toBe('ignored');
-  expect(sm.calls().length + cw.calls().length + ssm.calls().length + ddb.calls().length).toBe(0);
+  expect(sm.calls().length + cw.calls().length + ssm.calls().length + db.calls.length).toBe(0);
 });
 
 test('dry run decides and logs but changes nothing', async () => {
-  stored(CLOSED);
+  await stored(CLOSED);
   metrics([97], []);
   endpoint();
   const r = await evaluate(schedule, { ...scaled, dryRun: true }, clients, NOW);
@@ -417,20 +434,20 @@ test('dry run decides and logs but changes nothing', async () => {
 });
 
 test('repeated events are idempotent', async () => {
-  stored(DEGRADED);
+  await stored(DEGRADED);
   metrics([85], []);
   endpoint('InService', 0.5, 0.5);
   await evaluate(alarmEvent, settings, clients, NOW);
   await evaluate(alarmEvent, settings, clients, NOW);
   expect(weightCalls()).toHaveLength(0);
   expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(0);
-  expect(ddb.commandCalls(PutItemCommand)).toHaveLength(0);
+  expect(db.calls.filter(c => c === 'PutItemCommand')).toHaveLength(0);
 });
 
 test('a JSON decision log and EMF state metrics are written', async () => {
   const logs: string[] = [];
   (console.log as jest.Mock).mockImplementation((s: string) => logs.push(s));
-  stored(CLOSED);
+  await stored(CLOSED);
   metrics([90], []);
   endpoint();
   await evaluate(schedule, settings, clients, NOW);
@@ -442,7 +459,7 @@ test('a JSON decision log and EMF state metrics are written', async () => {
 });
 
 test('an unexpected bug is rethrown so Lambda retries and the DLQ keeps the event', async () => {
-  stored(CLOSED);
+  await stored(CLOSED);
   endpoint();
   cw.on(GetMetricDataCommand).resolves({ MetricDataResults: [{ Id: 'mem', Timestamps: [new Date(NOW)], Values: undefined as any }] });
   await expect(evaluate(schedule, settings, clients, NOW)).rejects.toThrow(TypeError);
@@ -459,7 +476,7 @@ describe('the 5XX window matches the alarm: exactly the 10 minutes before now, a
   };
 
   test('an error burst 6–10 minutes old opens the breaker (the newest 5 minutes are clean)', async () => {
-    stored(CLOSED);
+    await stored(CLOSED);
     endpoint();
     // oldest first: minutes −10 … −6 at 20 % errors, then −5 … −1 clean: 100 / 1000 = 10 % ≥ 5 %.
     perMinute([20, 20, 20, 20, 20, 0, 0, 0, 0, 0], Array(10).fill(100));
@@ -469,7 +486,7 @@ describe('the 5XX window matches the alarm: exactly the 10 minutes before now, a
   });
 
   test('a burst 11–15 minutes old is outside the window and does not open it', async () => {
-    stored(CLOSED);
+    await stored(CLOSED);
     endpoint();
     perMinute([50, 50, 50, 50, 50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], Array(15).fill(100));
     const r = await evaluate(alarmEvent, settings, clients, NOW);
@@ -477,7 +494,7 @@ describe('the 5XX window matches the alarm: exactly the 10 minutes before now, a
   });
 
   test('the query asks for 1-minute buckets over a range that starts and ends on minute boundaries', async () => {
-    stored(CLOSED);
+    await stored(CLOSED);
     endpoint();
     const fake = perMinute(Array(10).fill(0), Array(10).fill(100));
     await evaluate(schedule, settings, clients, NOW);
@@ -489,7 +506,7 @@ describe('the 5XX window matches the alarm: exactly the 10 minutes before now, a
 });
 
 test('data delivered 3 minutes late still degrades (staleness judged on the newest point)', async () => {
-  stored(CLOSED);
+  await stored(CLOSED);
   endpoint();
   metrics([40, 50, 60, 82, 85], [], 0, 1000, 180);
   const r = await evaluate(alarmEvent, settings, clients, NOW);
@@ -506,7 +523,7 @@ describe('seen within seconds, on every GPU', () => {
   const tenSecond = { ...settings, metricPeriodSeconds: 10 };
 
   test('10-second data: degrades on the newest 10-s point (a 1-minute average would hide it)', async () => {
-    stored(CLOSED);
+    await stored(CLOSED);
     endpoint();
     const fake = new CloudWatchFake();
     for (let i = 0; i < 30; i++) fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, TEN - (29 - i) * 10_000, i < 29 ? 50 : 83);
@@ -517,7 +534,7 @@ describe('seen within seconds, on every GPU', () => {
   });
 
   test('no 10-second data stored: the 1-minute series is used instead (the design still works at 60 s)', async () => {
-    stored(CLOSED);
+    await stored(CLOSED);
     endpoint();
     metrics([40, 50, 81], []);
     const r = await evaluate(alarmEvent, tenSecond, clients, NOW);
@@ -526,7 +543,7 @@ describe('seen within seconds, on every GPU', () => {
 
   test('one hot GPU of four (100 %) with the others at 40 % degrades and opens, though the summed metric reads 220 of 400', async () => {
     const fourGpus: HandlerSettings = { ...settings, gpuCount: 4, perGpuMetrics: true };
-    stored(CLOSED);
+    await stored(CLOSED);
     endpoint('InService', 1, 0, [2, 2]);
     const fake = metrics([30, 30, 30], [160, 190, 220]);
     const perGpu = { ...DIMS, InstanceId: 'i-1', AcceleratorId: 'GPU-2' };
@@ -545,12 +562,12 @@ describe('seen within seconds, on every GPU', () => {
     });
     const r = await evaluate(alarmEvent, fourGpus, clients, NOW);
     expect(r.state).toBe('OPEN'); // 100 % on one GPU ≥ 95 %
-    stored(CLOSED);
+    await stored(CLOSED);
     const meanOnly = await evaluate(alarmEvent, { ...fourGpus, perGpuMetrics: false }, clients, NOW);
     expect(meanOnly.state).toBe('CLOSED'); // the mean GPU (220 / 4 = 55 %) would not even degrade
     // A rejected per-GPU query costs only the per-GPU data: the evaluation goes on with the mean.
     insightsFails = true;
-    stored(CLOSED);
+    await stored(CLOSED);
     const rejected = await evaluate(alarmEvent, fourGpus, clients, NOW);
     expect(rejected).toMatchObject({ outcome: 'evaluated', state: 'CLOSED' });
   });
