@@ -223,7 +223,7 @@ export interface ResilientEndpointProps {
    * The memory circuit breaker (publishes the degrade level, shifts weights to the fallback, holds
    * capacity while degraded).
    * @default - on, with a function of its own: degrade at 80 % memory, open at 95 % or 5 % 5XX over
-   * 10 minutes, recover below 70 % once the load has fallen
+   * 10 minutes, recover after 5 minutes below 70 % in steps (a recovery that fails is retried, less often after 3 failures)
    */
   readonly circuitBreaker?: CircuitBreakerOptions;
   /**

@@ -158,6 +158,8 @@ const rows: [string, Record<string, unknown>, string, string][] = [
   ['breaker recovery in 0 steps', { circuitBreaker: { recoverySteps: 0 } }, 'circuitBreaker.recoverySteps', 'got 0'],
   ['breaker dwell of 10 s', { circuitBreaker: { minDwell: Duration.seconds(10) } }, 'circuitBreaker.minDwell', 'got 10'],
   ['metric publishing every 15 s', { metricPublishing: { frequency: Duration.seconds(15) } }, 'metricPublishing.frequency', 'got 15'],
+  ['breaker probes of 1.5', { circuitBreaker: { maxFailedProbes: 1.5 } }, 'circuitBreaker.maxFailedProbes', 'got 1.5'],
+  ['breaker probe wait of 1 minute', { circuitBreaker: { maxProbeWait: Duration.minutes(1) } }, 'circuitBreaker.maxProbeWait', 'got 60'],
   ['breaker reserved concurrency 0', { circuitBreaker: { reservedConcurrency: 0 } }, 'circuitBreaker.reservedConcurrency', 'got 0'],
 ];
 

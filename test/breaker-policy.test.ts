@@ -1,5 +1,15 @@
 import fc from 'fast-check';
-import { BreakerState, DEFAULT_CONFIG, decide, EndpointView, initialState, MemoryPoint, parseState, serializeState } from '../lib/breaker/policy';
+import {
+  BreakerState,
+  DEFAULT_CONFIG,
+  decide,
+  EndpointView,
+  initialState,
+  MemoryPoint,
+  parseState,
+  probeWaitSeconds,
+  serializeState,
+} from '../lib/breaker/policy';
 
 const V = { primary: 'Primary', fallback: 'Fallback' };
 const MIN = 60_000;
@@ -63,7 +73,7 @@ describe('breaker policy: incident traces', () => {
     expect(states[0]).toBe('DEGRADED');
     const rec = states.indexOf('RECOVERING');
     expect(history[rec].t - history[0].t).toBeGreaterThanOrEqual(DEFAULT_CONFIG.minDwellSeconds * 1000);
-    const shares = history.filter(h => h.changed).map(h => +h.share.toFixed(3));
+    const shares = history.filter((h, i) => h.changed && h.share !== history[i - 1]?.share).map(h => +h.share.toFixed(3));
     expect(shares).toEqual([0.5, 0.333, 0.167, 0]);
     expect(states.at(-1)).toBe('CLOSED');
     expect(weights).toEqual({ Primary: 1, Fallback: 0 });
@@ -125,88 +135,206 @@ describe('breaker policy: incident traces', () => {
   });
 });
 
-describe('breaker policy: properties over random metric sequences', () => {
-  const memArb = fc.array(fc.option(fc.double({ min: 0, max: 110, noNaN: true }), { nil: undefined }), { minLength: 1, maxLength: 120 });
-  const errArb = fc.array(fc.option(fc.integer({ min: 0, max: 200 }), { nil: undefined }), { minLength: 120, maxLength: 120 });
+describe('breaker policy: the README promises, over traces shaped like the domain', () => {
+  const cfg = DEFAULT_CONFIG;
+  const rank = { CLOSED: 0, RECOVERING: 1, DEGRADED: 2, OPEN: 3 } as const;
 
-  test('weights always valid and never all zero', () => {
+  /** A memory trace: segments of a bounded random walk, ramps, spikes and plateaus (0–100 %). */
+  const segment = fc.oneof(
+    fc.record({ kind: fc.constant('walk' as const), minutes: fc.integer({ min: 1, max: 20 }), step: fc.double({ min: 0.2, max: 6, noNaN: true }) }),
+    fc.record({ kind: fc.constant('ramp' as const), minutes: fc.integer({ min: 1, max: 15 }), to: fc.integer({ min: 0, max: 100 }) }),
+    fc.record({ kind: fc.constant('spike' as const), height: fc.integer({ min: 70, max: 100 }), points: fc.integer({ min: 1, max: 3 }) }),
+    fc.record({ kind: fc.constant('plateau' as const), minutes: fc.integer({ min: 1, max: 20 }), level: fc.integer({ min: 55, max: 97 }) }),
+  );
+  /** How CloudWatch delivers it: publishing period, what it stores (item 23: maybe only 1-minute data), delay, lost points. */
+  const delivery = fc.record({
+    publishS: fc.constantFrom(10, 60),
+    storedS: fc.constantFrom(10, 60),
+    delayS: fc.constantFrom(20, 90, 150),
+    dropEvery: fc.constantFrom(0, 7, 13),
+  });
+  const fleet = fc.record({
+    primary: fc.integer({ min: 1, max: 6 }),
+    fallback: fc.integer({ min: 0, max: 4 }),
+    primaryQps: fc.constantFrom(50, 150),
+    fallbackQps: fc.constantFrom(50, 100, 150),
+    updating: fc.array(fc.record({ at: fc.integer({ min: 0, max: 150 }), minutes: fc.integer({ min: 1, max: 8 }) }), { maxLength: 3 }),
+  });
+  const scenario = fc.record({
+    start: fc.integer({ min: 10, max: 90 }),
+    segments: fc.array(segment, { minLength: 1, maxLength: 10 }),
+    delivery,
+    fleet,
+    seed: fc.integer(),
+  });
+
+  type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
+  type Step = {
+    now: number;
+    prev: BreakerState;
+    next: BreakerState;
+    visible: MemoryPoint[];
+    minuteMemory: MemoryPoint[];
+    d: ReturnType<typeof decide>;
+    capShare: number;
+  };
+
+  /** Values every `spacing` seconds for the segments, then `tailMinutes` of cool memory (40 %). */
+  function values(sc: Scenario, spacing: number, tailMinutes: number): number[] {
+    let x = sc.seed;
+    const rnd = () => ((x = (Math.imul(x ^ (x >>> 15), 2246822519) + 0x9e3779b9) | 0) >>> 0) / 2 ** 32;
+    const per = 60 / spacing;
+    const out: number[] = [];
+    let v = sc.start;
+    const clamp = (y: number) => Math.max(0, Math.min(100, y));
+    for (const g of sc.segments) {
+      if (g.kind === 'walk') for (let i = 0; i < g.minutes * per; i++) out.push((v = clamp(v + (2 * rnd() - 1) * g.step)));
+      if (g.kind === 'ramp') for (let i = 1; i <= g.minutes * per; i++) out.push(clamp(v + ((g.to - v) * i) / (g.minutes * per)));
+      if (g.kind === 'ramp') v = g.to;
+      if (g.kind === 'spike') for (let i = 0; i < g.points; i++) out.push(g.height);
+      if (g.kind === 'plateau') for (let i = 0; i < g.minutes * per; i++) out.push((v = g.level));
+    }
+    for (let i = 0; i < tailMinutes * per; i++) out.push(40);
+    return out;
+  }
+
+  /**
+   * Runs the real policy as the function runs it: on the 1-minute schedule (30 s past the minute) and 10 s
+   * after a hot point becomes visible (the alarm), on the data CloudWatch has delivered by then; weights
+   * apply when the endpoint is InService.
+   */
+  function simulate(sc: Scenario, tailMinutes = 0): Step[] {
+    const { publishS, storedS, delayS, dropEvery } = sc.delivery;
+    const spacing = Math.max(publishS, storedS);
+    const data = values(sc, spacing, tailMinutes).map((v, i) => ({ t: (i + 1) * spacing * 1000, v }));
+    const points = dropEvery ? data.filter((_, i) => i % dropEvery !== dropEvery - 1) : data;
+    const f = sc.fleet;
+    const variants = {
+      ...V,
+      primaryCapacity: { min: f.primary, max: 8, qpsPerInstance: f.primaryQps },
+      fallbackCapacity: { min: Math.max(1, f.fallback), max: 8, qpsPerInstance: f.fallbackQps },
+    };
+    const end = data.at(-1)!.t + (delayS + 120) * 1000;
+    const times = new Set<number>();
+    for (let t = 30_000; t <= end; t += MIN) times.add(t);
+    for (const p of points) if (p.v >= cfg.degradeAtPercent) times.add(p.t + (delayS + 10) * 1000);
+    let state = initialState(0);
+    let weights = { Primary: 1, Fallback: 0 };
+    const steps: Step[] = [];
+    for (const now of [...times].sort((x, y) => x - y)) {
+      const visible = points.filter(p => p.t + delayS * 1000 <= now && p.t > now - 15 * MIN);
+      const minute = now / MIN;
+      const updating = f.updating.some(u => minute >= u.at && minute < u.at + u.minutes);
+      const view: EndpointView = {
+        status: updating ? 'Updating' : 'InService',
+        weights,
+        instances: { Primary: f.primary, Fallback: f.fallback },
+      };
+      // The 1-minute maxima of what was delivered (CloudWatch's Maximum per minute; a minute with no point is missing).
+      const byMinute = new Map<number, number>();
+      for (const p of visible) byMinute.set(Math.floor(p.t / MIN) * MIN, Math.max(byMinute.get(Math.floor(p.t / MIN) * MIN) ?? 0, p.v));
+      const minuteMemory = [...byMinute].map(([t, v]) => ({ t, v }));
+      const d = decide(state, { memory: visible, minuteMemory, maxSpacingSeconds: Math.max(60, publishS) }, view, variants, cfg, now);
+      const capShare = Math.floor(((f.fallback * f.fallbackQps) / (f.primary * f.primaryQps) + 1e-6) * 20) / 20;
+      steps.push({ now, prev: state, next: d.next, visible, minuteMemory, d, capShare });
+      if (d.setWeights) weights = d.setWeights as typeof weights;
+      state = d.next;
+    }
+    return steps;
+  }
+
+  const isDown = (s: Step) =>
+    rank[s.next.state] < rank[s.prev.state] || (s.next.state === 'RECOVERING' && s.prev.state === 'RECOVERING' && s.next.step > s.prev.step);
+
+  test('the generators reach the band that matters: 70–95 % memory, every state, and 1-minute data behind a 10-s period', () => {
+    const seen = { band: 0, states: new Set<string>(), coarse: 0 };
     fc.assert(
-      fc.property(memArb, errArb, (mem, errs) => {
-        let state = initialState(0);
-        let weights: Record<string, number> = { Primary: 1, Fallback: 0 };
-        const points: MemoryPoint[] = [];
-        mem.forEach((v, i) => {
-          const now = (i + 1) * MIN;
-          if (v !== undefined) points.push({ t: now, v });
-          const e = errs[i];
-          const d = decide(
-            state,
-            { memory: points.slice(-15), errors: e, invocations: e === undefined ? undefined : 1000 },
-            inService(weights.Primary, weights.Fallback),
-            V,
-            DEFAULT_CONFIG,
-            now,
-          );
-          if (d.setWeights) {
-            const w = Object.values(d.setWeights);
-            expect(w.every(x => x >= 0 && x <= 1)).toBe(true);
-            expect(w.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
-            weights = d.setWeights;
-          }
-          state = d.next;
-        });
+      fc.property(scenario, sc => {
+        const steps = simulate(sc);
+        if (steps.some(s => s.visible.some(p => p.v >= 70 && p.v < 95))) seen.band++;
+        steps.forEach(s => seen.states.add(s.next.state));
+        if (sc.delivery.publishS === 10 && sc.delivery.storedS === 60) seen.coarse++;
       }),
-      { numRuns: 300 },
+      { numRuns: 150, seed: 7 },
+    );
+    expect(seen.band).toBeGreaterThan(75);
+    expect([...seen.states].sort()).toEqual(['CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING']);
+    expect(seen.coarse).toBeGreaterThan(10);
+  });
+
+  test('never flaps faster than the dwell: a recovery step ≥ 2 min after the previous change, leaving DEGRADED/OPEN ≥ 5 min after entering', () => {
+    fc.assert(
+      fc.property(scenario, sc => {
+        let lastChange = 0;
+        for (const s of simulate(sc)) {
+          if (s.next.since !== s.prev.since && isDown(s)) {
+            const wait = s.prev.state === 'RECOVERING' ? cfg.recoveryStepSeconds : cfg.minDwellSeconds;
+            expect(s.now - s.prev.since).toBeGreaterThanOrEqual(wait * 1000);
+            expect(s.now - lastChange).toBeGreaterThanOrEqual(cfg.recoveryStepSeconds * 1000);
+          }
+          if (s.next.state !== s.prev.state || s.next.step !== s.prev.step) lastChange = s.now;
+        }
+      }),
+      { numRuns: 200 },
     );
   });
 
-  test('no de-escalation sooner than the dwell / step time after the previous change', () => {
-    const rank = { CLOSED: 0, RECOVERING: 1, DEGRADED: 2, OPEN: 3 } as const;
+  test('never recovers while memory was at or above 70 % within the dwell (on the data it had), nor across a hole in the data', () => {
     fc.assert(
-      fc.property(memArb, mem => {
-        const { history } = run(mem);
-        let lastChange = 0;
-        let prev = 'CLOSED';
-        for (const h of history) {
-          if (h.changed) {
-            const down = rank[h.state as keyof typeof rank] < rank[prev as keyof typeof rank] || (h.state === 'RECOVERING' && prev === 'RECOVERING');
-            if (down)
-              expect(h.t - lastChange).toBeGreaterThanOrEqual(Math.min(DEFAULT_CONFIG.minDwellSeconds, DEFAULT_CONFIG.recoveryStepSeconds) * 1000);
-            lastChange = h.t;
-            prev = h.state;
+      fc.property(scenario, sc => {
+        const spacing = Math.max(sc.delivery.publishS, sc.delivery.storedS) * 1000;
+        for (const s of simulate(sc).filter(isDown)) {
+          // The last five minutes were below 70 % and covered without a hole: by the fine buckets, or by five
+          // 1-minute maxima (each the maximum of every point of its minute).
+          const newest = s.visible.at(-1)!;
+          const recent = s.visible.filter(p => p.t + spacing > newest.t + spacing - cfg.recoveryDwellSeconds * 1000);
+          const minutes = s.minuteMemory.filter(p => p.t + MIN > s.minuteMemory.at(-1)!.t + MIN - cfg.recoveryDwellSeconds * 1000);
+          const fineCovered = recent.length >= (cfg.recoveryDwellSeconds * 1000) / spacing && recent.every(p => p.v < cfg.recoverBelowPercent);
+          const minuteCovered = minutes.length >= cfg.recoveryDwellSeconds / 60 && minutes.every(p => p.v < cfg.recoverBelowPercent);
+          expect(fineCovered || minuteCovered).toBe(true);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('never acts on stale data: with no point newer than 5 minutes the state does not move', () => {
+    fc.assert(
+      fc.property(scenario, sc => {
+        for (const s of simulate(sc)) {
+          const newest = s.visible.at(-1);
+          if (!newest || s.now - newest.t > cfg.staleAfterSeconds * 1000) {
+            expect(s.d.changed).toBe(false);
+            expect(s.next).toBe(s.prev);
           }
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 200 },
     );
   });
 
-  test('restoration (entering RECOVERING) only after sustained recovery below 70 %', () => {
+  test("weights always sum to 1 and never give the fallback more than its instances in service carry, nor more than the state's share", () => {
     fc.assert(
-      fc.property(memArb, mem => {
-        const { history } = run(mem);
-        history.forEach((h, i) => {
-          if (h.changed && h.state === 'RECOVERING' && (i === 0 || history[i - 1].state !== 'RECOVERING')) {
-            const lastFive = mem.slice(Math.max(0, i - 4), i + 1);
-            expect(lastFive.filter(v => v !== undefined).length).toBeGreaterThanOrEqual(5);
-            expect(lastFive.every(v => v === undefined || v < 70)).toBe(true);
-          }
-        });
+      fc.property(scenario, sc => {
+        for (const s of simulate(sc)) {
+          if (!s.d.setWeights) continue;
+          const { Primary, Fallback } = s.d.setWeights;
+          expect(Math.abs(Primary + Fallback - 1)).toBeLessThan(1e-3);
+          expect(Fallback).toBeGreaterThanOrEqual(0);
+          expect(Fallback).toBeLessThanOrEqual(Math.min(s.capShare, s.next.share) + 1e-4);
+        }
       }),
-      { numRuns: 300 },
+      { numRuns: 200 },
     );
   });
 
-  test('never acts on missing data', () => {
+  test('it always ends: after 90 minutes of cool memory (40 %) on an InService endpoint the breaker is CLOSED, whatever came before', () => {
     fc.assert(
-      fc.property(memArb, mem => {
-        const { history } = run(mem);
-        history.forEach((h, i) => {
-          const fresh = mem.slice(Math.max(0, i - 4), i + 1).some(v => v !== undefined);
-          if (!fresh) expect(h.changed).toBe(false);
-        });
+      fc.property(scenario, sc => {
+        const steps = simulate({ ...sc, fleet: { ...sc.fleet, updating: [] } }, 90);
+        expect(steps.at(-1)!.next.state).toBe('CLOSED');
       }),
-      { numRuns: 300 },
+      { numRuns: 150 },
     );
   });
 });
@@ -266,40 +394,62 @@ describe('enforcement that does not wait for InService', () => {
     );
   });
 
-  test('10-second data: recovery needs the dwell in 10-s points (30 for 5 minutes), not 5 points', () => {
+  test('10-second data: recovery needs the whole dwell covered by 10-s points (30 for 5 minutes), not 5 points', () => {
     const prev: BreakerState = { state: 'DEGRADED', since: 0, share: 0.5, entryShare: 0.5, step: 0 };
     const now = 20 * MIN;
     const pts = (n: number) => Array.from({ length: n }, (_, i) => ({ t: now - 15_000 - (n - 1 - i) * 10_000, v: 50 }));
-    const five = decide(prev, { memory: pts(5), periodSeconds: 10 }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
-    expect(five.next.state).toBe('DEGRADED');
-    const thirty = decide(prev, { memory: pts(30), periodSeconds: 10 }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
-    expect(thirty.next.state).toBe('RECOVERING');
+    expect(decide(prev, { memory: pts(5) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now).next.state).toBe('DEGRADED');
+    expect(decide(prev, { memory: pts(29) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now).next.state).toBe('DEGRADED'); // 290 s
+    expect(decide(prev, { memory: pts(30) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now).next.state).toBe('RECOVERING'); // 30 buckets of 10 s
+  });
+
+  test('1-minute points (a 10-s query over 1-minute data): the spacing comes from the timestamps, so 5 one-minute buckets cover 5 minutes', () => {
+    const prev: BreakerState = { state: 'DEGRADED', since: 0, share: 0.5, entryShare: 0.5, step: 0 };
+    const now = 20 * MIN;
+    const pts = (n: number, v = 30) => Array.from({ length: n }, (_, i) => ({ t: now - 90_000 - (n - 1 - i) * MIN, v }));
+    expect(decide(prev, { memory: pts(5) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now).next.state).toBe('RECOVERING');
+    expect(decide(prev, { memory: pts(4) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now).next.state).toBe('DEGRADED');
+    // Points three minutes apart are missing data, not 3-minute data (1-minute publishing stores no coarser).
+    const sparse = [0, 3, 6].map(k => ({ t: now - 90_000 - (6 - k) * MIN, v: 30 }));
+    expect(decide(prev, { memory: sparse }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now).next.state).toBe('DEGRADED');
+    // ...unless the endpoint publishes every 3 minutes or more (MetricsConfig 180 s): then they are its buckets.
+    const every3 = [0, 3, 6, 9].map(k => ({ t: now - 200_000 - (9 - k) * MIN, v: 30 }));
+    expect(decide(prev, { memory: every3, maxSpacingSeconds: 180 }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now).next.state).toBe('RECOVERING');
+  });
+
+  test('a missing point inside the dwell is not cool (it could have been hot)', () => {
+    const prev: BreakerState = { state: 'DEGRADED', since: 0, share: 0.5, entryShare: 0.5, step: 0 };
+    const now = 20 * MIN;
+    const pts = Array.from({ length: 6 }, (_, i) => ({ t: now - 90_000 - (5 - i) * MIN, v: 30 })).filter((_, i) => i !== 3);
+    const d = decide(prev, { memory: pts }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
+    expect(d.next.state).toBe('DEGRADED');
+    expect(d.reasons.join()).toMatch(/not below 70 % for 300 s/);
   });
 });
 
-describe('de-escalation waits for settled capacity and for the load to fall', () => {
-  const degradedAt = (load?: number): BreakerState => ({ state: 'DEGRADED', since: 0, share: 0.5, entryShare: 0.5, step: 0, entryLoad: load });
-  const coolFor = (now: number) => Array.from({ length: 6 }, (_, i) => ({ t: now - 30_000 - (5 - i) * MIN, v: 50 }));
+describe('de-escalation waits for settled capacity; recovery is a probe that ends', () => {
+  const degraded = (since = 0, failedProbes?: number): BreakerState => ({
+    state: 'DEGRADED',
+    since,
+    share: 0.5,
+    entryShare: 0.5,
+    step: 0,
+    failedProbes,
+  });
+  const coolFor = (now: number, v = 50) => Array.from({ length: 6 }, (_, i) => ({ t: now - 30_000 - (5 - i) * MIN, v }));
   const now = 30 * MIN;
 
   test('no step back while the endpoint is Updating (a scale-out in flight means load outgrew the fleet)', () => {
-    const d = decide(
-      degradedAt(),
-      { memory: coolFor(now) },
-      { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } },
-      V,
-      DEFAULT_CONFIG,
-      now,
-    );
+    const d = decide(degraded(), { memory: coolFor(now) }, { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } }, V, DEFAULT_CONFIG, now);
     expect(d.next.state).toBe('DEGRADED');
     expect(d.reasons.join()).toMatch(/Updating: holding DEGRADED until capacity settles/);
-    const ok = decide(degradedAt(), { memory: coolFor(now) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
+    const ok = decide(degraded(), { memory: coolFor(now) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
     expect(ok.next.state).toBe('RECOVERING');
   });
 
   test('escalation is never held by Updating', () => {
     const d = decide(
-      degradedAt(),
+      degraded(),
       { memory: [{ t: now - 30_000, v: 97 }] },
       { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } },
       V,
@@ -309,18 +459,63 @@ describe('de-escalation waits for settled capacity and for the load to fall', ()
     expect(d.next.state).toBe('OPEN');
   });
 
-  test('cool memory under the caps is not enough: the load per instance must be ≤ 90 % of where it degraded', () => {
-    const high = decide(degradedAt(170), { memory: coolFor(now), loadPerInstance: 160 }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
-    expect(high.next.state).toBe('DEGRADED');
-    expect(high.reasons.join()).toMatch(/load 160 req\/s per instance > 90 % of the 170/);
-    const low = decide(degradedAt(170), { memory: coolFor(now), loadPerInstance: 150 }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
-    expect(low.next.state).toBe('RECOVERING');
-    expect(low.next.entryLoad).toBe(170); // kept until CLOSED
+  test('every recovery step needs memory below 70 % for the whole dwell, not only the newest point', () => {
+    const rec: BreakerState = { state: 'RECOVERING', since: now - 3 * MIN, share: 1 / 3, entryShare: 0.5, step: 1 };
+    // Newest point cool, one 3 minutes ago at 72 %: the step waits.
+    const memory = coolFor(now).map((p, i) => (i === 2 ? { ...p, v: 72 } : p));
+    const d = decide(rec, { memory }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, now);
+    expect(d.next).toEqual(rec);
+    expect(d.reasons.join()).toMatch(/not below 70 % for 300 s: holding RECOVERING at step 1/);
+    expect(decide(rec, { memory: coolFor(now) }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, now).next.step).toBe(2);
   });
 
-  test('the entry load is recorded when trouble begins and survives the stored JSON', () => {
-    const d = decide(initialState(0), { memory: [{ t: now - 30_000, v: 85 }], loadPerInstance: 123 }, inService(1, 0), V, DEFAULT_CONFIG, now);
-    expect(d.next).toMatchObject({ state: 'DEGRADED', entryLoad: 123 });
-    expect(parseState(serializeState(d.next, []), 0)).toMatchObject({ entryLoad: 123 });
+  test('memory in the 70–80 % band during RECOVERING: no step and no re-escalation, the step is held', () => {
+    const rec: BreakerState = { state: 'RECOVERING', since: now - 10 * MIN, share: 1 / 3, entryShare: 0.5, step: 1 };
+    for (const v of [70, 75, 79.9]) {
+      const d = decide(rec, { memory: coolFor(now, v) }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, now);
+      expect(d.next).toEqual(rec);
+      expect(d.changed).toBe(false);
+      expect(d.level).toBe(1);
+    }
+    expect(decide(rec, { memory: coolFor(now, 80) }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, now).next.state).toBe('DEGRADED');
+  });
+
+  test('a failed probe (hot again during RECOVERING, or within the probation after CLOSED) is counted and kept through recovery', () => {
+    const rec: BreakerState = { state: 'RECOVERING', since: 0, share: 1 / 3, entryShare: 0.5, step: 1, failedProbes: 1 };
+    const hot = decide(rec, { memory: [{ t: now - 30_000, v: 85 }] }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, now);
+    expect(hot.next).toMatchObject({ state: 'DEGRADED', failedProbes: 2 });
+    expect(hot.reasons.join()).toMatch(/failed probe 2/);
+    const closed: BreakerState = {
+      state: 'CLOSED',
+      since: now - 5 * MIN,
+      share: 0,
+      entryShare: 0,
+      step: 0,
+      failedProbes: 2,
+      recoveredAt: now - 5 * MIN,
+    };
+    expect(decide(closed, { memory: [{ t: now - 30_000, v: 85 }] }, inService(1, 0), V, DEFAULT_CONFIG, now).next).toMatchObject({ failedProbes: 3 });
+    // Past the probation (10 minutes), the count is forgotten: a later degrade starts from 0.
+    const later = decide(closed, { memory: [{ t: now + 20 * MIN - 30_000, v: 50 }] }, inService(1, 0), V, DEFAULT_CONFIG, now + 20 * MIN);
+    expect(later.next.failedProbes).toBeUndefined();
+    expect(
+      decide(later.next, { memory: [{ t: now + 21 * MIN - 30_000, v: 85 }] }, inService(1, 0), V, DEFAULT_CONFIG, now + 21 * MIN).next.failedProbes,
+    ).toBe(0);
+    // A first degrade (never recovered before) is not a failed probe.
+    expect(decide(initialState(0), { memory: [{ t: now - 30_000, v: 85 }] }, inService(1, 0), V, DEFAULT_CONFIG, now).next.failedProbes).toBe(0);
+  });
+
+  test('after 3 failed probes the wait before the next one doubles each time, up to an hour: it never stops probing', () => {
+    expect([0, 1, 2, 3, 4, 5, 6, 7, 10].map(f => probeWaitSeconds(f, DEFAULT_CONFIG))).toEqual([300, 300, 300, 300, 600, 1200, 2400, 3600, 3600]);
+    const d4 = (elapsedMin: number) =>
+      decide(degraded(0, 4), { memory: coolFor(elapsedMin * MIN) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, elapsedMin * MIN);
+    expect(d4(9).next.state).toBe('DEGRADED');
+    expect(d4(9).reasons.join()).toMatch(/DEGRADED for 540 s < 600 s \(4 failed probes\): holding/);
+    expect(d4(10).next).toMatchObject({ state: 'RECOVERING', failedProbes: 4 });
+  });
+
+  test('stored state round-trips with its failed probes and recovery time', () => {
+    const s: BreakerState = { state: 'CLOSED', since: 5, share: 0, entryShare: 0, step: 0, failedProbes: 2, recoveredAt: 5 };
+    expect(parseState(serializeState(s, []), 0)).toEqual(s);
   });
 });

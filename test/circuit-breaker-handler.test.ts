@@ -9,7 +9,6 @@ import {
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { evaluate } from '../lambda/circuit-breaker/evaluate';
-import { perGpuQuery } from '../lambda/circuit-breaker/metrics';
 import { Clients, createClients, HandlerSettings } from '../lambda/circuit-breaker/settings';
 import { BreakerState, serializeState } from '../lib/breaker/policy';
 import { breakerSettings } from './breaker-settings';
@@ -111,6 +110,7 @@ const weightCalls = () => sm.commandCalls(UpdateEndpointWeightsAndCapacitiesComm
 const published = () => (parameter ? JSON.parse(parameter) : undefined);
 
 const CLOSED: BreakerState = { state: 'CLOSED', since: NOW - 3600_000, share: 0, entryShare: 0, step: 0 };
+const MIN = 60_000;
 const DEGRADED: BreakerState = { state: 'DEGRADED', since: NOW - 60_000, share: 0.5, entryShare: 0.5, step: 0 };
 
 beforeEach(async () => {
@@ -518,6 +518,34 @@ test('data delivered 3 minutes late still degrades (staleness judged on the newe
   expect(r2.state).toBe('DEGRADED');
 });
 
+test('a single memory spike at constant load does not leave the endpoint degraded for good: it steps back to CLOSED', async () => {
+  await stored(CLOSED);
+  let weights: [number, number] = [1, 0];
+  const states: string[] = [];
+  // Minute by minute for 40 minutes: memory 85 % in the first minute, then 50 %; traffic unchanged.
+  for (let m = 0; m < 40; m++) {
+    const now = NOW + m * MIN;
+    const fake = new CloudWatchFake(90);
+    const end = Math.floor(now / MIN) * MIN - MIN;
+    for (let k = 0; k <= m + 10; k++) {
+      const t = end - k * MIN;
+      fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, t === Math.floor(NOW / MIN) * MIN - MIN ? 85 : 50);
+      fake.put('AWS/SageMaker', 'Invocations', DIMS, t, 6000);
+      fake.put('AWS/SageMaker', 'Invocation5XXErrors', DIMS, t, 0);
+    }
+    cw.on(GetMetricDataCommand).callsFake(input => fake.getMetricData(input, now));
+    endpoint('InService', weights[0], weights[1]);
+    const r = await evaluate(schedule, settings, clients, now + 100_000);
+    const w = weightCalls().at(-1);
+    if (w) weights = [w[0].DesiredWeight!, w[1].DesiredWeight!];
+    states.push(r.state!);
+  }
+  expect(states).toContain('DEGRADED');
+  expect(states.at(-1)).toBe('CLOSED');
+  expect(weights).toEqual([1, 0]);
+  expect(published()).toMatchObject({ level: 0, state: 'CLOSED' });
+});
+
 describe('seen within seconds, on every GPU', () => {
   const TEN = Math.floor(NOW / 10_000) * 10_000 - 10_000; // the newest complete 10-s period
   const tenSecond = { ...settings, metricPeriodSeconds: 10 };
@@ -541,6 +569,33 @@ describe('seen within seconds, on every GPU', () => {
     expect(r.state).toBe('DEGRADED');
   });
 
+  test('a 10-s query answered with 1-minute points (CloudWatch keeps only 1-minute data), memory at 30 %: DEGRADED recovers within the dwell', async () => {
+    await stored({ ...DEGRADED, since: NOW - 6 * MIN });
+    endpoint('InService', 0.5, 0.5);
+    const fake = metrics(Array(10).fill(30), [], 0, 1000, 90); // one point a minute, delivered 90 s late
+    const r = await evaluate(schedule, tenSecond, clients, NOW);
+    // What CloudWatch answered to the Period-10 query: points a minute apart, not every 10 s.
+    const q = fake.requests[0].MetricDataQueries!.find(x => x.Id === 'mem')!;
+    expect(q.MetricStat!.Period).toBe(10);
+    expect(r.state).toBe('RECOVERING');
+    expect(weightCalls().at(-1)).toEqual([
+      { VariantName: 'Primary', DesiredWeight: 0.6667 },
+      { VariantName: 'Fallback', DesiredWeight: 0.3333 },
+    ]);
+  });
+
+  test('10-s points lost now and then (one every 2 minutes), memory at 30 %: the 1-minute maxima cover the holes and it recovers', async () => {
+    await stored({ ...DEGRADED, since: NOW - 6 * MIN });
+    endpoint('InService', 0.5, 0.5);
+    const fake = new CloudWatchFake(20);
+    for (let i = 0; i < 90; i++) if (i % 12 !== 5) fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, TEN - (89 - i) * 10_000, 30);
+    fake.putMinutes('AWS/SageMaker', 'Invocations', DIMS, LAST_MINUTE, Array(10).fill(100));
+    serve(fake);
+    const r = await evaluate(schedule, tenSecond, clients, NOW);
+    expect(fake.requests[0].MetricDataQueries!.find(q => q.Id === 'mem60')!.MetricStat!.Period).toBe(60);
+    expect(r.state).toBe('RECOVERING');
+  });
+
   test('one hot GPU of four (100 %) with the others at 40 % degrades and opens, though the summed metric reads 220 of 400', async () => {
     const fourGpus: HandlerSettings = { ...settings, gpuCount: 4, perGpuMetrics: true };
     await stored(CLOSED);
@@ -554,7 +609,10 @@ describe('seen within seconds, on every GPU', () => {
       const insights = input.MetricDataQueries.find((q: any) => q.Expression);
       if (!insights) return fake.getMetricData(input, NOW);
       expect(input.MetricDataQueries).toHaveLength(1);
-      expect(insights.Expression).toBe(perGpuQuery('rec', 'Primary'));
+      expect(insights.Expression).toBe(
+        `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("/aws/sagemaker/Endpoints", AcceleratorId, EndpointName, InstanceId, VariantName) WHERE EndpointName = 'rec' AND VariantName = 'Primary'`,
+      );
+      expect(insights.Period).toBe(60); // Metrics Insights is 1-minute data whatever the period asked
       if (insightsFails) throw Object.assign(new Error('invalid query'), { name: 'InvalidParameterValueException', $metadata: {} });
       return {
         MetricDataResults: [{ Id: insights.Id, Timestamps: [60_000 * 2, 60_000, 0].map(d => new Date(LAST_MINUTE - d)), Values: [70, 85, 100] }],

@@ -101,10 +101,7 @@ export async function evaluate(
       primaryCapacity: s.primaryCapacity,
       fallbackCapacity: s.fallbackCapacity,
     };
-    const primaryInstances = endpoint.instances?.[s.primaryVariant];
-    const loadPerInstance =
-      readings.newestMinuteInvocations !== undefined && primaryInstances ? readings.newestMinuteInvocations / 60 / primaryInstances : undefined;
-    const decision = decide(prev, { ...readings, loadPerInstance }, endpoint, variants, s.config, now);
+    const decision = decide(prev, readings, endpoint, variants, s.config, now);
     const reasons = [...decision.reasons];
     const value = serializeState(decision.next, reasons);
     const publishLevel = published?.level !== decision.level || published?.state !== decision.next.state;

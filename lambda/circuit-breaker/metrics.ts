@@ -3,12 +3,13 @@
  * per-GPU Metrics Insights query, and the pure parsing of the results into the policy's readings.
  */
 import { GetMetricDataCommand, MetricDataQuery, MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { perGpuQuery } from '../../lib/breaker/contract';
 import { MemoryPoint, Readings } from '../../lib/breaker/policy';
 import { Clients, HandlerSettings } from './settings';
 import { log } from './telemetry';
 
-/** What one evaluation reads from CloudWatch, parsed (readings plus the newest minute's traffic). */
-export type MetricReadings = Readings & { newestMinuteInvocations?: number };
+/** What one evaluation reads from CloudWatch, parsed. */
+export type MetricReadings = Readings;
 
 /** The GetMetricData range for an endpoint: memory at its period, the error window on minute boundaries. */
 export function metricWindow(s: HandlerSettings, now: number) {
@@ -32,9 +33,9 @@ export function metricQueries(s: HandlerSettings, prefix: string): MetricDataQue
     { Name: 'EndpointName', Value: s.endpointName },
     { Name: 'VariantName', Value: variant },
   ];
-  const q = (id: string, Namespace: string, MetricName: string, Stat: string, Period: number, variant = s.primaryVariant): MetricDataQuery => ({
+  const q = (id: string, Namespace: string, MetricName: string, Stat: string, Period: number): MetricDataQuery => ({
     Id: prefix + id,
-    MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims(variant) }, Period, Stat },
+    MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims(s.primaryVariant) }, Period, Stat },
   });
   const P = s.metricPeriodSeconds;
   return [
@@ -44,8 +45,6 @@ export function metricQueries(s: HandlerSettings, prefix: string): MetricDataQue
     ...(P < 60 && s.gpuCount > 0 ? [q('gpu60', '/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', 'Maximum', 60)] : []),
     q('err', 'AWS/SageMaker', 'Invocation5XXErrors', 'Sum', 60),
     q('inv', 'AWS/SageMaker', 'Invocations', 'Sum', 60),
-    // The fallback's share of the endpoint's traffic, for the load per primary instance.
-    ...(s.fallbackVariant ? [q('finv', 'AWS/SageMaker', 'Invocations', 'Sum', 60, s.fallbackVariant)] : []),
   ];
 }
 
@@ -60,7 +59,8 @@ export async function perGpuSeries(s: HandlerSettings, c: Clients, now: number, 
   try {
     const g = await c.cloudwatch.send(
       new GetMetricDataCommand({
-        MetricDataQueries: [{ Id: 'gpudev', Expression: perGpuQuery(s.endpointName, s.primaryVariant), Period: s.metricPeriodSeconds }],
+        // Metrics Insights aggregates at one minute whatever the period asked (real-account.md item 24).
+        MetricDataQueries: [{ Id: 'gpudev', Expression: perGpuQuery(s.endpointName, s.primaryVariant), Period: 60 }],
         StartTime: new Date(start),
         EndTime: new Date(end),
         ScanBy: 'TimestampAscending',
@@ -82,19 +82,23 @@ export function parseReadings(s: HandlerSettings, results: MetricDataResult[], p
   const series = (id: string) => points(results.find(x => x.Id === prefix + id));
   const minuteEnd = Math.floor(now / 60_000) * 60_000;
   const windowStart = minuteEnd - s.errorWindowSeconds * 1000;
-  // The finest series that has data: 10-s data when it is stored, else 1-minute data.
-  const fine = series('mem').length > 0;
-  const period = fine ? s.metricPeriodSeconds : 60;
-  const host = fine ? series('mem') : series('mem60');
-  const gpuSum = fine ? series('gpu') : series('gpu60');
   // Memory judged on the hottest instance and its hottest GPU: host %, the summed GPU metric divided
-  // by the GPU count (the mean GPU), and the per-GPU maximum when enhanced metrics publish it.
-  const byTime = new Map<number, number>();
-  const bump = (t: number, v: number) => byTime.set(t, Math.max(byTime.get(t) ?? 0, v));
-  for (const p of host) bump(p.t, p.v);
-  for (const p of gpuSum) bump(p.t, p.v / Math.max(1, s.gpuCount));
-  if (fine) for (const p of perGpu) bump(p.t, p.v);
-  const memory = [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => ({ t, v }));
+  // by the GPU count (the mean GPU), and the per-GPU maximum when enhanced metrics publish it (Metrics
+  // Insights: 1-minute points, merged at their minute's timestamp).
+  const merge = (host: MemoryPoint[], gpuSum: MemoryPoint[]): MemoryPoint[] => {
+    const byTime = new Map<number, number>();
+    const bump = (t: number, v: number) => byTime.set(t, Math.max(byTime.get(t) ?? 0, v));
+    for (const p of host) bump(p.t, p.v);
+    for (const p of gpuSum) bump(p.t, p.v / Math.max(1, s.gpuCount));
+    for (const p of perGpu) bump(p.t, p.v);
+    return [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => ({ t, v }));
+  };
+  // The series at the publishing period when it has data, else the 1-minute one. (Its points may still be a
+  // minute apart, if CloudWatch keeps only 1-minute data: the policy takes the spacing from the timestamps.)
+  // Below 60 s the 1-minute maxima come too: they cover a point lost from the fine series.
+  const fine = series('mem').length > 0;
+  const minute = s.metricPeriodSeconds < 60 ? merge(series('mem60'), series('gpu60')) : undefined;
+  const memory = fine ? merge(series('mem'), series('gpu')) : (minute ?? []);
   const windowSum = (id: string): number | undefined => {
     const pts = series(id).filter(p => p.t >= windowStart && p.t < minuteEnd);
     return pts.length ? pts.reduce((a, p) => a + p.v, 0) : undefined;
@@ -102,12 +106,7 @@ export function parseReadings(s: HandlerSettings, results: MetricDataResult[], p
   const invocations = windowSum('inv');
   // SageMaker emits Invocation5XXErrors (0 or 1) with every request, so no error data with requests means none.
   const errors = windowSum('err') ?? (invocations !== undefined ? 0 : undefined);
-  // The newest complete minute of the endpoint's traffic (primary + fallback).
-  const newest = series('inv')
-    .filter(p => p.t < minuteEnd)
-    .at(-1);
-  const fallbackSameMinute = newest ? (series('finv').find(p => p.t === newest.t)?.v ?? 0) : 0;
-  return { memory, periodSeconds: period, errors, invocations, newestMinuteInvocations: newest ? newest.v + fallbackSameMinute : undefined };
+  return { memory, minuteMemory: fine ? minute : undefined, maxSpacingSeconds: Math.max(60, s.metricPeriodSeconds), errors, invocations };
 }
 
 export async function readMetrics(s: HandlerSettings, c: Clients, now: number, calls: string[]): Promise<MetricReadings> {
@@ -122,16 +121,4 @@ export async function readMetrics(s: HandlerSettings, c: Clients, now: number, c
     }),
   );
   return parseReadings(s, out.MetricDataResults ?? [], '', await perGpuSeries(s, c, now, calls), now);
-}
-
-/**
- * CloudWatch Metrics Insights query for the hottest GPU of any instance of a variant: enhanced
- * metrics publish `GPUMemoryUtilization` per GPU with the `AcceleratorId` (and `InstanceId`)
- * dimension (SageMaker developer guide, monitoring-cloudwatch-enhanced-metrics). The dimension set
- * is inferred from that page: if it differs, the query returns nothing and the mean GPU (summed
- * metric ÷ GPUs) still counts — being wrong makes the breaker no worse than without it.
- */
-export function perGpuQuery(endpointName: string, variantName: string): string {
-  const quote = (x: string) => x.replace(/'/g, "''");
-  return `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("/aws/sagemaker/Endpoints", AcceleratorId, EndpointName, InstanceId, VariantName) WHERE EndpointName = '${quote(endpointName)}' AND VariantName = '${quote(variantName)}'`;
 }

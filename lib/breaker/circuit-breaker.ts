@@ -85,6 +85,19 @@ export interface CircuitBreakerOptions {
    */
   readonly recoverySteps?: number;
   /**
+   * Failed recovery probes in a row (memory back at the degrade level during RECOVERING, or within
+   * 10 minutes of CLOSED) that are retried after the normal `minDwell`; from the next one the wait
+   * before a probe doubles each time, up to `maxProbeWait`. Probing never stops, so a single spike at
+   * steady traffic never leaves the endpoint degraded for good.
+   * @default 3
+   */
+  readonly maxFailedProbes?: number;
+  /**
+   * The longest wait before a recovery probe once `maxFailedProbes` is passed.
+   * @default Duration.hours(1)
+   */
+  readonly maxProbeWait?: Duration;
+  /**
    * Share of traffic (%) the fallback gets in DEGRADED. OPEN gives it 100 %.
    * @default 50
    */
@@ -414,6 +427,8 @@ export function breakerConfig(p: CircuitBreakerOptions, hasFallback: boolean): B
     recoveryDwellSeconds: p.recoveryDwell?.toSeconds() ?? d.recoveryDwellSeconds,
     recoveryStepSeconds: p.recoveryStepInterval?.toSeconds() ?? d.recoveryStepSeconds,
     recoverySteps: p.recoverySteps ?? d.recoverySteps,
+    maxFailedProbes: p.maxFailedProbes ?? d.maxFailedProbes,
+    maxProbeWaitSeconds: p.maxProbeWait?.toSeconds() ?? d.maxProbeWaitSeconds,
     degradedFallbackShare: p.degradedFallbackSharePercent !== undefined ? p.degradedFallbackSharePercent / 100 : d.degradedFallbackShare,
     hasFallback,
   };
@@ -452,6 +467,8 @@ export function validateBreaker(p: CircuitBreakerOptions): PropErrors {
     900,
     'use Duration.minutes(1..15): the breaker reads 15 minutes of history',
   );
+  e.range('circuitBreaker.maxFailedProbes', p.maxFailedProbes, 0, 100, 'give a whole number of probes, e.g. 3', true);
+  e.range('circuitBreaker.maxProbeWait (s)', p.maxProbeWait?.toSeconds(), 300, 86400, 'use Duration.minutes(5)..Duration.days(1)');
   e.range('circuitBreaker.recoveryStepInterval (s)', p.recoveryStepInterval?.toSeconds(), 60, 3600, 'use Duration.minutes(1..60)');
   e.range('circuitBreaker.reservedConcurrency', p.reservedConcurrency, 1, 1000, 'give a whole number of executions, e.g. 1, or leave it unset', true);
   return e;

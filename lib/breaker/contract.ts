@@ -55,3 +55,15 @@ export const BREAKER_ALARM_MARK = '-breaker-';
 export function breakerAlarmName(endpointName: string, variantName: string, metric: string): string {
   return `${endpointName}-${variantName}${BREAKER_ALARM_MARK}${metric}`;
 }
+
+/**
+ * CloudWatch Metrics Insights query for the hottest GPU of any instance of a variant: enhanced
+ * metrics publish `GPUMemoryUtilization` per GPU with the `AcceleratorId` (and `InstanceId`)
+ * dimension (SageMaker developer guide, monitoring-cloudwatch-enhanced-metrics). The dimension set
+ * is inferred from that page: if it differs, the query returns nothing and the mean GPU (summed
+ * metric ÷ GPUs) still counts — being wrong makes the breaker no worse than without it.
+ */
+export function perGpuQuery(endpointName: string, variantName: string): string {
+  const quote = (x: string) => x.replace(/'/g, "''");
+  return `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("/aws/sagemaker/Endpoints", AcceleratorId, EndpointName, InstanceId, VariantName) WHERE EndpointName = '${quote(endpointName)}' AND VariantName = '${quote(variantName)}'`;
+}

@@ -7,9 +7,15 @@
  *     │                 cool for dwell│  │hot again                 cool for dwell│
  *     └──── last step ◀── RECOVERING ◀┘  └────────── RECOVERING ◀─────────────────┘
  *
- * Escalation (towards OPEN) is immediate; every de-escalation waits for the minimum dwell
- * time and for memory to stay below the recovery level (hysteresis: degrade at 80, recover
- * below 70), so the breaker never flaps. Without data it holds its state.
+ * Escalation (towards OPEN) is immediate. Every de-escalation — the first recovery step and each
+ * step after it — needs memory below the recovery level for the whole recovery dwell (hysteresis:
+ * degrade at 80, recover below 70), judged on the datapoints' own timestamps (CloudWatch may store
+ * 1-minute data behind a 10-second query), and the endpoint InService; the first step also waits the
+ * minimum dwell. So the breaker never flaps. Recovery is a probe: memory that climbs again during
+ * RECOVERING, or within the probation after CLOSED, re-escalates it and counts a failed probe; after
+ * `maxFailedProbes` of them in a row the wait before the next probe doubles each time (up to
+ * `maxProbeWaitSeconds`), so at steady traffic the endpoint is neither stuck degraded for good nor
+ * released every few minutes. Without fresh data it holds its state.
  *
  * Enforcement, in the order the handler applies it (each step works whatever the previous one's
  * effect on the endpoint; see `Decision`):
@@ -59,11 +65,14 @@ export interface BreakerConfig {
   /** Memory data older than this (s) counts as missing. */
   readonly staleAfterSeconds: number;
   /**
-   * De-escalation also needs the load per primary instance at or below this share of the load at
-   * which the breaker degraded: memory measured under the degraded mode says nothing about memory
-   * without it, and releasing the caps at the same load puts the endpoint back where it was hot.
+   * Failed probes (re-escalations during RECOVERING or within the probation after CLOSED) that are
+   * retried after the normal minimum dwell; each one after that doubles the wait before the next probe.
    */
-  readonly recoverLoadShare: number;
+  readonly maxFailedProbes: number;
+  /** The longest wait before a probe (s): probing never stops, so the endpoint is never degraded for good. */
+  readonly maxProbeWaitSeconds: number;
+  /** After CLOSED, memory that reaches the degrade level within this time (s) counts as a failed probe. */
+  readonly probationSeconds: number;
   /** Whether a fallback variant exists (otherwise only the degrade level is published). */
   readonly hasFallback: boolean;
 }
@@ -81,7 +90,9 @@ export const DEFAULT_CONFIG: BreakerConfig = {
   recoverySteps: 3,
   degradedFallbackShare: 0.5,
   staleAfterSeconds: 300,
-  recoverLoadShare: 0.9,
+  maxFailedProbes: 3,
+  maxProbeWaitSeconds: 3600,
+  probationSeconds: 600,
   hasFallback: true,
 };
 
@@ -95,8 +106,13 @@ export interface BreakerState {
   /** RECOVERING only: the share recovery started from, and the step reached. */
   readonly entryShare: number;
   readonly step: number;
-  /** Requests per second per primary instance when the breaker degraded (kept until CLOSED). */
-  readonly entryLoad?: number;
+  /**
+   * Probes that failed in a row (re-escalations from RECOVERING, or soon after CLOSED); 0 when absent.
+   * Kept through CLOSED until the probation has passed.
+   */
+  readonly failedProbes?: number;
+  /** CLOSED only: when recovery reached CLOSED (epoch ms), for the probation. */
+  readonly recoveredAt?: number;
 }
 
 /** One memory datapoint: epoch ms and the normalised max of host and GPU memory (%). */
@@ -107,19 +123,29 @@ export interface MemoryPoint {
 
 /** Fresh readings of the primary variant. */
 export interface Readings {
-  /** Memory points (hottest instance, hottest GPU: the max of host %, GPU % per device), oldest first. */
+  /**
+   * Memory points (hottest instance, hottest GPU: the max of host %, GPU % per device), oldest first.
+   * Their spacing is taken from their timestamps, never from the query's period: a 10-second query
+   * over 1-minute data returns points one minute apart (real-account.md item 23).
+   */
   readonly memory: MemoryPoint[];
   /**
-   * Seconds between memory points (the endpoint config's `MetricPublishFrequencyInSeconds`).
+   * The coarsest spacing the memory data can have (s): the endpoint's publishing period, at least 60
+   * (CloudWatch stores data published every 10–60 s at no coarser than one minute).
    * @default 60
    */
-  readonly periodSeconds?: number;
+  readonly maxSpacingSeconds?: number;
+  /**
+   * The same memory as 1-minute maxima (CloudWatch's `Maximum` per minute), when `memory` is finer: a
+   * point missing from the fine series (a hole that could hide a hot one) is covered by its minute's
+   * maximum, so lost 10-s points cannot hold the breaker degraded for good.
+   * @default - none (`memory` is the only series)
+   */
+  readonly minuteMemory?: MemoryPoint[];
   /** 5XX errors in the error window (undefined = no data). */
   readonly errors?: number;
   /** Invocations in the error window (undefined = no data). */
   readonly invocations?: number;
-  /** The endpoint's requests per second (all variants) per primary instance in service, newest minute (undefined = unknown). */
-  readonly loadPerInstance?: number;
 }
 
 /** What DescribeEndpoint said (undefined when unknown). */
@@ -178,6 +204,36 @@ export function initialState(now: number): BreakerState {
 
 const EPS = 1e-6;
 
+/**
+ * Whether memory stayed below `below` (%) for the last `dwellSeconds` up to the newest point. Each point
+ * is a bucket covering one spacing from its timestamp (CloudWatch's `Maximum` over [t, t + period)),
+ * so the buckets must cover the dwell, none may be missing (a gap over 1.5 spacings could hide a hot
+ * bucket), and all must be below. The spacing is the smallest gap between the points' own timestamps
+ * (never the query's period: a 10-second query over 1-minute data returns points a minute apart),
+ * and at most `maxSpacingSeconds` (data is never stored coarser than it is published), so sparse data
+ * cannot pass for coarse data.
+ */
+export function coolFor(points: MemoryPoint[], below: number, dwellSeconds: number, maxSpacingSeconds = 60): boolean {
+  if (points.length < 2) return false;
+  let spacing = maxSpacingSeconds * 1000;
+  for (let i = 1; i < points.length; i++) {
+    const gap = points[i].t - points[i - 1].t;
+    if (gap > 0 && gap < spacing) spacing = gap;
+  }
+  const end = points[points.length - 1].t + spacing;
+  const from = end - dwellSeconds * 1000;
+  const window = points.filter(p => p.t >= from - spacing / 2);
+  if (!window.length || window[0].t > from + spacing / 2) return false;
+  for (let i = 1; i < window.length; i++) if (window[i].t - window[i - 1].t > 1.5 * spacing) return false;
+  return window.every(p => p.v < below);
+}
+
+/** The wait before the first recovery step (s): the minimum dwell, doubled per failed probe past the allowance. */
+export function probeWaitSeconds(failedProbes: number, config: BreakerConfig): number {
+  const over = Math.max(0, failedProbes - config.maxFailedProbes);
+  return Math.min(config.maxProbeWaitSeconds, config.minDwellSeconds * 2 ** over);
+}
+
 /** The pure decision function. */
 export function decide(
   prev: BreakerState,
@@ -199,6 +255,7 @@ export function decide(
       ? readings.errors / readings.invocations
       : undefined;
   const elapsed = (now - prev.since) / 1000;
+  const failed = prev.failedProbes ?? 0;
 
   let next: BreakerState = prev;
   if (latest === undefined) {
@@ -207,64 +264,61 @@ export function decide(
     const critical = latest >= config.criticalAtPercent;
     const erroring = errRate !== undefined && errRate >= config.errorRateOpen;
     const hot = latest >= config.degradeAtPercent;
-    // "Cool for the dwell": the newest `needed` points are consecutive and all below the recovery
-    // level. Anchored at the newest point, not at `now`: CloudWatch data arrives late.
-    const period = Math.max(1, readings.periodSeconds ?? 60);
-    const needed = Math.max(1, Math.ceil(config.recoveryDwellSeconds / period));
-    const window = fresh.slice(-needed);
-    const consecutive = window.length === needed && window[needed - 1].t - window[0].t <= (needed - 1) * period * 1000 + period * 500;
-    const cool = consecutive && window.every(p => p.v < config.recoverBelowPercent);
-    const load = readings.loadPerInstance;
-    // The load at which trouble began: kept through escalation and recovery, cleared on CLOSED.
-    const entryLoad = prev.state === 'CLOSED' ? load : (prev.entryLoad ?? load);
-    const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0, entryLoad });
+    // Hysteresis: below the recovery level for the whole dwell, anchored at the newest point (data arrives
+    // late), on the fine series or, where it has holes, on the 1-minute maxima.
+    const minute = (readings.minuteMemory ?? []).filter(p => Number.isFinite(p.v));
+    const minuteFresh = minute.length > 0 && now - minute[minute.length - 1].t <= config.staleAfterSeconds * 1000;
+    const cool =
+      coolFor(fresh, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds) ||
+      (minuteFresh && coolFor(minute, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds));
+    // A re-escalation during recovery, or soon after it closed, is a failed probe.
+    const probing =
+      prev.state === 'RECOVERING' ||
+      (prev.state === 'CLOSED' && prev.recoveredAt !== undefined && now - prev.recoveredAt < config.probationSeconds * 1000);
+    const failedProbes = probing ? failed + 1 : prev.state === 'CLOSED' ? 0 : failed;
+    const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0, failedProbes });
     const degraded = (): BreakerState => ({
       state: 'DEGRADED',
       since: now,
       share: config.degradedFallbackShare,
       entryShare: config.degradedFallbackShare,
       step: 0,
-      entryLoad,
+      failedProbes,
     });
     const recoveringFrom = (entry: number, step: number): BreakerState => {
-      if (step >= config.recoverySteps) return { state: 'CLOSED', since: now, share: 0, entryShare: 0, step: 0 };
-      return {
-        state: 'RECOVERING',
-        since: now,
-        share: entry * (1 - step / config.recoverySteps),
-        entryShare: entry,
-        step,
-        entryLoad: prev.entryLoad,
-      };
+      if (step >= config.recoverySteps)
+        return { state: 'CLOSED', since: now, share: 0, entryShare: 0, step: 0, failedProbes: failed, recoveredAt: now };
+      return { state: 'RECOVERING', since: now, share: entry * (1 - step / config.recoverySteps), entryShare: entry, step, failedProbes: failed };
     };
-    const loadHigh = prev.entryLoad !== undefined && load !== undefined && load > config.recoverLoadShare * prev.entryLoad;
-    const loadReason = () =>
-      `load ${+load!.toFixed(1)} req/s per instance > ${100 * config.recoverLoadShare} % of the ${+prev.entryLoad!.toFixed(1)} at which it degraded: holding ${prev.state}`;
     const fmt = (x: number) => `${+x.toFixed(1)} %`;
+    const probe = probing && failedProbes > 0 ? ` (failed probe ${failedProbes})` : '';
+    const notCool = () =>
+      `memory ${fmt(latest)}: not below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: holding ${prev.state}${prev.state === 'RECOVERING' ? ` at step ${prev.step}` : ''}`;
 
     if ((critical || erroring) && prev.state !== 'OPEN') {
       next = open();
       reasons.push(
-        critical
+        (critical
           ? `memory ${fmt(latest)} ≥ critical ${config.criticalAtPercent} %: OPEN`
-          : `5XX rate ${fmt(100 * errRate!)} ≥ ${100 * config.errorRateOpen} %: OPEN`,
+          : `5XX rate ${fmt(100 * errRate!)} ≥ ${100 * config.errorRateOpen} %: OPEN`) + probe,
       );
     } else if (hot && (prev.state === 'CLOSED' || prev.state === 'RECOVERING')) {
       next = degraded();
-      reasons.push(`memory ${fmt(latest)} ≥ ${config.degradeAtPercent} %: DEGRADED`);
-    } else if ((prev.state === 'DEGRADED' || prev.state === 'OPEN' || prev.state === 'RECOVERING') && endpoint && endpoint.status !== 'InService') {
+      reasons.push(`memory ${fmt(latest)} ≥ ${config.degradeAtPercent} %: DEGRADED${probe}`);
+    } else if (prev.state !== 'CLOSED' && endpoint && endpoint.status !== 'InService') {
       // De-escalation waits while capacity is still changing: memory measured under the degraded
       // mode says little about memory after it, and a scale-out in flight means load outgrew the fleet.
       reasons.push(`endpoint is ${endpoint.status}: holding ${prev.state} until capacity settles`);
     } else if (prev.state === 'DEGRADED' || prev.state === 'OPEN') {
+      const wait = probeWaitSeconds(failed, config);
       if (prev.state === 'OPEN' && (critical || erroring)) {
         reasons.push('still critical: OPEN');
-      } else if (elapsed < config.minDwellSeconds) {
-        reasons.push(`${prev.state} for ${Math.round(elapsed)} s < minimum dwell ${config.minDwellSeconds} s: holding`);
+      } else if (elapsed < wait) {
+        reasons.push(
+          `${prev.state} for ${Math.round(elapsed)} s < ${wait > config.minDwellSeconds ? `${wait} s (${failed} failed probes)` : `minimum dwell ${config.minDwellSeconds} s`}: holding`,
+        );
       } else if (!cool) {
-        reasons.push(`memory ${fmt(latest)} not below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: holding ${prev.state}`);
-      } else if (loadHigh) {
-        reasons.push(loadReason());
+        reasons.push(notCool());
       } else {
         next = recoveringFrom(prev.share, 1);
         reasons.push(`memory below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: recovery step 1/${config.recoverySteps}`);
@@ -272,16 +326,18 @@ export function decide(
     } else if (prev.state === 'RECOVERING') {
       if (elapsed < config.recoveryStepSeconds) {
         reasons.push(`recovery step ${prev.step}/${config.recoverySteps} for ${Math.round(elapsed)} s < ${config.recoveryStepSeconds} s: holding`);
-      } else if (latest >= config.recoverBelowPercent) {
-        reasons.push(`memory ${fmt(latest)} ≥ ${config.recoverBelowPercent} %: pausing recovery at step ${prev.step}`);
-      } else if (loadHigh) {
-        reasons.push(loadReason());
+      } else if (!cool) {
+        reasons.push(notCool());
       } else {
         next = recoveringFrom(prev.entryShare, prev.step + 1);
         reasons.push(next.state === 'CLOSED' ? 'last recovery step: CLOSED' : `recovery step ${next.step}/${config.recoverySteps}`);
       }
     } else {
       reasons.push(`memory ${fmt(latest)} < ${config.degradeAtPercent} %: CLOSED`);
+      // Past the probation the failed probes are forgotten.
+      if (prev.recoveredAt !== undefined && now - prev.recoveredAt >= config.probationSeconds * 1000) {
+        next = { state: 'CLOSED', since: prev.since, share: 0, entryShare: 0, step: 0 };
+      }
     }
   }
 
@@ -309,7 +365,12 @@ export function decide(
     }
   }
 
-  const changed = next.state !== prev.state || next.step !== prev.step || Math.abs(next.share - prev.share) > EPS;
+  const changed =
+    next.state !== prev.state ||
+    next.step !== prev.step ||
+    Math.abs(next.share - prev.share) > EPS ||
+    (next.failedProbes ?? 0) !== failed ||
+    next.recoveredAt !== prev.recoveredAt;
   const capacity = capacityPlan(next, endpoint, variants, config);
   return { next, level: LEVEL[next.state], changed, setWeights, effectiveShare, capacity, reasons };
 }
@@ -372,7 +433,8 @@ export function tryParseState(raw: string | undefined): BreakerState | undefined
         share: o.share,
         entryShare: Number.isFinite(o.entryShare) ? o.entryShare : o.share,
         step: Number.isFinite(o.step) ? o.step : 0,
-        ...(Number.isFinite(o.entryLoad) ? { entryLoad: o.entryLoad } : {}),
+        ...(Number.isInteger(o.failedProbes) && o.failedProbes > 0 ? { failedProbes: o.failedProbes } : {}),
+        ...(Number.isFinite(o.recoveredAt) ? { recoveredAt: o.recoveredAt } : {}),
       };
     }
   } catch {
@@ -395,7 +457,8 @@ export function serializeState(s: BreakerState, reasons: string[]): string {
     share: s.share,
     entryShare: s.entryShare,
     step: s.step,
-    entryLoad: s.entryLoad,
+    failedProbes: s.failedProbes,
+    recoveredAt: s.recoveredAt,
     reasons: reasons.slice(0, 3),
   });
 }

@@ -1,5 +1,6 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { perGpuQuery } from '../breaker/contract';
 
 /** Namespace of the instance metrics (utilization) of SageMaker endpoints. */
 export const ENDPOINT_INSTANCE_NAMESPACE = '/aws/sagemaker/Endpoints';
@@ -43,13 +44,10 @@ export class EndpointMetricFactory {
    * `MetricsConfig.EnableEnhancedMetrics`). The summed metric hides one full GPU among idle ones.
    */
   public hottestGpuMemoryUtilization(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {
-    const quote = (x: string) => x.replace(/'/g, "''");
     return new cloudwatch.MathExpression({
-      expression:
-        `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("${ENDPOINT_INSTANCE_NAMESPACE}", AcceleratorId, EndpointName, InstanceId, VariantName) ` +
-        `WHERE EndpointName = '${quote(this.endpointName)}' AND VariantName = '${quote(this.variantName)}'`,
+      expression: perGpuQuery(this.endpointName, this.variantName),
       usingMetrics: {},
-      // Metrics Insights alarms: 1-minute periods (the finer ones are not documented for queries).
+      // Metrics Insights aggregates at one minute ("does not support high-resolution data": real-account.md item 24).
       period: o.period ?? Duration.minutes(1),
       label: o.label ?? 'Hottest GPU memory (%)',
     });

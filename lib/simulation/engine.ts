@@ -523,16 +523,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         ? { min: vs.v.scaling.min, max: vs.v.scaling.max, qpsPerInstance: vs.v.scaling.qpsPerInstance }
         : undefined;
     const status = isUpdating(t) ? 'Updating' : 'InService';
-    const newestP = P.minutes.filter(p => p.availableAt <= t).at(-1);
-    const newestF = F?.minutes.filter(p => p.availableAt <= t).at(-1);
-    const primaryUp = inService(P, t);
-    const loadPerInstance = newestP && primaryUp ? (newestP.inv + (newestF?.inv ?? 0)) / 60 / primaryUp : undefined;
     const d = decide(
       breaker,
       {
         memory,
-        periodSeconds: period,
-        loadPerInstance,
+        maxSpacingSeconds: Math.max(60, period),
         errors: last10.reduce((s, p) => s + p.e5, 0),
         invocations: last10.reduce((s, p) => s + p.inv, 0),
       },
