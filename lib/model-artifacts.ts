@@ -5,8 +5,9 @@ import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
-import { FactName } from 'aws-cdk-lib/region-info';
+import { RegionInfo } from 'aws-cdk-lib/region-info';
 import { Construct } from 'constructs';
+import { DLC_ACCOUNTS, FIRST_PARTY_ACCOUNTS, IMAGE_REPOSITORIES } from './image-registries';
 import { ModelServer } from './model-server';
 import { acknowledgeWildcard } from './nag';
 
@@ -29,19 +30,24 @@ export abstract class ContainerImage {
     return modelServerOfRepository(repository);
   }
 
+  /** The repositories `fromDlc` knows (AWS's inference images). */
+  public static readonly IMAGE_REPOSITORIES: string[] = Object.keys(IMAGE_REPOSITORIES);
+
   /** An image in an ECR repository of this (or another) account, by tag. */
   public static fromEcrRepository(repository: ecr.IRepository, tag: string = 'latest'): ContainerImage {
     return new EcrImage(repository, tag);
   }
 
   /**
-   * An AWS framework image for the stack's region: a Deep Learning Container (`pytorch-inference`,
-   * `huggingface-pytorch-inference`, `tensorflow-inference`, `mxnet-inference`, …) from the DLC
-   * account aws-cdk-lib's region facts know (`FactName.DLC_REPOSITORY_ACCOUNT`, as the sagemaker-alpha
-   * module's `ContainerImage.fromDlc` uses), or `sagemaker-scikit-learn` / `sagemaker-xgboost` from
-   * their per-region accounts (the SageMaker Python SDK's `image_uri_config/sklearn.json`). In a
-   * region-agnostic stack the account is a `Fn::FindInMap` over the regions. The serving stack is
-   * detected from the repository.
+   * An AWS inference image for the stack's Region: a Deep Learning Container (`pytorch-inference`,
+   * `huggingface-pytorch-inference`, `tensorflow-inference`, `mxnet-inference`, `djl-inference`, …) or a
+   * first-party image (`sagemaker-scikit-learn`, `sagemaker-xgboost`, `tei`), from the registry account
+   * of that Region in the SageMaker Python SDK's image catalog — every commercial, China and GovCloud
+   * Region it lists (`ContainerImage.IMAGE_REPOSITORIES` names the repositories). In a region-agnostic
+   * stack the account is a `Fn::FindInMap`; if the image is missing from a Region the stack could be
+   * deployed to (the partitions in `@aws-cdk/core:target-partitions`, else all), synthesis fails
+   * naming them. An unknown repository, or a Region without the image, is a synth error too. The
+   * serving stack is detected from the repository.
    */
   public static fromDlc(repositoryName: string, tag: string): ContainerImage {
     return new DlcImage(repositoryName, tag);
@@ -85,45 +91,6 @@ export function modelServerOfRepository(repository: string): ModelServer | undef
   return undefined;
 }
 
-/**
- * Accounts of AWS's first-party scikit-learn and XGBoost images by region (the SageMaker Python
- * SDK's `src/sagemaker/image_uri_config/sklearn.json`, "inference" registries; the XGBoost images
- * ≥ 1.0 share them).
- */
-const FIRST_PARTY_ACCOUNTS: Record<string, string> = {
-  'af-south-1': '510948584623',
-  'ap-east-1': '651117190479',
-  'ap-northeast-1': '354813040037',
-  'ap-northeast-2': '366743142698',
-  'ap-northeast-3': '867004704886',
-  'ap-south-1': '720646828776',
-  'ap-south-2': '628508329040',
-  'ap-southeast-1': '121021644041',
-  'ap-southeast-2': '783357654285',
-  'ap-southeast-3': '951798379941',
-  'ap-southeast-4': '106583098589',
-  'ca-central-1': '341280168497',
-  'cn-north-1': '450853457545',
-  'cn-northwest-1': '451049120500',
-  'eu-central-1': '492215442770',
-  'eu-central-2': '680994064768',
-  'eu-north-1': '662702820516',
-  'eu-west-1': '141502667606',
-  'eu-west-2': '764974769150',
-  'eu-west-3': '659782779980',
-  'eu-south-1': '978288397137',
-  'eu-south-2': '104374241257',
-  'me-south-1': '801668240914',
-  'me-central-1': '272398656194',
-  'sa-east-1': '737474898029',
-  'us-east-1': '683313688378',
-  'us-east-2': '257758044811',
-  'us-gov-west-1': '414596584902',
-  'us-gov-east-1': '237065988967',
-  'us-west-1': '746614075791',
-  'us-west-2': '246618743249',
-};
-
 class DlcImage extends ContainerImage {
   constructor(
     private readonly repositoryName: string,
@@ -136,11 +103,55 @@ class DlcImage extends ContainerImage {
   }
   public bind(scope: Construct, role: iam.IRole): ContainerImageConfig {
     const stack = Stack.of(scope);
-    const firstParty = /^sagemaker-(scikit-learn|xgboost)/.test(this.repositoryName);
-    const account = firstParty ? firstPartyAccount(stack) : stack.regionalFact(FactName.DLC_REPOSITORY_ACCOUNT);
+    const account = imageAccount(stack, this.repositoryName);
     grantEcrPull(role, Arn.format({ service: 'ecr', account, resource: 'repository', resourceName: this.repositoryName }, stack));
     return { imageUri: `${account}.dkr.ecr.${stack.region}.${stack.urlSuffix}/${this.repositoryName}:${this.tag}` };
   }
+}
+
+/**
+ * The registry account of an AWS inference image in the stack's Region (lib/image-registries.ts, from
+ * the SageMaker Python SDK's image catalog): a literal when the Region is known, else a
+ * `Fn::FindInMap` over the Regions the image exists in. Throws (reported as a synth error naming
+ * the model) for an unknown repository, a Region without the image, or a region-agnostic stack that
+ * could be deployed to a Region without it (the map lookup would fail at deploy).
+ */
+export function imageAccount(stack: Stack, repository: string): string {
+  const repo = IMAGE_REPOSITORIES[repository];
+  if (!repo) {
+    throw new Error(
+      `ContainerImage.fromDlc: got repository '${repository}'; allowed: one of AWS's inference images (${Object.keys(IMAGE_REPOSITORIES).join(', ')}). ` +
+        'Fix: use one of them, or ContainerImage.fromImageUri for any other image',
+    );
+  }
+  const accounts = repo.accounts === 'dlc' ? DLC_ACCOUNTS : FIRST_PARTY_ACCOUNTS;
+  if (!Token.isUnresolved(stack.region)) {
+    if (!repo.regions.includes(stack.region)) {
+      throw new Error(
+        `ContainerImage.fromDlc('${repository}'): got region ${stack.region}; allowed: the Regions AWS publishes it in (${repo.regions.join(', ')}). ` +
+          'Fix: deploy the stack to one of them, or use ContainerImage.fromImageUri with an image in your Region',
+      );
+    }
+    return accounts[stack.region];
+  }
+  // Region-agnostic: the stack may go to any Region of the partitions it targets; each must have the image.
+  const partitions: string[] | undefined = stack.node.tryGetContext('@aws-cdk/core:target-partitions');
+  const missing = RegionInfo.regions
+    .filter(r => !partitions || (r.partition !== undefined && partitions.includes(r.partition)))
+    .map(r => r.name)
+    .filter(r => !repo.regions.includes(r));
+  if (missing.length) {
+    throw new Error(
+      `ContainerImage.fromDlc('${repository}') in the region-agnostic stack ${stack.stackName}: got Regions it could be deployed to where AWS does not publish the image (${missing.join(', ')}); ` +
+        `allowed: a stack with a Region among the ${repo.regions.length} where AWS publishes it (ContainerImage.fromDlc lists them). ` +
+        'Fix: give the stack a Region (env: { region: process.env.CDK_DEFAULT_REGION }), or use ContainerImage.fromImageUri',
+    );
+  }
+  const id = `SageMakerImageAccounts${repository.replace(/[^A-Za-z0-9]/g, '')}`;
+  const mapping =
+    (stack.node.tryFindChild(id) as CfnMapping | undefined) ??
+    new CfnMapping(stack, id, { mapping: Object.fromEntries(repo.regions.map(r => [r, { account: accounts[r] }])) });
+  return mapping.findInMap(Aws.REGION, 'account');
 }
 
 /**
@@ -162,23 +173,6 @@ function grantEcrPull(role: iam.IRole, repositoryArn: string): void {
     '*',
     'ecr:GetAuthorizationToken and cloudwatch:PutMetricData have no resource-level permissions (AWS requires "*"); PutMetricData is limited by a cloudwatch:namespace condition.',
   );
-}
-
-/** The first-party image account for the stack's region: a literal when the region is known, else Fn::FindInMap. */
-function firstPartyAccount(stack: Stack): string {
-  if (!Token.isUnresolved(stack.region)) {
-    const account = FIRST_PARTY_ACCOUNTS[stack.region];
-    if (!account)
-      throw new Error(
-        `ContainerImage.fromDlc: no scikit-learn/XGBoost image account is known for region ${stack.region}; use ContainerImage.fromImageUri with the image URI for that region`,
-      );
-    return account;
-  }
-  const id = 'SageMakerFirstPartyImageAccounts';
-  const mapping =
-    (stack.node.tryFindChild(id) as CfnMapping | undefined) ??
-    new CfnMapping(stack, id, { mapping: Object.fromEntries(Object.entries(FIRST_PARTY_ACCOUNTS).map(([r, a]) => [r, { account: a }])) });
-  return mapping.findInMap(Aws.REGION, 'account');
 }
 
 class EcrImage extends ContainerImage {

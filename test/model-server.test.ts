@@ -64,27 +64,6 @@ describe.each(families)('%s image', (_family, repoTag, server, written, absent) 
   });
 });
 
-test('region-agnostic stacks resolve both accounts per region with Fn::FindInMap', () => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new Stack(app, 'Agnostic');
-  new ResilientEndpoint(stack, 'Sk', {
-    model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') },
-    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
-  });
-  new ResilientEndpoint(stack, 'Pt', {
-    model: { image: ContainerImage.fromDlc('pytorch-inference', '2.3.0-cpu-py311-ubuntu20.04-sagemaker') },
-    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
-  });
-  const t = Template.fromStack(stack).toJSON();
-  const images = Object.values(t.Resources)
-    .filter((r: any) => r.Type === 'AWS::SageMaker::Model')
-    .map((r: any) => JSON.stringify(r.Properties.PrimaryContainer.Image));
-  expect(images.every(i => i.includes('Fn::FindInMap'))).toBe(true);
-  const mappings = JSON.stringify(t.Mappings);
-  expect(mappings).toContain('"eu-west-1":{"account":"141502667606"}'); // scikit-learn in Ireland
-  expect(mappings).toContain('763104351884'); // the DLC account from aws-cdk-lib's region facts
-});
-
 test('an unknown image gets the toolkit contract with a warning that says how to choose', () => {
   const { stack } = newStack();
   new ResilientEndpoint(stack, 'E', {

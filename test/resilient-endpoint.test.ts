@@ -120,8 +120,10 @@ describe('example stacks', () => {
       },
     ]);
     expect(statements.filter(s => JSON.stringify(s.Action).includes('s3:List') || JSON.stringify(s.Action).includes('s3:GetBucket'))).toEqual([]);
-    // The image is AWS's PyTorch DLC for the stack's region (region-agnostic: the account by Fn::FindInMap).
-    expect(JSON.stringify(model.Image)).toMatch(/Fn::FindInMap.*\/pytorch-inference:2\.3\.0-gpu-py311-cu121-ubuntu20\.04-sagemaker/);
+    // The image is AWS's PyTorch DLC for the stack's Region (the examples default to us-east-1 without CDK_DEFAULT_REGION).
+    expect(JSON.stringify(model.Image)).toMatch(
+      /763104351884\.dkr\.ecr\.us-east-1\..*\/pytorch-inference:2\.3\.0-gpu-py311-cu121-ubuntu20\.04-sagemaker/,
+    );
     const pull = statements.find(
       s => JSON.stringify(s.Action) === JSON.stringify(['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage']),
     );

@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage, ModelData } from '../model-artifacts';
 import { ResilientEndpoint } from '../resilient-endpoint';
-import { ExampleModelSource, exampleModelArtifact } from './recommender-stack';
+import { exampleEnv, ExampleModelSource, exampleModelArtifact } from './recommender-stack';
 
 /** Props of the clustering example. */
 export interface ClusteringStackProps extends StackProps, ExampleModelSource {}
@@ -18,7 +18,7 @@ export class ClusteringStack extends Stack {
   public readonly endpoint: ResilientEndpoint;
 
   constructor(scope: Construct, id: string, props: ClusteringStackProps = {}) {
-    super(scope, id, props);
+    super(scope, id, exampleEnv(props));
     this.endpoint = new ResilientEndpoint(this, 'Clustering', {
       model: {
         image: props.imageUri ? ContainerImage.fromImageUri(props.imageUri) : ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3'),

@@ -20,6 +20,16 @@ export interface ExampleModelSource {
   readonly modelDataUrl?: string;
 }
 
+/**
+ * The example stacks' environment when none is given: the Region the CDK CLI resolved (`cdk deploy`
+ * sets CDK_DEFAULT_REGION from the profile or AWS_REGION), else us-east-1, as the CLI does. A Region is
+ * needed because `ContainerImage.fromDlc` refuses a region-agnostic stack that could land in a Region
+ * without the image.
+ */
+export function exampleEnv(props: StackProps): StackProps {
+  return { ...props, env: props.env ?? { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION ?? 'us-east-1' } };
+}
+
 /** The model.tar.gz `scripts/build-models.py` builds for an example (source tree or packed library). */
 export function exampleModelArtifact(name: string): string {
   const candidates = [
@@ -44,7 +54,7 @@ export class RecommenderStack extends Stack {
   public readonly endpoint: ResilientEndpoint;
 
   constructor(scope: Construct, id: string, props: RecommenderStackProps = {}) {
-    super(scope, id, props);
+    super(scope, id, exampleEnv(props));
     const image = props.imageUri
       ? ContainerImage.fromImageUri(props.imageUri)
       : ContainerImage.fromDlc('pytorch-inference', '2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker');
