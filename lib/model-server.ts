@@ -33,17 +33,17 @@ export enum ModelServer {
    */
   SCIKIT_LEARN = 'SCIKIT_LEARN',
   /**
-   * AWS's XGBoost image: it sets its own worker count (one per CPU) and reads the payload limit from
-   * `MAX_CONTENT_LENGTH` in bytes, capped at 20 MiB (aws/sagemaker-xgboost-container `serving.py`,
-   * `_set_mms_configs`). Workers cannot be tuned.
+   * AWS's XGBoost image, single-model endpoints (all this library creates): `serving_entrypoint`
+   * starts sagemaker-containers' gunicorn unless `SAGEMAKER_MULTI_MODEL` is set (aws/sagemaker-xgboost-container
+   * `serving.py`), so `SAGEMAKER_MODEL_SERVER_WORKERS` sets the workers and `SAGEMAKER_MODEL_SERVER_TIMEOUT`
+   * the timeout in seconds (aws/sagemaker-containers `_server.py`); the payload limit is Flask's
+   * `MAX_CONTENT_LENGTH` in bytes, uncapped (`algorithm_mode/serve.py`). The 20 MiB cap and one worker
+   * per CPU of `serving_mms.py` apply to multi-model endpoints only (real-account.md item 9).
    */
   XGBOOST = 'XGBOOST',
   /** A custom server: no tuning variables are written; pass your own `environment`. */
   NONE = 'NONE',
 }
-
-/** XGBoost's own cap on `MAX_CONTENT_LENGTH` (sagemaker-xgboost-container `serving.py`, MAX_CONTENT_LEN_LIMIT). */
-export const XGBOOST_MAX_CONTENT_BYTES = 20 * 1024 * 1024;
 
 /** Memory one copy of the model needs. Each model-server worker loads its own copy. */
 export interface MemoryFootprint {
@@ -151,7 +151,7 @@ type ServerSetting = 'workers' | 'timeoutMinutes' | 'timeoutSeconds' | 'maxReque
 /**
  * Every variable each model server reads, in the order written, with the setting (and unit) it takes:
  * the contract, per server, with its sources in this file's header. Values left unset (a job queue
- * size nobody asked for) are not written. XGBoost's single variable is capped, so it is written below.
+ * size nobody asked for) are not written.
  */
 const SERVER_VARIABLES: Record<ModelServer, [string, ServerSetting][]> = {
   [ModelServer.SAGEMAKER_INFERENCE_TOOLKIT]: [
@@ -169,6 +169,10 @@ const SERVER_VARIABLES: Record<ModelServer, [string, ServerSetting][]> = {
     ['SAGEMAKER_MODEL_SERVER_WORKERS', 'workers'],
     ['TS_DEFAULT_WORKERS_PER_MODEL', 'workers'],
     ['SAGEMAKER_MODEL_SERVER_TIMEOUT', 'timeoutSeconds'],
+    // The toolkit's own `default_response_timeout=` line would be lost: it appends its settings to
+    // default-ts.properties, which since toolkit v2.0.25 ends without a newline, gluing the first appended
+    // line onto the last property. TS_* variables are read because that file sets enable_envvars_config=true
+    // (aws/sagemaker-pytorch-inference-toolkit etc/default-ts.properties, torchserve.py; real-account.md item 34).
     ['TS_DEFAULT_RESPONSE_TIMEOUT', 'timeoutSeconds'],
     ['TS_MAX_REQUEST_SIZE', 'maxRequestBytes'],
     ['TS_MAX_RESPONSE_SIZE', 'maxResponseBytes'],
@@ -178,7 +182,11 @@ const SERVER_VARIABLES: Record<ModelServer, [string, ServerSetting][]> = {
     ['SAGEMAKER_MODEL_SERVER_WORKERS', 'workers'],
     ['SAGEMAKER_MODEL_SERVER_TIMEOUT', 'timeoutSeconds'], // gunicorn's timeout, seconds
   ],
-  [ModelServer.XGBOOST]: [],
+  [ModelServer.XGBOOST]: [
+    ['SAGEMAKER_MODEL_SERVER_WORKERS', 'workers'], // gunicorn (sagemaker-containers), single-model endpoints
+    ['SAGEMAKER_MODEL_SERVER_TIMEOUT', 'timeoutSeconds'],
+    ['MAX_CONTENT_LENGTH', 'maxRequestBytes'], // Flask's request limit in the algorithm-mode app, bytes
+  ],
   [ModelServer.NONE]: [],
 };
 
@@ -291,17 +299,6 @@ export function tuneModelServer(
     }
   }
 
-  if (server === ModelServer.XGBOOST && !instanceType.specUnknown) {
-    // The XGBoost image starts one worker per CPU whatever the environment says.
-    workers = Math.max(1, spec.vCpus);
-    workersReason = 'the XGBoost image runs one worker per CPU';
-    if (hostBytes && workers * hostBytes > MEMORY_BUDGET_SHARE * memBytes) {
-      warnings.push(
-        `the XGBoost image runs ${workers} workers (one per CPU) × host footprint ${fmtBytes(hostBytes)} > 80 % of ${instanceType.name}'s ${spec.memoryGiB} GiB: choose a type with more memory per vCPU (e.g. ml.r5).`,
-      );
-    }
-  }
-
   // --- sizes and timeouts ---
   const maxRequestBytes = options.maxRequestSize?.toBytes() ?? DEFAULT_MAX_REQUEST_BYTES;
   const maxResponseBytes = options.maxResponseSize?.toBytes() ?? maxRequestBytes;
@@ -354,13 +351,7 @@ export function tuneModelServer(
       if (options.jobQueueSize !== undefined) unsupported('jobQueueSize', 'gunicorn has no such queue setting in the scikit-learn image');
       break;
     case ModelServer.XGBOOST:
-      environment.MAX_CONTENT_LENGTH = String(Math.min(maxRequestBytes, XGBOOST_MAX_CONTENT_BYTES));
-      if (maxRequestBytes > XGBOOST_MAX_CONTENT_BYTES)
-        warnings.push(
-          `modelServer.maxRequestSize is ${maxRequestBytes} bytes; the XGBoost image caps MAX_CONTENT_LENGTH at ${XGBOOST_MAX_CONTENT_BYTES}: ${XGBOOST_MAX_CONTENT_BYTES} is written.`,
-        );
-      if (options.workers !== undefined) unsupported('workers', 'the XGBoost image starts one worker per CPU whatever the environment says');
-      if (options.jobQueueSize !== undefined) unsupported('jobQueueSize', 'the XGBoost image sizes its own queue (2 × workers)');
+      if (options.jobQueueSize !== undefined) unsupported('jobQueueSize', 'gunicorn has no such queue setting in the XGBoost image');
       break;
     default:
       break;

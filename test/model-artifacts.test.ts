@@ -15,7 +15,7 @@ function endpointOn(repository: string, region: string | undefined, context: Rec
 }
 const imageOf = (stack: Stack) =>
   JSON.stringify(
-    Object.values(Template.fromStack(stack).toJSON().Resources).find((r: any) => r.Type === 'AWS::SageMaker::Model')!.Properties.PrimaryContainer
+    (Object.values(Template.fromStack(stack).toJSON().Resources) as any[]).find(r => r.Type === 'AWS::SageMaker::Model').Properties.PrimaryContainer
       .Image,
   );
 

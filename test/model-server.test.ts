@@ -1,6 +1,6 @@
 // Model-server tuning and the per-server environment contracts (lib/model-server.ts), and how the
 // server is detected from the image (lib/model-artifacts.ts).
-import { App, Duration, Size, Stack } from 'aws-cdk-lib';
+import { Duration, Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { ContainerImage, ModelServer, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { modelServerOfRepository } from '../lib/model-artifacts';
@@ -38,7 +38,13 @@ const families: [string, string, ModelServer, string[], string[]][] = [
     ['SAGEMAKER_MODEL_SERVER_WORKERS', 'SAGEMAKER_MODEL_SERVER_TIMEOUT'],
     ['MMS_', 'TS_', 'MAX_CONTENT_LENGTH'],
   ],
-  ['XGBoost', 'sagemaker-xgboost:1.7-1', ModelServer.XGBOOST, ['MAX_CONTENT_LENGTH'], ['MMS_', 'TS_', 'SAGEMAKER_MODEL_SERVER_WORKERS']],
+  [
+    'XGBoost',
+    'sagemaker-xgboost:1.7-1',
+    ModelServer.XGBOOST,
+    ['SAGEMAKER_MODEL_SERVER_WORKERS', 'SAGEMAKER_MODEL_SERVER_TIMEOUT', 'MAX_CONTENT_LENGTH'],
+    ['MMS_', 'TS_'],
+  ],
   ['TensorFlow', 'tensorflow-inference:2.14.1-cpu', ModelServer.NONE, [], ['MMS_', 'TS_', 'SAGEMAKER_MODEL_SERVER', 'MAX_CONTENT_LENGTH']],
 ];
 
@@ -96,12 +102,20 @@ describe('units and unsupported tuning', () => {
     });
   });
 
-  test("XGBoost: one worker per CPU whatever is asked; MAX_CONTENT_LENGTH capped at the image's 20 MiB", () => {
-    const x = tuneModelServer(m5, undefined, { server: ModelServer.XGBOOST, workers: 2, maxRequestSize: Size.mebibytes(64) });
-    expect(x.workers).toBe(4);
-    expect(x.environment).toEqual({ MAX_CONTENT_LENGTH: String(20 * 1024 * 1024) });
-    expect(x.warnings.join('\n')).toMatch(/modelServer\.workers is set, but the XGBoost image starts one worker per CPU/);
-    expect(x.warnings.join('\n')).toMatch(/caps MAX_CONTENT_LENGTH at 20971520/);
+  test('XGBoost single-model endpoints run gunicorn: workers bounded by memory, timeout in seconds, MAX_CONTENT_LENGTH as asked (no 20 MiB cap)', () => {
+    // ml.m5.xlarge: 4 vCPUs × 1.5 = 6 workers, capped by a 4 GiB footprint to ⌊0.8 × 16 / 4⌋ = 3.
+    const x = tuneModelServer(
+      m5,
+      { host: Size.gibibytes(4) },
+      { server: ModelServer.XGBOOST, maxRequestSize: Size.mebibytes(64), responseTimeout: Duration.seconds(45) },
+    );
+    expect(x.workers).toBe(3);
+    expect(x.environment).toEqual({
+      SAGEMAKER_MODEL_SERVER_WORKERS: '3',
+      SAGEMAKER_MODEL_SERVER_TIMEOUT: '45',
+      MAX_CONTENT_LENGTH: String(64 * 1024 * 1024),
+    });
+    expect(tuneModelServer(m5, undefined, { server: ModelServer.XGBOOST, workers: 2 }).environment.SAGEMAKER_MODEL_SERVER_WORKERS).toBe('2');
   });
 
   test('scikit-learn: a request-size limit cannot be written (nginx has none there): warned, not written', () => {
