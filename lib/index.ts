@@ -25,7 +25,7 @@ export type {
 export { ResilientEndpointFleet } from './fleet';
 export { EndpointMetricFactory } from './monitoring/metrics';
 export { AlarmTier, EndpointMonitoring } from './monitoring/endpoint-monitoring';
-export type { EndpointMonitoringProps, MonitoredVariant, MonitoringOptions, TieredAlarm } from './monitoring/endpoint-monitoring';
+export type { AlarmNotifications, EndpointMonitoringProps, MonitoredVariant, MonitoringOptions, TieredAlarm } from './monitoring/endpoint-monitoring';
 export { CircuitBreaker } from './breaker/circuit-breaker';
 export type { BreakerConfig, CircuitBreakerOptions, CircuitBreakerProps } from './breaker/circuit-breaker';
 export { SharedCircuitBreaker } from './breaker/shared-circuit-breaker';

@@ -89,7 +89,20 @@ console.log('consumer app synthesized ' + types.length + ' resources (' + [...ne
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
   });
-  console.log('package check: the README quick start synthesizes with cdk synth --strict (no warnings)');
+  // What a CI pipeline does with it: `cdk synth <stack> > template.yaml`. stdout must be the template and
+  // nothing else (no library or example code may print to stdout during synthesis).
+  const stdout = execFileSync(process.execPath, [join(root, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', 'Recommender'], {
+    cwd: work,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+  });
+  const { parse } = await import('yaml');
+  const parsed = parse(stdout);
+  const types = Object.values(parsed?.Resources ?? {}).map(r => r.Type);
+  if (!types.includes('AWS::SageMaker::Endpoint')) throw new Error(`cdk synth Recommender > template.yaml is not the template:\n${stdout.slice(0, 500)}`);
+  console.log(
+    `package check: the README quick start synthesizes with cdk synth --strict (no warnings); cdk synth Recommender's stdout parses as its template (${types.length} resources)`,
+  );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -151,6 +151,7 @@ const rows: [string, Record<string, unknown>, string, string][] = [
   ['success-rate alarm at −1 %', { monitoring: { successRateThresholdPercent: -1 } }, 'monitoring.successRateThresholdPercent', 'got -1'],
   ['latency alarm at 0 ms', { monitoring: { latencyP99Threshold: Duration.millis(0) } }, 'monitoring.latencyP99Threshold', 'got 0'],
   ['stage name with a space', { monitoring: { stages: ['pre process'] } }, 'monitoring.stages', "got 'pre process'"],
+  ['alarm e-mail without @', { monitoring: { notify: { emails: ['oncall'] } } }, 'monitoring.notify.emails', "got 'oncall'"],
   ['budget of 0 USD', { monitoring: { monthlyBudgetUsd: 0 } }, 'monitoring.monthlyBudgetUsd', 'got 0'],
   ['breaker degrade at 0 %', { circuitBreaker: { degradeAtPercent: 0 } }, 'circuitBreaker.degradeAtPercent', 'got 0'],
   ['breaker 5XX rate at 0 %', { circuitBreaker: { errorRateThresholdPercent: 0 } }, 'circuitBreaker.errorRateThresholdPercent', 'got 0'],

@@ -7,7 +7,9 @@ import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { HandlerSettings, settingsFromEnv, settingsFromParameter } from '../lambda/circuit-breaker/settings';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
+import { Construct } from 'constructs';
 import { BREAKER_NAMESPACE } from '../lib/breaker/contract';
+import { bundledCode, lambdaBundleDir } from '../lib/breaker/wiring';
 
 /** CloudFormation value → the string it deploys as (references become placeholders). */
 function deployed(v: unknown): string {
@@ -81,4 +83,15 @@ test("a shared function reads the same settings from the endpoint's settings par
   const shared = sharedFunctionSettings();
   expect(shared.stateKey).toBe('reco');
   expect(comparable(shared)).toEqual(comparable(ownFunctionSettings()));
+});
+
+test('a bundle that was never built is a synth error saying how to build it, not a stack trace', () => {
+  const stack = new Stack();
+  const scope = new Construct(stack, 'Fn');
+  expect(lambdaBundleDir('circuit-breaker')).toBeDefined();
+  expect(lambdaBundleDir('no-such-function')).toBeUndefined();
+  bundledCode(scope, 'no-such-function');
+  expect(scope.node.validate()).toEqual([
+    expect.stringMatching(/the pre-built Lambda bundle 'no-such-function' is missing .* Fix: run 'npm run bundle' \(or 'npm ci', which builds it\)/),
+  ]);
 });

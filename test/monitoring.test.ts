@@ -3,6 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AlarmTier, ContainerImage, EndpointMonitoring, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
+import { evaluateAlarm } from './metric-math';
 import { exampleStacks, nagFindings, newStack, synthError, warnings } from './util';
 
 const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
@@ -211,5 +212,93 @@ describe('normalisation and options', () => {
     expect(msg).toMatch(/monitoring\.gpuMemoryThresholdPercent: got -1/);
     expect(msg).toMatch(/monitoring\.latencyP99Threshold \(ms\): got 300000/);
     expect(msg).toMatch(/monitoring\.stages/);
+  });
+});
+
+describe('alarms page for the right reasons, and reach someone', () => {
+  test("the model-error alarm ignores the container's deliberate 4XX rejections (InvocationModelErrors counts them) and fires on 5XX and timeouts", () => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: { notify: { emails: ['oncall@example.com'] } },
+    });
+    const a = alarmNamed(Template.fromStack(stack), '-Primary-business-ModelErrorRate');
+    expect(a.Threshold).toBe(0.01);
+    expect(a.ComparisonOperator).toBe('GreaterThanOrEqualToThreshold');
+    // 5-minute Sums as CloudWatch aggregates them: 1,000 requests of which 300 answered 413 (a degrade level).
+    const rejections = evaluateAlarm(a.Metrics, { Invocations: 1000, InvocationModelErrors: 300, Invocation4XXErrors: 300 });
+    expect(rejections).toBe(0);
+    // The same with 20 real model errors (5XX, timeouts) besides: 2 % ≥ 1 %.
+    expect(evaluateAlarm(a.Metrics, { Invocations: 1000, InvocationModelErrors: 320, Invocation4XXErrors: 300 })).toBeCloseTo(0.02);
+    expect(evaluateAlarm(a.Metrics, { Invocations: 0, InvocationModelErrors: 0, Invocation4XXErrors: 0 })).toBe(0);
+  });
+
+  test('the deployment rollback alarms do not roll back on deliberate rejections either', () => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: { notify: { emails: ['oncall@example.com'] } },
+    });
+    const t = Template.fromStack(stack).toJSON();
+    const endpoint = Object.values(t.Resources as Record<string, any>).find(r => r.Type === 'AWS::SageMaker::Endpoint')!;
+    const rollback = endpoint.Properties.DeploymentConfig.AutoRollbackConfiguration.Alarms.map((x: any) => x.AlarmName.Ref);
+    expect(rollback.length).toBeGreaterThanOrEqual(4);
+    for (const logicalId of rollback) {
+      const a = t.Resources[logicalId].Properties;
+      const values = { Invocations: 1000, InvocationModelErrors: 500, Invocation4XXErrors: 500, Invocation5XXErrors: 0 };
+      // Every rollback alarm on error metrics reads 0 % when all errors are the container's 413s.
+      if (a.Metrics) expect(evaluateAlarm(a.Metrics, values)).toBe(0);
+      else expect(['MemoryUtilization', 'GPUMemoryUtilization', 'ModelLatency', 'Invocation5XXErrors']).toContain(a.MetricName);
+    }
+  });
+
+  test('notify: e-mail and other subscriptions on the alarm topic; none at all is a warning that says how', () => {
+    const { stack } = newStack();
+    const pager = new sns.Topic(stack, 'Pager');
+    new ResilientEndpoint(stack, 'E', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: {
+        notify: {
+          emails: ['oncall@example.com'],
+          subscriptions: [{ bind: () => ({ subscriberId: 'p', endpoint: pager.topicArn, protocol: sns.SubscriptionProtocol.HTTPS }) }],
+        },
+      },
+    });
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    t.resourceCountIs('AWS::SNS::Subscription', 2);
+    expect(warnings(stack).join('\n')).not.toMatch(/no subscription/);
+
+    const bare = newStack();
+    new ResilientEndpoint(bare.stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+    expect(warnings(bare.stack).join('\n')).toMatch(
+      /the alarm topic of .* has no subscription, so its alarms reach no one\. Fix: monitoring: \{ notify: \{ emails:/,
+    );
+    // Your own topic: its subscriptions are yours, no warning.
+    const own = newStack();
+    new ResilientEndpoint(own.stack, 'E', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: { alarmTopic: new sns.Topic(own.stack, 'T') },
+    });
+    expect(warnings(own.stack).join('\n')).not.toMatch(/no subscription/);
+  });
+
+  test("the Budgets statement is scoped to the account's budgets (aws:SourceArn), besides aws:SourceAccount", () => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: { monthlyBudgetUsd: 100, notify: { emails: ['a@example.com'] } },
+    });
+    const policy = Object.values(Template.fromStack(stack).findResources('AWS::SNS::TopicPolicy'))[0] as any;
+    const budget = policy.Properties.PolicyDocument.Statement.find((x: any) => x.Principal?.Service === 'budgets.amazonaws.com');
+    expect(budget.Condition).toEqual({
+      StringEquals: { 'aws:SourceAccount': '123456789012' },
+      ArnLike: { 'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':budgets::123456789012:*']] } },
+    });
   });
 });

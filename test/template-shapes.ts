@@ -9,14 +9,16 @@ import { RecommenderStack } from '../lib/examples/recommender-stack';
 import { ContainerImage, ResilientEndpoint, ResilientEndpointFleet, SageMakerInstanceType, SharedCircuitBreaker, TrafficShift } from '../lib';
 
 const env = { account: '123456789012', region: 'us-east-1' };
+/** Someone is paged (an unsubscribed alarm topic is a warning). */
+const monitoring = { notify: { emails: ['oncall@example.com'] } };
 
 /** Each shape, named, as a function that adds its stacks to an app. */
 export const TEMPLATE_SHAPES: [string, (app: App) => void][] = [
   [
     'the example stacks',
     app => {
-      new RecommenderStack(app, 'Rec');
-      new ClusteringStack(app, 'Clu');
+      new RecommenderStack(app, 'Rec', { alarmEmails: monitoring.notify.emails });
+      new ClusteringStack(app, 'Clu', { alarmEmails: monitoring.notify.emails });
     },
   ],
   [
@@ -24,7 +26,7 @@ export const TEMPLATE_SHAPES: [string, (app: App) => void][] = [
     app => {
       const image = ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3');
       const fleet = new ResilientEndpointFleet(new Stack(app, 'Fleet', { env }), 'Models');
-      for (let i = 0; i < 3; i++) fleet.addEndpoint(`Model${i}`, { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+      for (let i = 0; i < 3; i++) fleet.addEndpoint(`Model${i}`, { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, monitoring });
     },
   ],
   [
@@ -37,6 +39,7 @@ export const TEMPLATE_SHAPES: [string, (app: App) => void][] = [
           model: { image },
           instanceType: SageMakerInstanceType.ML_M5_XLARGE,
           circuitBreaker: { shared: SharedCircuitBreaker.of(stack) },
+          monitoring,
         });
       }
     },
@@ -58,6 +61,7 @@ export const TEMPLATE_SHAPES: [string, (app: App) => void][] = [
         shadow: { model: { image }, samplingPercent: 10 },
         deployment: { trafficShift: TrafficShift.LINEAR, linearStepInstances: 2, waitInterval: Duration.minutes(10) },
         metricPublishing: { frequency: Duration.minutes(1) },
+        monitoring,
       });
     },
   ],

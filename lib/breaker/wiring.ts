@@ -20,17 +20,30 @@ import { BREAKER_ENV as ENV } from './contract';
 
 /** Tag on the scalable targets a breaker may adjust (its IAM grant is conditioned on it). */
 export const BREAKER_TAG = 'resilient-endpoint:circuit-breaker';
-/** Where the pre-built Lambda bundle lives, for the source tree and the packed library alike. */
-export function lambdaBundleDir(name: string): string {
+/** Where the pre-built Lambda bundle lives, for the source tree and the packed library alike (undefined: not built). */
+export function lambdaBundleDir(name: string): string | undefined {
   const candidates = [
     path.join(__dirname, '..', '..', 'lambda-bundles', name), // dist/lib/breaker → dist/lambda-bundles
     path.join(__dirname, '..', '..', 'dist', 'lambda-bundles', name), // lib/breaker → dist/lambda-bundles (source tree)
   ];
-  const found = candidates.find(p => fs.existsSync(path.join(p, 'index.js')));
-  if (!found) {
-    throw new Error(`The pre-built Lambda bundle '${name}' is missing (looked in ${candidates.join(', ')}). Run 'npm run build' in the library.`);
-  }
-  return found;
+  return candidates.find(p => fs.existsSync(path.join(p, 'index.js')));
+}
+
+/**
+ * The code of a pre-built function: its bundle as an asset, or — when it has not been built (a source
+ * checkout before `npm run bundle`) — a placeholder and a synth error on `scope` that says how to build
+ * it, instead of a stack trace.
+ */
+export function bundledCode(scope: Construct, name: string): lambda.Code {
+  const dir = lambdaBundleDir(name);
+  if (dir) return lambda.Code.fromAsset(dir);
+  scope.node.addValidation({
+    validate: () => [
+      `the pre-built Lambda bundle '${name}' is missing (dist/lambda-bundles/${name}/index.js); allowed: a built library. ` +
+        "Fix: run 'npm run bundle' (or 'npm ci', which builds it) in the library's folder; an installed package ships it built",
+    ],
+  });
+  return lambda.Code.fromInline('exports.handler = async () => { throw new Error("bundle missing"); };');
 }
 
 /** The function and what it needs, as one breaker (own or shared) runs it. */
@@ -90,7 +103,7 @@ export function createBreakerRuntime(
     runtime: lambda.Runtime.NODEJS_24_X,
     architecture: lambda.Architecture.ARM_64,
     handler: 'index.handler',
-    code: lambda.Code.fromAsset(lambdaBundleDir('circuit-breaker')),
+    code: bundledCode(scope, 'circuit-breaker'),
     role,
     memorySize: 256,
     timeout: Duration.seconds(60),

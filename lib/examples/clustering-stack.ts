@@ -1,9 +1,9 @@
-import { Size, Stack, StackProps, Validations } from 'aws-cdk-lib';
+import { Size, Stack, StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage, ModelData } from '../model-artifacts';
 import { ResilientEndpoint } from '../resilient-endpoint';
-import { exampleEnv, ExampleModelSource, exampleModelArtifact } from './recommender-stack';
+import { exampleAcknowledgements, exampleEnv, ExampleModelSource, exampleModelArtifact, exampleMonitoring } from './recommender-stack';
 
 /** Props of the clustering example. */
 export interface ClusteringStackProps extends StackProps, ExampleModelSource {}
@@ -36,13 +36,8 @@ export class ClusteringStack extends Stack {
       },
       instanceType: SageMakerInstanceType.ML_M5_XLARGE,
       instanceCount: 2,
+      monitoring: exampleMonitoring(props),
     });
-    // The example's containers read the breaker's degrade level from SSM and publish stage metrics, so
-    // they need network access; a production account runs them in a VPC with SSM and CloudWatch
-    // interface endpoints (model.vpc), which this self-contained example does not create.
-    Validations.of(this.endpoint).acknowledge({
-      id: 'RE-Network',
-      reason: 'Example stack: the container needs SSM and CloudWatch; production runs it in a VPC with interface endpoints (model.vpc).',
-    });
+    exampleAcknowledgements(this.endpoint, props);
   }
 }

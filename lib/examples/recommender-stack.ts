@@ -4,6 +4,7 @@ import { Size, Stack, StackProps, Validations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage, ModelData } from '../model-artifacts';
+import { MonitoringOptions } from '../monitoring/endpoint-monitoring';
 import { ResilientEndpoint } from '../resilient-endpoint';
 
 /** Where the example's model comes from. */
@@ -18,6 +19,36 @@ export interface ExampleModelSource {
    * @default - the model.tar.gz this repo builds (`npm run bundle`), uploaded as a CDK asset
    */
   readonly modelDataUrl?: string;
+  /**
+   * E-mail addresses the alarm topic notifies (`cdk deploy -c alarmEmail=you@example.com`).
+   * @default - nobody: the example acknowledges the unsubscribed-topic warning, saying so
+   */
+  readonly alarmEmails?: string[];
+}
+
+/**
+ * What the example stacks acknowledge, with why: the containers need a network (no VPC here), and
+ * without `alarmEmails` the alarm topic notifies nobody.
+ */
+export function exampleAcknowledgements(endpoint: ResilientEndpoint, props: ExampleModelSource): void {
+  // The example's containers read the breaker's degrade level from SSM and publish stage metrics, so
+  // they need network access; a production account runs them in a VPC with SSM and CloudWatch
+  // interface endpoints (model.vpc), which this self-contained example does not create.
+  Validations.of(endpoint).acknowledge({
+    id: 'RE-Network',
+    reason: 'Example stack: the container needs SSM and CloudWatch; production runs it in a VPC with interface endpoints (model.vpc).',
+  });
+  if (!props.alarmEmails?.length) {
+    Validations.of(endpoint).acknowledge({
+      id: 'RE-AlarmTopicUnsubscribed',
+      reason: 'Example stack deployed without -c alarmEmail=you@example.com: its alarms notify nobody.',
+    });
+  }
+}
+
+/** The example's monitoring: e-mail notifications when addresses are given. */
+export function exampleMonitoring(props: ExampleModelSource): MonitoringOptions | undefined {
+  return props.alarmEmails?.length ? { notify: { emails: props.alarmEmails } } : undefined;
 }
 
 /**
@@ -74,6 +105,7 @@ export class RecommenderStack extends Stack {
       instanceCount: 2,
       // 2 instances off-peak, up to 4 at peak (incident A's post-mortem); 150 QPS per instance (incident B).
       autoScaling: { capacity: { min: 2, max: 4 }, qpsPerInstance: 150 },
+      monitoring: exampleMonitoring(props),
       fallback: {
         // Same model, degraded mode: shorter sequences, secondary heads off.
         model: {
@@ -85,12 +117,6 @@ export class RecommenderStack extends Stack {
         instanceCount: 1,
       },
     });
-    // The example's containers read the breaker's degrade level from SSM and publish stage metrics, so
-    // they need network access; a production account runs them in a VPC with SSM and CloudWatch
-    // interface endpoints (model.vpc), which this self-contained example does not create.
-    Validations.of(this.endpoint).acknowledge({
-      id: 'RE-Network',
-      reason: 'Example stack: the container needs SSM and CloudWatch; production runs it in a VPC with interface endpoints (model.vpc).',
-    });
+    exampleAcknowledgements(this.endpoint, props);
   }
 }

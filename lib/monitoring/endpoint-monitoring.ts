@@ -1,10 +1,11 @@
-import { Annotations, ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as budgets from 'aws-cdk-lib/aws-budgets';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { PropErrors } from '../validation';
@@ -100,6 +101,12 @@ export interface MonitoringOptions {
    */
   readonly alarmTopic?: sns.ITopic;
   /**
+   * Who is told: subscriptions added to the alarm topic. A topic with no subscription reaches no one;
+   * when the construct creates the topic and nothing subscribes, synthesis warns (`RE-AlarmTopicUnsubscribed`).
+   * @default - no subscription (warned)
+   */
+  readonly notify?: AlarmNotifications;
+  /**
    * Also send every single alarm to the topic (otherwise only the composite notifies).
    * @default false
    */
@@ -115,6 +122,20 @@ export interface MonitoringOptions {
    * @default - no budget
    */
   readonly monthlyBudgetUsd?: number;
+}
+
+/** Subscriptions of the alarm topic. */
+export interface AlarmNotifications {
+  /**
+   * E-mail addresses to notify (each gets a confirmation mail from SNS; until it is confirmed, nothing is delivered).
+   * @default - none
+   */
+  readonly emails?: string[];
+  /**
+   * Other subscriptions: a pager's HTTPS endpoint, a chat integration's SQS queue or Lambda function, ….
+   * @default - none
+   */
+  readonly subscriptions?: sns.ITopicSubscription[];
 }
 
 /** A variant to monitor. */
@@ -192,6 +213,7 @@ export class EndpointMonitoring extends Construct {
 
     this.topic = props.alarmTopic ?? this.createTopic();
     this.allowAlarmsToPublish();
+    this.subscribe(props.notify, props.alarmTopic === undefined);
 
     for (const v of props.variants) {
       const m = new EndpointMetricFactory(props.endpointName, v.variantName);
@@ -354,16 +376,18 @@ export class EndpointMonitoring extends Construct {
       `5XX rate >= ${e} % over 5 minutes (Average of Invocation5XXErrors is the rate, 0-1: threshold ${e / 100}).`,
     );
     const me = p.modelErrorRateThresholdPercent ?? 1;
+    // Not on InvocationModelErrors alone: it counts the container's deliberate 4XX rejections too, and
+    // this alarm also rolls deployments back (real-account.md item 27).
     this.add(
       v,
       AlarmTier.BUSINESS,
       'ModelErrorRate',
-      m.invocationModelErrors({ period: five, statistic: 'Average' }),
+      m.unexpectedModelErrorRate({ period: five }),
       me / 100,
       1,
       1,
       nb,
-      `Model error rate >= ${me} % over 5 minutes (Average of InvocationModelErrors, 0-1).`,
+      `Model errors other than deliberate 4XX rejections >= ${me} % of invocations over 5 minutes ((InvocationModelErrors - Invocation4XXErrors) / Invocations, 0-1).`,
     );
     const lat = p.latencyP99Threshold ?? Duration.millis(500);
     const micros = lat.toMilliseconds() * 1000;
@@ -451,6 +475,20 @@ export class EndpointMonitoring extends Construct {
     }
   }
 
+  /** The notify subscriptions; a warning when the construct's own topic would reach no one. */
+  private subscribe(notify: AlarmNotifications | undefined, ownTopic: boolean): void {
+    for (const email of notify?.emails ?? []) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+    for (const s of notify?.subscriptions ?? []) this.topic.addSubscription(s);
+    const count = (notify?.emails?.length ?? 0) + (notify?.subscriptions?.length ?? 0);
+    if (ownTopic && count === 0) {
+      Validations.of(this).addWarning(
+        'RE-AlarmTopicUnsubscribed',
+        `the alarm topic of ${this.props.endpointName} has no subscription, so its alarms reach no one. ` +
+          "Fix: monitoring: { notify: { emails: ['oncall@example.com'] } } (or notify.subscriptions for a pager or chat), or pass your own monitoring.alarmTopic.",
+      );
+    }
+  }
+
   private createTopic(): sns.ITopic {
     const key = new kms.Key(this, 'TopicKey', {
       enableKeyRotation: true,
@@ -478,7 +516,11 @@ export class EndpointMonitoring extends Construct {
         principals: [new iam.ServicePrincipal('budgets.amazonaws.com')],
         actions: ['sns:Publish'],
         resources: [topic.topicArn],
-        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+        // Budgets user guide, budgets-sns-policy: the account and any budget of it.
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
+          ArnLike: { 'aws:SourceArn': `arn:${Stack.of(this).partition}:budgets::${Stack.of(this).account}:*` },
+        },
       }),
     );
     new budgets.CfnBudget(this, 'MonthlyBudget', {
@@ -562,6 +604,9 @@ export function validateMonitoring(p: MonitoringOptions): PropErrors {
   const ms = p.latencyP99Threshold?.toMilliseconds();
   e.range('monitoring.latencyP99Threshold (ms)', ms, 1, 60000, 'use Duration.millis(1..60000); real-time containers must answer within 60 s');
   e.range('monitoring.monthlyBudgetUsd', p.monthlyBudgetUsd, 1, 1e9, 'give the monthly budget in USD, e.g. 2000');
+  for (const email of p.notify?.emails ?? []) {
+    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) e.add('monitoring.notify.emails', email, 'an e-mail address', "give e.g. 'oncall@example.com'");
+  }
   if (p.stages && p.stages.length === 0)
     e.add('monitoring.stages', '[]', 'at least one stage name', "list the stages, e.g. ['preprocess', 'inference']");
   for (const s of p.stages ?? []) {

@@ -116,12 +116,38 @@ export class EndpointMetricFactory {
     return this.invocationMetric('Invocation5XXErrors', 'Average', { ...o, statistic: 'Average' });
   }
 
+  /**
+   * Model errors that are not deliberate rejections, as a fraction of invocations (0–1):
+   * (`InvocationModelErrors` − `Invocation4XXErrors`) ÷ `Invocations`, a math expression (0 with no
+   * traffic). `InvocationModelErrors` counts every non-2XX answer of the container, 4XX included
+   * (developer guide `monitoring-cloudwatch`), so the container's own 413s for oversized or degraded
+   * requests would page and roll deployments back; what is left is its 5XXs, timeouts and broken
+   * connections.
+   */
+  public unexpectedModelErrorRate(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {
+    const period = o.period ?? Duration.minutes(5);
+    const sfx = this.idSuffix();
+    return new cloudwatch.MathExpression({
+      expression: `IF(inv_${sfx} > 0 AND merr_${sfx} > e4_${sfx}, (merr_${sfx} - e4_${sfx}) / inv_${sfx}, 0)`,
+      usingMetrics: {
+        [`inv_${sfx}`]: this.invocations({ period }),
+        [`merr_${sfx}`]: this.invocationModelErrors({ period, statistic: 'Sum' }),
+        [`e4_${sfx}`]: this.invocation4xxErrors({ period, statistic: 'Sum' }),
+      },
+      period,
+      label: o.label ?? 'Model errors other than 4XX (0-1)',
+    });
+  }
+
+  /** Ids unique per variant, so several variants' expressions can share one graph (a token name: one fixed suffix). */
+  private idSuffix(): string {
+    return Token.isUnresolved(this.variantName) ? 'variant' : this.variantName.toLowerCase().replace(/[^a-z0-9]/g, '_');
+  }
+
   /** Success rate in percent: 100 × (1 − 5XX / invocations) over the period, as a math expression (100 with no traffic). */
   public successRate(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {
     const period = o.period ?? Duration.minutes(5);
-    // Ids are unique per variant so several variants' success rates can share one graph.
-    // (A token variant name has no usable text: one fixed suffix then.)
-    const sfx = Token.isUnresolved(this.variantName) ? 'variant' : this.variantName.toLowerCase().replace(/[^a-z0-9]/g, '_');
+    const sfx = this.idSuffix();
     return new cloudwatch.MathExpression({
       expression: `IF(inv_${sfx} > 0, 100 * (1 - e5_${sfx} / inv_${sfx}), 100)`,
       usingMetrics: {

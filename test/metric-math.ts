@@ -1,0 +1,88 @@
+// Evaluates a synthesized alarm's metric-math expression the way CloudWatch does for one period, on
+// the statistics of the metrics it uses: the subset the library's alarms use (IF, AND, OR, comparisons,
+// + − × ÷, numbers, metric ids). Values are CloudWatch's per-period statistics (e.g. the 5-minute Sum of
+// InvocationModelErrors), so an alarm is judged on data shaped as CloudWatch aggregates it.
+
+/** One `AWS::CloudWatch::Alarm`'s `Metrics` entries, as synthesized. */
+interface AlarmMetric {
+  Id: string;
+  Expression?: string;
+  MetricStat?: { Metric: { MetricName: string }; Stat: string; Period: number };
+  ReturnData?: boolean;
+}
+
+/**
+ * The value of the alarm's returned expression for one period, given each metric's statistic by metric
+ * name (`{ Invocations: 1000, ... }`). Throws on an expression outside the subset.
+ */
+export function evaluateAlarm(metrics: AlarmMetric[], values: Record<string, number>): number {
+  const byId = new Map(metrics.filter(m => m.MetricStat).map(m => [m.Id, values[m.MetricStat!.Metric.MetricName]]));
+  const expr = metrics.find(m => m.Expression && m.ReturnData !== false)!.Expression!;
+  for (const [id, v] of byId) if (v === undefined) throw new Error(`no value for metric ${id}`);
+  const tokens = expr.match(/[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|>=|<=|[-+*/(),<>]/g) ?? [];
+  let i = 0;
+  const peek = () => tokens[i];
+  const next = () => tokens[i++];
+  const expect = (t: string) => {
+    if (next() !== t) throw new Error(`expected ${t} in ${expr}`);
+  };
+  const primary = (): number => {
+    const t = next();
+    if (t === '(') {
+      const v = or();
+      expect(')');
+      return v;
+    }
+    if (t === 'IF') {
+      expect('(');
+      const c = or();
+      expect(',');
+      const a = or();
+      expect(',');
+      const b = or();
+      expect(')');
+      return c ? a : b;
+    }
+    if (t === '-') return -primary();
+    if (/^\d/.test(t)) return Number(t);
+    if (byId.has(t)) return byId.get(t)!;
+    throw new Error(`unsupported token ${t} in ${expr}`);
+  };
+  const term = (): number => {
+    let v = primary();
+    while (peek() === '*' || peek() === '/') v = next() === '*' ? v * primary() : v / primary();
+    return v;
+  };
+  const sum = (): number => {
+    let v = term();
+    while (peek() === '+' || peek() === '-') v = next() === '+' ? v + term() : v - term();
+    return v;
+  };
+  const compare = (): number => {
+    const a = sum();
+    const op = peek();
+    if (!['>', '<', '>=', '<='].includes(op)) return a;
+    next();
+    const b = sum();
+    return Number(op === '>' ? a > b : op === '<' ? a < b : op === '>=' ? a >= b : a <= b);
+  };
+  const and = (): number => {
+    let v = compare();
+    while (peek() === 'AND') {
+      next();
+      v = Number(compare() && v);
+    }
+    return v;
+  };
+  const or = (): number => {
+    let v = and();
+    while (peek() === 'OR') {
+      next();
+      v = Number(and() || v);
+    }
+    return v;
+  };
+  const v = or();
+  if (i !== tokens.length) throw new Error(`trailing tokens in ${expr}`);
+  return v;
+}
