@@ -99,7 +99,8 @@ console.log('consumer app synthesized ' + types.length + ' resources (' + [...ne
   const { parse } = await import('yaml');
   const parsed = parse(stdout);
   const types = Object.values(parsed?.Resources ?? {}).map(r => r.Type);
-  if (!types.includes('AWS::SageMaker::Endpoint')) throw new Error(`cdk synth Recommender > template.yaml is not the template:\n${stdout.slice(0, 500)}`);
+  if (!types.includes('AWS::SageMaker::Endpoint'))
+    throw new Error(`cdk synth Recommender > template.yaml is not the template:\n${stdout.slice(0, 500)}`);
   console.log(
     `package check: the README quick start synthesizes with cdk synth --strict (no warnings); cdk synth Recommender's stdout parses as its template (${types.length} resources)`,
   );
