@@ -18,6 +18,7 @@ export type {
   FallbackVariantProps,
   MetricPublishingOptions,
   ModelProps,
+  RedeployOptions,
   ResilientEndpointProps,
   ShadowVariantProps,
   VariantInfo,

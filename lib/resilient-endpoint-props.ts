@@ -145,6 +145,29 @@ export interface MetricPublishingOptions {
   readonly detailedObservability?: boolean;
 }
 
+/**
+ * What a redeploy (a new endpoint config) changes on the live endpoint. The endpoint is updated with
+ * `RetainAllVariantProperties: true`, which keeps each variant's live instance count and weight;
+ * each option here names one of them to take from the new config instead
+ * (`ExcludeRetainedVariantProperties`: `DesiredInstanceCount` from `InitialInstanceCount`,
+ * `DesiredWeight` from `InitialVariantWeight`). A new instance type or model is always applied.
+ * @see https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_UpdateEndpoint.html
+ */
+export interface RedeployOptions {
+  /**
+   * A changed `instanceCount` reaches the live endpoint on the next deploy.
+   * @default - true when no variant is autoscaled; false otherwise (Application Auto Scaling owns the
+   * counts: change `autoScaling.capacity` instead, which a deploy applies)
+   */
+  readonly applyInstanceCounts?: boolean;
+  /**
+   * The variants' weights are reset to the config's (primary 1, fallback 0, shadow its sampling) on the next deploy.
+   * @default - false when the circuit breaker shifts weights to a fallback (a deploy during an incident
+   * must not undo its shift); true otherwise (e.g. a changed shadow sampling applies)
+   */
+  readonly applyWeights?: boolean;
+}
+
 /** Props of {@link ResilientEndpoint}. */
 export interface ResilientEndpointProps {
   /** What runs in the primary variant. */
@@ -226,6 +249,11 @@ export interface ResilientEndpointProps {
    * 10 minutes, recover after 5 minutes below 70 % in steps (a recovery that fails is retried, less often after 3 failures)
    */
   readonly circuitBreaker?: CircuitBreakerOptions;
+  /**
+   * What a redeploy changes on the live endpoint (instance counts, weights).
+   * @default - counts applied unless autoscaled, weights applied unless the breaker shifts them
+   */
+  readonly redeploy?: RedeployOptions;
   /**
    * Execution role for the models.
    * @default - a role with exactly the grants the image, model data, data capture and breaker need

@@ -1,4 +1,4 @@
-import { Annotations, Arn, ArnFormat, Duration, Names, Tags, Token } from 'aws-cdk-lib';
+import { Annotations, Arn, ArnFormat, Duration, Names, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
@@ -149,6 +149,7 @@ export class ResilientEndpoint extends EndpointBase {
 
     this.monitoring = props.monitoring?.enabled !== false ? this.createMonitoring(props.monitoring) : undefined;
     this.autoScaleVariants(props);
+    this.cfnEndpoint.excludeRetainedVariantProperties = this.redeployExclusions(props);
     if (props.deployment?.enabled !== false) this.addDeploymentGuardrails(props.deployment ?? {}, allVariants.length);
     this.circuitBreaker = props.circuitBreaker?.enabled !== false ? this.createCircuitBreaker(props.circuitBreaker) : undefined;
     Tags.of(this).add('resilient-endpoint', this.endpointName);
@@ -293,6 +294,31 @@ export class ResilientEndpoint extends EndpointBase {
         ...props.fallback?.autoScaling,
       });
     }
+  }
+
+  /**
+   * The live variant properties a redeploy takes from the new config (`ExcludeRetainedVariantProperties`):
+   * counts unless Application Auto Scaling owns them, weights unless the breaker shifts them.
+   */
+  private redeployExclusions(props: ResilientEndpointProps): sagemaker.CfnEndpoint.VariantPropertyProperty[] | undefined {
+    const scaled = Object.keys(this.autoScaling).length > 0;
+    const breakerShifts = props.circuitBreaker?.enabled !== false && this.fallbackVariant !== undefined;
+    const counts = props.redeploy?.applyInstanceCounts ?? !scaled;
+    const weights = props.redeploy?.applyWeights ?? !breakerShifts;
+    if (counts && scaled) {
+      Validations.of(this).addWarning(
+        'RedeployCounts',
+        'redeploy.applyInstanceCounts is on for an autoscaled endpoint: every deploy sets the instance counts back to instanceCount, also in the middle of a scale-out. Prefer changing autoScaling.capacity.',
+      );
+    }
+    if (weights && breakerShifts) {
+      Validations.of(this).addWarning(
+        'RedeployWeights',
+        "redeploy.applyWeights is on while the circuit breaker shifts weights to the fallback: a deploy during an incident sends all traffic back to the primary until the breaker's next evaluation.",
+      );
+    }
+    const exclude = [...(counts ? ['DesiredInstanceCount'] : []), ...(weights ? ['DesiredWeight'] : [])];
+    return exclude.length ? exclude.map(variantPropertyType => ({ variantPropertyType })) : undefined;
   }
 
   /** Blue/green or rolling updates that roll back on the memory and business alarms. */

@@ -4,7 +4,7 @@ import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { ContainerImage, ModelData, ResilientEndpoint, SageMakerInstanceType } from '../lib';
+import { ContainerImage, ModelData, ResilientEndpoint, ResilientEndpointProps, SageMakerInstanceType } from '../lib';
 import { ClusteringStack } from '../lib/examples/clustering-stack';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 import { iamStatements, nagFindings, newStack, synthError, warnings } from './util';
@@ -361,3 +361,64 @@ test.each([['not-an-arn'], ['arn:aws:sagemaker:eu-west-1:111122223333:model/lega
     );
   },
 );
+
+describe('instance counts and weights from code reach the endpoint (or are kept, on purpose)', () => {
+  /**
+   * What UpdateEndpoint does with the live variants (botocore sagemaker model, UpdateEndpoint and
+   * VariantProperty): with RetainAllVariantProperties the live DesiredInstanceCount and DesiredWeight are
+   * kept, except the properties ExcludeRetainedVariantProperties names, which come from the new config's
+   * InitialInstanceCount / InitialVariantWeight.
+   */
+  function redeploy(endpoint: any, config: any, live: Record<string, { count: number; weight: number }>) {
+    const retain = endpoint.RetainAllVariantProperties === true;
+    const excluded = new Set((endpoint.ExcludeRetainedVariantProperties ?? []).map((x: any) => x.VariantPropertyType));
+    return Object.fromEntries(
+      config.ProductionVariants.map((v: any) => [
+        v.VariantName,
+        {
+          count: retain && !excluded.has('DesiredInstanceCount') && live[v.VariantName] ? live[v.VariantName].count : v.InitialInstanceCount,
+          weight: retain && !excluded.has('DesiredWeight') && live[v.VariantName] ? live[v.VariantName].weight : v.InitialVariantWeight,
+        },
+      ]),
+    );
+  }
+  const deployed = (props: Partial<ResilientEndpointProps>) => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, ...props });
+    const t = Template.fromStack(stack);
+    const endpoint = (Object.values(t.findResources('AWS::SageMaker::Endpoint'))[0] as any).Properties;
+    const config = (Object.values(t.findResources('AWS::SageMaker::EndpointConfig'))[0] as any).Properties;
+    return { endpoint, config, warnings: warnings(stack) };
+  };
+
+  test('autoscaling off: a changed instanceCount (2 → 3) is applied by the next deploy', () => {
+    const { endpoint, config } = deployed({ instanceCount: 3, autoScaling: { enabled: false }, circuitBreaker: { enabled: false } });
+    expect(redeploy(endpoint, config, { Primary: { count: 2, weight: 1 } })).toEqual({ Primary: { count: 3, weight: 1 } });
+  });
+
+  test("autoscaled, with a breaker and a fallback: a deploy keeps the scaler's counts and the breaker's weights", () => {
+    const { endpoint, config, warnings: w } = deployed({ fallback: {} });
+    expect(endpoint.ExcludeRetainedVariantProperties).toBeUndefined();
+    const live = { Primary: { count: 4, weight: 0.5 }, Fallback: { count: 2, weight: 0.5 } };
+    expect(redeploy(endpoint, config, live)).toEqual(live);
+    expect(w.join('\n')).not.toMatch(/redeploy\./);
+  });
+
+  test("autoscaled, no fallback: the weights follow the config (a shadow's changed sampling applies), the counts stay the scaler's", () => {
+    const { endpoint, config } = deployed({ shadow: { model: { image }, samplingPercent: 10 } });
+    const live = { Primary: { count: 4, weight: 1 } };
+    expect(redeploy(endpoint, config, live)).toEqual({ Primary: { count: 4, weight: 1 } });
+    expect(endpoint.ExcludeRetainedVariantProperties).toEqual([{ VariantPropertyType: 'DesiredWeight' }]);
+    expect(config.ShadowProductionVariants[0].InitialVariantWeight).toBe(0.1);
+  });
+
+  test('asking for what fights the scaler or the breaker is a warning that says what happens', () => {
+    const { endpoint, warnings: w } = deployed({ fallback: {}, redeploy: { applyInstanceCounts: true, applyWeights: true } });
+    expect(endpoint.ExcludeRetainedVariantProperties).toEqual([
+      { VariantPropertyType: 'DesiredInstanceCount' },
+      { VariantPropertyType: 'DesiredWeight' },
+    ]);
+    expect(w.join('\n')).toMatch(/every deploy sets the instance counts back to instanceCount/);
+    expect(w.join('\n')).toMatch(/a deploy during an incident sends all traffic back to the primary/);
+  });
+});
