@@ -1,4 +1,4 @@
-import { NestedStack } from 'aws-cdk-lib';
+import { NestedStack, Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SharedCircuitBreaker } from './breaker/shared-circuit-breaker';
 import { ResilientEndpoint } from './resilient-endpoint';
@@ -30,6 +30,14 @@ export class ResilientEndpointFleet extends Construct {
    * fleet's shared breaker function unless `circuitBreaker.shared` names another.
    */
   public addEndpoint(id: string, props: ResilientEndpointProps): ResilientEndpoint {
+    const existing = this.endpoints.find(e => Stack.of(e).node.id === id);
+    if (existing) {
+      // Reported with every other error at synth; the first endpoint of that id stays the one deployed.
+      this.node.addValidation({
+        validate: () => [`fleet.addEndpoint: got id '${id}' a second time; allowed: one endpoint per id. Fix: give each endpoint its own id`],
+      });
+      return existing;
+    }
     const nested = new NestedStack(this, id, { description: `SageMaker endpoint ${id} of fleet ${this.node.path}` });
     const breaker =
       props.circuitBreaker?.enabled === false

@@ -10,7 +10,7 @@ import { deploymentConfig, DeploymentOptions } from './deployment';
 import { APPLICATION_NAMESPACE_ENV, EndpointMonitoring, MonitoringOptions } from './monitoring/endpoint-monitoring';
 import { EndpointAttributes, EndpointBase, ImportedEndpoint } from './endpoint-base';
 import { EndpointMetricFactory } from './monitoring/metrics';
-import { addResourceLimitCheck } from './resource-limit';
+import { addMetricsInsightsAlarmCheck, addResourceLimitCheck } from './resource-limit';
 import { ResilientEndpointProps, VariantInfo } from './resilient-endpoint-props';
 import { PropErrors } from './validation';
 import {
@@ -54,14 +54,20 @@ export class ResilientEndpoint extends EndpointBase {
    */
   public static fromEndpointArn(scope: Construct, id: string, endpointArn: string): EndpointBase {
     // A literal must be an endpoint ARN (SageMaker's ARN format for endpoints); a token is checked by CloudFormation.
-    if (!Token.isUnresolved(endpointArn) && !/^arn:[^:]+:sagemaker:[^:]*:[^:]*:endpoint\/[a-zA-Z0-9-]{1,63}$/i.test(endpointArn)) {
-      throw new Error(
-        `${scope.node.path}/${id}: fromEndpointArn got '${endpointArn}'; allowed: arn:<partition>:sagemaker:<region>:<account>:endpoint/<name>. ` +
-          'Fix: pass the endpoint ARN as DescribeEndpoint reports it, or use fromEndpointName.',
+    const valid = Token.isUnresolved(endpointArn) || /^arn:[^:]+:sagemaker:[^:]*:[^:]*:endpoint\/[a-zA-Z0-9-]{1,63}$/i.test(endpointArn);
+    const endpointName = valid ? Arn.split(endpointArn, ArnFormat.SLASH_RESOURCE_NAME).resourceName! : 'invalid';
+    const imported = new ImportedEndpoint(scope, id, { endpointName, endpointArn });
+    if (!valid) {
+      const errors = new PropErrors();
+      errors.add(
+        'fromEndpointArn',
+        endpointArn,
+        'arn:<partition>:sagemaker:<region>:<account>:endpoint/<name>',
+        'pass the endpoint ARN as DescribeEndpoint reports it, or use fromEndpointName',
       );
+      imported.node.addValidation({ validate: () => errors.all });
     }
-    const endpointName = Arn.split(endpointArn, ArnFormat.SLASH_RESOURCE_NAME).resourceName!;
-    return new ImportedEndpoint(scope, id, { endpointName, endpointArn });
+    return imported;
   }
 
   /** Imports an endpoint from its attributes. */
@@ -105,6 +111,7 @@ export class ResilientEndpoint extends EndpointBase {
     this.node.addValidation({ validate: () => this.errors.all });
     Object.defineProperty(this, RESILIENT_ENDPOINT_SYMBOL, { value: true });
     addResourceLimitCheck(this);
+    addMetricsInsightsAlarmCheck(this);
     // Plain-JavaScript (and jsii) callers can omit required props: report them, keep synthesizing.
     const props = requireProps(this.errors, propsIn);
 

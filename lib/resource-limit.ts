@@ -1,4 +1,5 @@
-import { CfnResource, Stack } from 'aws-cdk-lib';
+import { CfnResource, Stack, Token } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { IConstruct } from 'constructs';
 
 /** CloudFormation's limit of resources per stack (CloudFormation quotas). */
@@ -31,6 +32,41 @@ export function addResourceLimitCheck(endpoint: IConstruct): void {
         `stack ${stack.stackName}: got ${total} CloudFormation resources; allowed: at most ${CFN_RESOURCE_LIMIT} per stack (CloudFormation would fail with TooManyResourcesInStack). ` +
           `Each ResilientEndpoint adds its own (${each}). Fix: put the endpoints in a ResilientEndpointFleet (one nested stack each: fleet.addEndpoint(id, props)), or split them across stacks.`,
       ];
+    },
+  });
+}
+
+/** CloudWatch's quota of Metrics Insights alarms per Region and account (cloudwatch-metrics-insights-limits). */
+export const METRICS_INSIGHTS_ALARM_LIMIT = 200;
+
+const appsChecked = new WeakSet<IConstruct>();
+
+/**
+ * Adds, once per app, a synth-time check that the app's Metrics Insights alarms (the per-GPU alarms of
+ * multi-GPU endpoints with enhanced metrics) stay within CloudWatch's 200 per Region: an error naming the
+ * count, the Region and the fix, instead of a failing deploy.
+ */
+export function addMetricsInsightsAlarmCheck(scope: IConstruct): void {
+  const root = scope.node.root;
+  if (appsChecked.has(root)) return;
+  appsChecked.add(root);
+  root.node.addValidation({
+    validate: () => {
+      const byRegion = new Map<string, number>();
+      for (const c of root.node.findAll()) {
+        if (!(c instanceof cloudwatch.CfnAlarm)) continue;
+        const metrics = Stack.of(c).resolve(c.metrics) as { expression?: string }[] | undefined;
+        if (!(metrics ?? []).some(m => typeof m.expression === 'string' && /^\s*SELECT\b/i.test(m.expression))) continue;
+        const region = Token.isUnresolved(Stack.of(c).region) ? 'the region-agnostic stacks' : Stack.of(c).region;
+        byRegion.set(region, (byRegion.get(region) ?? 0) + 1);
+      }
+      return [...byRegion]
+        .filter(([, n]) => n > METRICS_INSIGHTS_ALARM_LIMIT)
+        .map(
+          ([region, n]) =>
+            `got ${n} Metrics Insights alarms in ${region} (the per-GPU alarms of multi-GPU endpoints with enhanced metrics, in this app alone); ` +
+            `allowed: ${METRICS_INSIGHTS_ALARM_LIMIT} per Region (CloudWatch quota; the deploy would fail). Fix: set metricPublishing.enhancedMetrics: false on some multi-GPU endpoints, or spread them across Regions or accounts`,
+        );
     },
   });
 }

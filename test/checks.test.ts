@@ -4,7 +4,15 @@ import * as path from 'path';
 import { App, Size, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
-import { ContainerImage, EndpointFacts, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
+import {
+  ContainerImage,
+  EndpointFacts,
+  ProductionReadinessChecks,
+  ResilientEndpoint,
+  ResilientEndpointFleet,
+  RuleLevel,
+  SageMakerInstanceType,
+} from '../lib';
 import { ClusteringStack } from '../lib/examples/clustering-stack';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 
@@ -249,4 +257,40 @@ test('one name per rule: file lib/checks/rules/<kebab>.ts exports <Pascal> with 
     expect(mod[name].id).toBe(`RE-${name}`);
   }
   expect(ProductionReadinessChecks.RULES.map(r => r.id).sort()).toEqual(files.map(f => `RE-${pascal(f.replace(/\.ts$/, ''))}`).sort());
+});
+
+describe('readiness checks look inside nested stacks', () => {
+  test('a not-ready endpoint inside a ResilientEndpointFleet fails cdk synth; a ready fleet passes', () => {
+    const notReady = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    Validations.of(notReady).addPlugins(new ProductionReadinessChecks());
+    const fleet = new ResilientEndpointFleet(new Stack(notReady, 'Fleet', { env: { account: '123456789012', region: 'us-east-1' } }), 'Models');
+    // One burstable instance, no autoscaling: RE-NoBurstable, RE-MultiInstance, RE-AutoScaling.
+    fleet.addEndpoint('Tiny', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_T2_MEDIUM,
+      instanceCount: 1,
+      autoScaling: { enabled: false },
+      monitoring: { notify: { emails: ['a@example.com'] } },
+    });
+    let message = '';
+    try {
+      notReady.synth();
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/RE-NoBurstable/);
+    expect(message).toMatch(/RE-MultiInstance/);
+    expect(message).toMatch(/Fleet\/Models\/Tiny/);
+
+    const ready = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    Validations.of(ready).addPlugins(new ProductionReadinessChecks());
+    const ok = new ResilientEndpointFleet(new Stack(ready, 'Fleet', { env: { account: '123456789012', region: 'us-east-1' } }), 'Models');
+    const e = ok.addEndpoint('Good', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: { notify: { emails: ['a@example.com'] } },
+    });
+    Validations.of(e).acknowledge({ id: 'RE-Network', reason: 'test' });
+    expect(() => ready.synth()).not.toThrow();
+  });
 });

@@ -1,4 +1,9 @@
-import { ApplicationAutoScalingClient, RegisterScalableTargetCommand } from '@aws-sdk/client-application-auto-scaling';
+import {
+  ApplicationAutoScalingClient,
+  DescribeScalableTargetsCommand,
+  RegisterScalableTargetCommand,
+  ScalableTarget,
+} from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import {
   DescribeEndpointCommand,
@@ -54,6 +59,48 @@ const inServiceEvent = {
 /** The state item as the last evaluation left it. */
 const item = () => db.get('breaker');
 let parameter: string | undefined;
+/**
+ * Application Auto Scaling as its API documents it: RegisterScalableTarget changes only what it is given
+ * ("Any parameters that you don't specify are not changed") — except that a SuspendedState sent with
+ * fields left out resets those to false, the pessimistic reading of what AWS does not state (item 31).
+ */
+let targets: Map<string, ScalableTarget>;
+function scalableTargets(bounds: Record<string, [number, number]> = { Primary: [2, 4], Fallback: [1, 4] }) {
+  targets = new Map(
+    Object.entries(bounds).map(([variant, [min, max]]) => {
+      const ResourceId = `endpoint/rec/variant/${variant}`;
+      return [
+        ResourceId,
+        {
+          ServiceNamespace: 'sagemaker',
+          ResourceId,
+          ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+          MinCapacity: min,
+          MaxCapacity: max,
+          RoleARN: 'arn:aws:iam::123456789012:role/aws-service-role/x',
+          CreationTime: new Date(0),
+          SuspendedState: { DynamicScalingInSuspended: false, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: false },
+        },
+      ];
+    }),
+  );
+  aas.on(DescribeScalableTargetsCommand).callsFake(input => ({
+    ScalableTargets: [...targets.values()].filter(t => (input.ResourceIds ?? [t.ResourceId]).includes(t.ResourceId)).map(t => structuredClone(t)),
+  }));
+  aas.on(RegisterScalableTargetCommand).callsFake(input => {
+    const t = targets.get(input.ResourceId)!;
+    if (input.MinCapacity !== undefined) t.MinCapacity = input.MinCapacity;
+    if (input.MaxCapacity !== undefined) t.MaxCapacity = input.MaxCapacity;
+    if (input.SuspendedState) {
+      t.SuspendedState = {
+        DynamicScalingInSuspended: input.SuspendedState.DynamicScalingInSuspended ?? false,
+        DynamicScalingOutSuspended: input.SuspendedState.DynamicScalingOutSuspended ?? false,
+        ScheduledScalingSuspended: input.SuspendedState.ScheduledScalingSuspended ?? false,
+      };
+    }
+    return { ScalableTargetARN: 'arn:aws:application-autoscaling:us-east-1:123456789012:scalable-target/abc' };
+  });
+}
 function param() {
   ssm.on(GetParameterCommand).callsFake(() => {
     if (parameter === undefined) throw Object.assign(new Error('not found'), { name: 'ParameterNotFound', $metadata: {} });
@@ -120,7 +167,7 @@ beforeEach(async () => {
   await db.clear();
   aas.reset();
   param();
-  aas.on(RegisterScalableTargetCommand).resolves({});
+  scalableTargets();
   jest.spyOn(console, 'log').mockImplementation(() => undefined);
 });
 afterEach(() => jest.restoreAllMocks());
@@ -220,6 +267,35 @@ describe('while the endpoint is Updating (autoscaling, a deployment, a weight ch
   });
 });
 
+test('a capacity update ("SageMaker Endpoint Deployment State Change", as SageMaker sends it) triggers an evaluation', async () => {
+  // The shape of the developer guide's example (automating-sagemaker-with-eventbridge, eventbridge-deployment-state).
+  const scalingOut = {
+    version: '0',
+    id: '0bd4a141-0a02-9d8a-f977-3924c3fb259c',
+    'detail-type': 'SageMaker Endpoint Deployment State Change',
+    source: 'aws.sagemaker',
+    account: '123456789012',
+    time: '2026-11-29T12:00:10Z',
+    region: 'us-east-1',
+    resources: ['arn:aws:sagemaker:us-east-1:123456789012:endpoint/rec'],
+    detail: {
+      EndpointName: 'rec',
+      EndpointArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint/rec',
+      EndpointConfigName: 'rec-config-1',
+      ProductionVariants: [{ VariantName: 'Primary', CurrentWeight: 1, DesiredWeight: 1, CurrentInstanceCount: 2, DesiredInstanceCount: 6 }],
+      EndpointStatus: 'UPDATING',
+      StatusMessage: 'Scaling out desired instance count to 6.',
+    },
+  };
+  await stored(CLOSED);
+  metrics([90], []);
+  endpoint('Updating');
+  const r = await evaluate(scalingOut, settings, clients, NOW);
+  expect(r.outcome).toBe('evaluated');
+  expect(r.state).toBe('DEGRADED');
+  expect(published()).toMatchObject({ level: 1 });
+});
+
 describe('capacity follows the state (Application Auto Scaling settings, never counts)', () => {
   const registered = () => aas.commandCalls(RegisterScalableTargetCommand).map(c => c.args[0].input);
 
@@ -240,7 +316,7 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
         ServiceNamespace: 'sagemaker',
         ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
         ResourceId: 'endpoint/rec/variant/Primary',
-        SuspendedState: { DynamicScalingInSuspended: true },
+        SuspendedState: { DynamicScalingInSuspended: true, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: false },
       },
       {
         ServiceNamespace: 'sagemaker',
@@ -256,6 +332,7 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
         !['ssm:GetParameter', 'cloudwatch:GetMetricData', 'sagemaker:DescribeEndpoint'].includes(c),
     );
     expect(order).toEqual([
+      'application-autoscaling:DescribeScalableTargets',
       'ssm:PutParameter',
       'sagemaker:UpdateEndpointWeightsAndCapacities',
       'application-autoscaling:RegisterScalableTarget',
@@ -266,6 +343,8 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
 
   test('once the fallback has its instances, the full share moves; capacity is not registered twice', async () => {
     await stored(DEGRADED, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
+    targets.get('endpoint/rec/variant/Primary')!.SuspendedState!.DynamicScalingInSuspended = true;
+    targets.get('endpoint/rec/variant/Fallback')!.MinCapacity = 2;
     metrics([85], []);
     endpoint('InService', 0.75, 0.25, [4, 2]);
     await evaluate(schedule, scaled, clients, NOW);
@@ -281,14 +360,46 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
   test('back to CLOSED: scale-in resumed, the fallback back to its configured minimum', async () => {
     const last: BreakerState = { state: 'RECOVERING', since: NOW - 600_000, share: 1 / 6, entryShare: 0.5, step: 2 };
     await stored(last, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
+    targets.get('endpoint/rec/variant/Primary')!.SuspendedState!.DynamicScalingInSuspended = true;
+    targets.get('endpoint/rec/variant/Fallback')!.MinCapacity = 2;
     metrics(Array(10).fill(40), []);
     endpoint('InService', 0.85, 0.15, [4, 2]);
     const r = await evaluate(schedule, scaled, clients, NOW);
     expect(r.state).toBe('CLOSED');
     expect(registered().map(x => x.SuspendedState ?? { MinCapacity: x.MinCapacity })).toEqual([
-      { DynamicScalingInSuspended: false },
+      { DynamicScalingInSuspended: false, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: false },
       { MinCapacity: 1 },
     ]);
+  });
+
+  test('the whole SuspendedState is sent, read first: a scheduled-scaling suspension set by someone else survives the hold', async () => {
+    await stored(CLOSED);
+    targets.get('endpoint/rec/variant/Primary')!.SuspendedState!.ScheduledScalingSuspended = true; // an operator's freeze
+    metrics([90], []);
+    endpoint('InService', 1, 0, [4, 1]);
+    await evaluate(alarmEvent, scaled, clients, NOW);
+    expect(targets.get('endpoint/rec/variant/Primary')!.SuspendedState).toEqual({
+      DynamicScalingInSuspended: true,
+      DynamicScalingOutSuspended: false,
+      ScheduledScalingSuspended: true,
+    });
+  });
+
+  test('a stack update that reset the targets while degraded (scale-in back on, fallback minimum back to 1) is re-applied on the next evaluation', async () => {
+    await stored({ ...DEGRADED, since: NOW - 2 * MIN }, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
+    // CloudFormation re-registered both targets with the template's bounds: what the breaker set is gone.
+    scalableTargets({ Primary: [2, 4], Fallback: [1, 4] });
+    metrics([85], []);
+    endpoint('InService', 0.5, 0.5, [4, 2]);
+    const r = await evaluate(schedule, scaled, clients, NOW);
+    expect(r.state).toBe('DEGRADED');
+    expect(targets.get('endpoint/rec/variant/Primary')!.SuspendedState!.DynamicScalingInSuspended).toBe(true);
+    expect(targets.get('endpoint/rec/variant/Fallback')!.MinCapacity).toBe(2);
+    expect(r.reasons.join()).toMatch(/scale-in suspended again \(the target was reset\)/);
+    // The next evaluation finds them as applied: no further calls.
+    aas.resetHistory();
+    await evaluate(schedule, scaled, clients, NOW + MIN);
+    expect(registered()).toEqual([]);
   });
 
   test('an Application Auto Scaling failure is logged and retried next time; weights and level still applied', async () => {
@@ -296,6 +407,7 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
     metrics([90], []);
     endpoint('InService', 1, 0, [2, 1]);
     aas.on(RegisterScalableTargetCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: {} }));
+    aas.on(DescribeScalableTargetsCommand).rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException', $metadata: {} }));
     const r = await evaluate(alarmEvent, scaled, clients, NOW);
     expect(r.outcome).toBe('evaluated');
     expect(r.reasons.join()).toMatch(/scale-in suspended failed \(AccessDeniedException\)/);
@@ -430,7 +542,7 @@ test('dry run decides and logs but changes nothing', async () => {
   expect(r.reasons.join()).toMatch(/dry run/);
   expect(weightCalls()).toHaveLength(0);
   expect(ssm.commandCalls(PutParameterCommand)).toHaveLength(0);
-  expect(aas.calls()).toHaveLength(0);
+  expect(aas.commandCalls(RegisterScalableTargetCommand)).toHaveLength(0); // it may read the targets, never change them
 });
 
 test('repeated events are idempotent', async () => {

@@ -71,7 +71,7 @@ describe('recommender example breaker', () => {
       expect(JSON.stringify(s.Resource)).not.toContain('*');
     }
     const wild = statements.filter(s => s.Resource === '*');
-    expect(wild.map(s => s.Action)).toEqual(['cloudwatch:GetMetricData']);
+    expect(wild.map(s => s.Action)).toEqual([['application-autoscaling:DescribeScalableTargets', 'cloudwatch:GetMetricData']]); // no resource-level permissions exist
   });
 
   test('the container learns where its degrade level is and may read it', () => {
@@ -149,7 +149,12 @@ describe('seeing memory within seconds; acting while the endpoint is Updating', 
 
   test('SageMaker endpoint state changes of this endpoint trigger an evaluation (weights refused while Updating are retried at once)', () => {
     t.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['aws.sagemaker'], 'detail-type': ['SageMaker Endpoint State Change'], detail: { EndpointName: [Match.anyValue()] } },
+      // Status changes and capacity / deployment updates (the second is what a scale-out reports).
+      EventPattern: {
+        source: ['aws.sagemaker'],
+        'detail-type': ['SageMaker Endpoint State Change', 'SageMaker Endpoint Deployment State Change'],
+        detail: { EndpointName: [Match.anyValue()] },
+      },
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('CircuitBreakerFunction'), 'Arn'] } })],
     });
   });

@@ -1,6 +1,7 @@
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import {
   ContainerImage,
@@ -69,9 +70,12 @@ describe('one shared breaker function per fleet', () => {
     t.resourceCountIs('AWS::Logs::LogGroup', 1);
     t.resourceCountIs('AWS::DynamoDB::Table', 1);
     t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
-    t.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['aws.cloudwatch'], detail: { alarmName: [{ wildcard: '*-breaker-*' }] } },
-    });
+    // Exact alarm names, no wildcard rule (EventBridge allows 30 per bus, not adjustable).
+    const alarmRules = (Object.values(t.findResources('AWS::Events::Rule')) as any[]).filter(
+      r => r.Properties.EventPattern?.source?.[0] === 'aws.cloudwatch',
+    );
+    expect(alarmRules.flatMap(r => r.Properties.EventPattern.detail.alarmName)).toHaveLength(2 * N); // HostMemory and ErrorRate per endpoint
+    expect(JSON.stringify(alarmRules)).not.toContain('wildcard');
   });
 
   test(`least privilege: the SageMaker actions name exactly the fleet's ${N} endpoints (no wildcard); its settings reach the function`, () => {
@@ -116,7 +120,9 @@ test('a shared breaker nobody uses is a clear synth error', () => {
   const app = newApp();
   const stack = new Stack(app, 'Empty', { env });
   SharedCircuitBreaker.of(stack);
-  expect(synthError(app)).toMatch(/ResilientEndpointSharedBreaker: got no endpoints; allowed: at least one\. Fix: pass it as circuitBreaker\.shared/);
+  expect(synthError(app)).toMatch(
+    /\[Empty\/ResilientEndpointSharedBreaker\] got no endpoints; allowed: at least one\. Fix: pass it as circuitBreaker\.shared/,
+  );
 });
 
 test('a plain stack can share one breaker between endpoints (SharedCircuitBreaker.of)', () => {
@@ -149,5 +155,84 @@ describe('the readiness checks see a shared breaker', () => {
     const found = ruleIds(Template.fromStack(endpoint.node.scope as NestedStack));
     expect(found).not.toEqual(expect.arrayContaining(['RE-CircuitBreaker']));
     expect(found).not.toEqual(expect.arrayContaining(['RE-BreakerLogRetention']));
+  });
+});
+
+describe('fleets that deploy at their stated size: every per-fleet limit checked at synth', () => {
+  const fleetOf = (n: number, fleetProps?: (i: number) => Partial<typeof props>) => {
+    const app = newApp();
+    const stack = new Stack(app, 'Big', { env });
+    const fleet = new ResilientEndpointFleet(stack, 'Models');
+    for (let i = 0; i < n; i++) fleet.addEndpoint(`E${i}`, { ...props, ...fleetProps?.(i) });
+    return { app, stack, fleet };
+  };
+
+  test('60 CPU endpoints synthesize with every limit met: rules split under 2,048 characters, 9 managed policies, environment under 4 KB', () => {
+    const { app, stack } = fleetOf(60);
+    expect(synthError(app)).toBe('');
+    const t = app.synth().getStackByName(stack.stackName).template;
+    const rules = Object.values(t.Resources as Record<string, any>).filter(r => r.Type === 'AWS::Events::Rule' && r.Properties.EventPattern);
+    const alarmNames = rules.flatMap(r => r.Properties.EventPattern.detail?.alarmName ?? []);
+    const endpointNames = rules.flatMap(r =>
+      r.Properties.EventPattern['detail-type']?.includes('SageMaker Endpoint State Change') ? r.Properties.EventPattern.detail.EndpointName : [],
+    );
+    expect(alarmNames).toHaveLength(120);
+    expect(endpointNames).toHaveLength(60);
+    // Each pattern, as deployed (endpoint names are literals here), within EventBridge's limit.
+    for (const r of rules) expect(JSON.stringify(r.Properties.EventPattern).length).toBeLessThanOrEqual(2048);
+    expect(rules.length).toBeGreaterThan(2);
+    const managed = Object.values(t.Resources as Record<string, any>).filter(r => r.Type === 'AWS::IAM::ManagedPolicy');
+    expect(managed.length).toBeLessThanOrEqual(10);
+    expect(Object.keys(t.Resources).length).toBeLessThan(500);
+  });
+
+  test('80 CPU endpoints fail at synth, naming the limit that binds first (10 managed policies per role), the count and the fix', () => {
+    const { app } = fleetOf(80);
+    expect(synthError(app)).toMatch(
+      /\[Big\/Models\/SharedBreaker\] the shared breaker function's role needs 1\d managed policies for the grants of 80 endpoints .*allowed: 10 per role \(IAM's default quota; the deploy would fail\)\. Fix: split the endpoints across fleets in separate stacks, or raise the IAM quota/,
+    );
+  });
+
+  test("the environment limit: ~4 KB of settings-parameter names fails at synth (each at most 40 characters, CloudFormation's generated names)", () => {
+    const { app, fleet } = fleetOf(1);
+    const shared = fleet.sharedBreaker!;
+    // 100 more names of 40 characters: 100 × 41 bytes is over 4,096 with the rest of the environment.
+    for (let i = 0; i < 100; i++) (shared as any).settings.push('x'.repeat(40));
+    expect(synthError(app)).toMatch(
+      /the shared breaker function's environment would be ~\d{4} bytes for 1 endpoints .*allowed: 4096 bytes \(Lambda's 4 KB limit/,
+    );
+  });
+
+  test('a duplicate fleet.addEndpoint id is a synth error like every other prop (no stack trace)', () => {
+    const { app, fleet } = fleetOf(1);
+    expect(() => fleet.addEndpoint('E0', props)).not.toThrow();
+    expect(fleet.endpoints).toHaveLength(1);
+    expect(synthError(app)).toMatch(
+      /\[Big\/Models\] fleet\.addEndpoint: got id 'E0' a second time; allowed: one endpoint per id\. Fix: give each endpoint its own id/,
+    );
+  });
+
+  test('more than 200 Metrics Insights alarms in one Region fail at synth (the per-GPU alarms of multi-GPU endpoints)', () => {
+    const app = newApp();
+    const stack = new Stack(app, 'Gpu', { env });
+    // ml.g5.12xlarge (4 GPUs, enhanced metrics): a HottestGpuMemory alarm in monitoring and one in the breaker.
+    new ResilientEndpoint(stack, 'G', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_G5_12XLARGE,
+      monitoring: { notify: { emails: ['a@example.com'] } },
+    });
+    // 199 more in the same Region (another stack of the app): 201.
+    const other = new Stack(app, 'Other', { env });
+    for (let i = 0; i < 199; i++) {
+      new cloudwatch.CfnAlarm(other, `A${i}`, {
+        comparisonOperator: 'GreaterThanThreshold',
+        evaluationPeriods: 1,
+        threshold: 1,
+        metrics: [{ id: 'q', expression: 'SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("/aws/sagemaker/Endpoints", AcceleratorId)', period: 60 }],
+      });
+    }
+    expect(synthError(app)).toMatch(
+      /got 201 Metrics Insights alarms in us-east-1 .*allowed: 200 per Region \(CloudWatch quota; the deploy would fail\)\. Fix: /,
+    );
   });
 });

@@ -351,12 +351,13 @@ test("fromEndpointArn: the name is the ARN's resource name (literal or token), g
 });
 
 test.each([['not-an-arn'], ['arn:aws:sagemaker:eu-west-1:111122223333:model/legacy'], ['arn:aws:sagemaker:eu-west-1:111122223333:endpoint/']])(
-  'fromEndpointArn(%s): a clear error naming the path, the value, the form allowed and the fix',
+  'fromEndpointArn(%s): a synth error naming the path, the value, the form allowed and the fix (nothing thrown)',
   arn => {
-    const { stack } = newStack();
-    expect(() => ResilientEndpoint.fromEndpointArn(stack, 'Bad', arn)).toThrow(
+    const { app, stack } = newStack();
+    expect(() => ResilientEndpoint.fromEndpointArn(stack, 'Bad', arn).metricMemoryUtilization()).not.toThrow();
+    expect(synthError(app)).toMatch(
       new RegExp(
-        `^Test/Bad: fromEndpointArn got '${arn.replace(/[/]/g, '\\/')}'; allowed: arn:<partition>:sagemaker:<region>:<account>:endpoint/<name>\\. Fix: `,
+        `\\[Test/Bad\\] fromEndpointArn: got '${arn.replace(/[/]/g, '\\/')}'; allowed: arn:<partition>:sagemaker:<region>:<account>:endpoint/<name>\\. Fix: `,
       ),
     );
   },

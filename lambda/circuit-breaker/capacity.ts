@@ -1,58 +1,113 @@
 /**
  * The breaker's capacity hold, through Application Auto Scaling's own settings (never instance counts):
  * the primary's dynamic scale-in suspended, the fallback's minimum raised.
+ *
+ * The live scalable targets are read before they are changed, and compared with what the plan wants on
+ * every evaluation that holds capacity: a stack update that changes a target's bounds resets what the
+ * breaker set, and CloudFormation returns no scalable-target ARN to watch it with (real-account.md item 31).
+ * `RegisterScalableTarget` "changes only what it is given", but whether unsent `SuspendedState` fields
+ * reset is not stated, so the whole `SuspendedState` is sent, the other two fields as read.
  */
-import { RegisterScalableTargetCommand } from '@aws-sdk/client-application-auto-scaling';
+import {
+  DescribeScalableTargetsCommand,
+  RegisterScalableTargetCommand,
+  RegisterScalableTargetCommandInput,
+  ScalableTarget,
+} from '@aws-sdk/client-application-auto-scaling';
 import { CapacityPlan } from '../../lib/breaker/policy';
 import { Clients, HandlerSettings } from './settings';
+import { log } from './telemetry';
 
+const DIMENSION = 'sagemaker:variant:DesiredInstanceCount' as const;
+const resourceId = (s: HandlerSettings, variant: string) => `endpoint/${s.endpointName}/variant/${variant}`;
+
+/** True when the recorded settings are the plan (nothing recorded means the template's: scale-in on, the configured minimum). */
 export function sameCapacity(want: CapacityPlan, have: CapacityPlan | undefined, s: HandlerSettings): boolean {
-  // Nothing applied yet means the template's settings: scale-in on, the fallback at its configured minimum.
   const h = have ?? { suspendPrimaryScaleIn: false, fallbackMinCapacity: s.fallbackCapacity?.min };
   return want.suspendPrimaryScaleIn === h.suspendPrimaryScaleIn && want.fallbackMinCapacity === h.fallbackMinCapacity;
 }
 
-/** Applies the capacity plan; true when every call succeeded. Failures are logged, never fatal. */
-export async function applyCapacity(
+/** The endpoint's scalable targets by resource id, or undefined when they cannot be read (then the record stands in). */
+export async function readTargets(s: HandlerSettings, c: Clients, calls: string[]): Promise<Map<string, ScalableTarget> | undefined> {
+  const ids = [s.primaryCapacity ? s.primaryVariant : undefined, s.fallbackCapacity ? s.fallbackVariant : undefined]
+    .filter((v): v is string => v !== undefined)
+    .map(v => resourceId(s, v));
+  calls.push('application-autoscaling:DescribeScalableTargets');
+  try {
+    const out = await c.autoscaling.send(
+      new DescribeScalableTargetsCommand({ ServiceNamespace: 'sagemaker', ScalableDimension: DIMENSION, ResourceIds: ids }),
+    );
+    return new Map((out.ScalableTargets ?? []).map(t => [t.ResourceId!, t]));
+  } catch (e: any) {
+    log({ level: 'warn', endpoint: s.endpointName, message: `DescribeScalableTargets failed (${e?.name}): comparing with what was last applied` });
+    return undefined;
+  }
+}
+
+/** One RegisterScalableTarget call and what it does, for the decision log. */
+export interface CapacityChange {
+  readonly what: string;
+  readonly input: RegisterScalableTargetCommandInput;
+}
+
+/**
+ * Pure: the calls that bring the targets to the plan — compared with the live targets when they were read
+ * (so a reset by a stack update is re-applied), else with what was last applied.
+ */
+export function capacityChanges(
   s: HandlerSettings,
-  c: Clients,
   want: CapacityPlan,
-  have: CapacityPlan | undefined,
-  calls: string[],
-  reasons: string[],
-): Promise<boolean> {
-  const target = (variant: string) => ({
-    ServiceNamespace: 'sagemaker' as const,
-    ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' as const,
-    ResourceId: `endpoint/${s.endpointName}/variant/${variant}`,
-  });
+  live: Map<string, ScalableTarget> | undefined,
+  recorded: CapacityPlan | undefined,
+): CapacityChange[] {
+  const changes: CapacityChange[] = [];
+  if (s.primaryCapacity) {
+    const id = resourceId(s, s.primaryVariant);
+    const target = live?.get(id);
+    const suspended = live ? (target?.SuspendedState?.DynamicScalingInSuspended ?? false) : (recorded?.suspendPrimaryScaleIn ?? false);
+    if (want.suspendPrimaryScaleIn !== suspended && (!live || target)) {
+      changes.push({
+        what: `${s.primaryVariant}: scale-in ${want.suspendPrimaryScaleIn ? 'suspended' : 'resumed'}${live && recorded?.suspendPrimaryScaleIn === want.suspendPrimaryScaleIn ? ' again (the target was reset)' : ''}`,
+        input: {
+          ServiceNamespace: 'sagemaker',
+          ScalableDimension: DIMENSION,
+          ResourceId: id,
+          SuspendedState: {
+            DynamicScalingInSuspended: want.suspendPrimaryScaleIn,
+            // The other two as they are (when read): a suspension someone else set stays.
+            ...(target ? { DynamicScalingOutSuspended: target.SuspendedState?.DynamicScalingOutSuspended ?? false } : {}),
+            ...(target ? { ScheduledScalingSuspended: target.SuspendedState?.ScheduledScalingSuspended ?? false } : {}),
+          },
+        },
+      });
+    }
+  }
+  if (s.fallbackVariant && s.fallbackCapacity && want.fallbackMinCapacity !== undefined) {
+    const id = resourceId(s, s.fallbackVariant);
+    const target = live?.get(id);
+    const min = live ? target?.MinCapacity : (recorded?.fallbackMinCapacity ?? s.fallbackCapacity.min);
+    if (min !== undefined && want.fallbackMinCapacity !== min) {
+      changes.push({
+        what: `${s.fallbackVariant}: minimum capacity ${want.fallbackMinCapacity}${live && recorded?.fallbackMinCapacity === want.fallbackMinCapacity ? ' again (the target was reset)' : ''}`,
+        input: { ServiceNamespace: 'sagemaker', ScalableDimension: DIMENSION, ResourceId: id, MinCapacity: want.fallbackMinCapacity },
+      });
+    }
+  }
+  return changes;
+}
+
+/** Makes the calls; true when every one succeeded. Failures are logged, never fatal (the next evaluation retries). */
+export async function applyCapacity(c: Clients, changes: CapacityChange[], calls: string[], reasons: string[]): Promise<boolean> {
   let ok = true;
-  const call = async (what: string, input: ConstructorParameters<typeof RegisterScalableTargetCommand>[0]) => {
+  for (const change of changes) {
     calls.push('application-autoscaling:RegisterScalableTarget');
     try {
-      await c.autoscaling.send(new RegisterScalableTargetCommand(input));
-      reasons.push(what);
+      await c.autoscaling.send(new RegisterScalableTargetCommand(change.input));
+      reasons.push(change.what);
     } catch (e: any) {
       ok = false;
-      reasons.push(`${what} failed (${e?.name}): retried on the next evaluation`);
+      reasons.push(`${change.what} failed (${e?.name}): retried on the next evaluation`);
     }
-  };
-  if (s.primaryCapacity && want.suspendPrimaryScaleIn !== (have?.suspendPrimaryScaleIn ?? false)) {
-    await call(want.suspendPrimaryScaleIn ? `${s.primaryVariant}: scale-in suspended` : `${s.primaryVariant}: scale-in resumed`, {
-      ...target(s.primaryVariant),
-      SuspendedState: { DynamicScalingInSuspended: want.suspendPrimaryScaleIn },
-    });
-  }
-  if (
-    s.fallbackVariant &&
-    s.fallbackCapacity &&
-    want.fallbackMinCapacity !== undefined &&
-    want.fallbackMinCapacity !== (have?.fallbackMinCapacity ?? s.fallbackCapacity.min)
-  ) {
-    await call(`${s.fallbackVariant}: minimum capacity ${want.fallbackMinCapacity}`, {
-      ...target(s.fallbackVariant),
-      MinCapacity: want.fallbackMinCapacity,
-    });
   }
   return ok;
 }

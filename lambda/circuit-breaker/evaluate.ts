@@ -20,8 +20,9 @@
  */
 import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
+import { ENDPOINT_EVENT_TYPES } from '../../lib/breaker/contract';
 import { decide, EndpointView, initialState, serializeState, tryParseState } from '../../lib/breaker/policy';
-import { applyCapacity, sameCapacity } from './capacity';
+import { applyCapacity, capacityChanges, readTargets, sameCapacity } from './capacity';
 import { MetricReadings, readMetrics } from './metrics';
 import { Clients, HandlerSettings } from './settings';
 import { readItem, readPublished, StoredItem, writeItem } from './state-store';
@@ -36,12 +37,14 @@ export interface EvaluationResult {
   readonly calls: string[];
 }
 
-/** True for the event shapes the breaker is triggered by: its schedule, its alarms, SageMaker's endpoint state changes. */
+/**
+ * True for the event shapes the breaker is triggered by: its schedule, its alarms, SageMaker's endpoint
+ * state and deployment state changes (both carry `detail.EndpointName`).
+ */
 export function isTrigger(event: any): boolean {
   if (!event || typeof event !== 'object') return false;
   if (event.source === 'aws.events' && event['detail-type'] === 'Scheduled Event') return true;
-  if (event.source === 'aws.sagemaker' && event['detail-type'] === 'SageMaker Endpoint State Change')
-    return typeof event.detail?.EndpointName === 'string';
+  if (event.source === 'aws.sagemaker' && ENDPOINT_EVENT_TYPES.includes(event['detail-type'])) return typeof event.detail?.EndpointName === 'string';
   return event.source === 'aws.cloudwatch' && event['detail-type'] === 'CloudWatch Alarm State Change' && typeof event.detail?.alarmName === 'string';
 }
 
@@ -106,7 +109,12 @@ export async function evaluate(
     const value = serializeState(decision.next, reasons);
     const publishLevel = published?.level !== decision.level || published?.state !== decision.next.state;
     const capacity = s.primaryCapacity || s.fallbackCapacity ? decision.capacity : undefined;
-    const capacityDiffers = capacity !== undefined && !sameCapacity(capacity, item.capacity, s);
+    // While capacity is held (or being released) the live targets are read and compared with the plan:
+    // a stack update may have reset what was applied. In steady CLOSED nothing is read.
+    const recordDiffers = capacity !== undefined && !sameCapacity(capacity, item.capacity, s);
+    const live = capacity && (decision.next.state !== 'CLOSED' || recordDiffers) ? await readTargets(s, c, calls) : undefined;
+    const changes = capacity ? capacityChanges(s, capacity, live, item.capacity) : [];
+    const capacityDiffers = changes.length > 0 || recordDiffers;
     const writeState = decision.changed || !stored;
     if (!stored) reasons.push(item.raw === undefined ? 'no stored state: writing it' : 'stored state did not parse: rewritten');
 
@@ -155,7 +163,7 @@ export async function evaluate(
       }
       // 3. Capacity through the scaler's own settings (never instance counts).
       if (capacity && capacityDiffers) {
-        const applied = await applyCapacity(s, c, capacity, item.capacity, calls, reasons);
+        const applied = await applyCapacity(c, changes, calls, reasons);
         if (applied) {
           calls.push('dynamodb:PutItem');
           await writeItem(s, c, item.version + 1, writeState ? JSON.stringify(decision.next) : item.raw!, capacity);

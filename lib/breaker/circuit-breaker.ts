@@ -20,7 +20,7 @@ import { SageMakerInstanceType } from '../instance-types';
 import { createAlarm } from '../monitoring/alarm-factory';
 import { EndpointMetricFactory } from '../monitoring/metrics';
 import { Described, PropErrors } from '../validation';
-import { BREAKER_ENV as ENV, BREAKER_METRICS, BREAKER_NAMESPACE, BREAKER_SETTINGS_TAG, breakerAlarmName } from './contract';
+import { BREAKER_ENV as ENV, BREAKER_METRICS, BREAKER_NAMESPACE, BREAKER_SETTINGS_TAG, breakerAlarmName, ENDPOINT_EVENT_TYPES } from './contract';
 import { BreakerConfig, DEFAULT_CONFIG } from './policy';
 import { SharedCircuitBreaker } from './shared-circuit-breaker';
 import { BreakerRuntime, createBreakerRuntime, grantScaling } from './wiring';
@@ -292,10 +292,13 @@ export class CircuitBreaker extends Construct {
     // 10-s data were not stored for these metrics, such an alarm would just never fire; the 1-minute
     // schedule and the function's own reads, which fall back to 1-minute data, still protect.)
     const m = new EndpointMetricFactory(props.endpointName, props.primaryVariantName);
+    const alarmNames: string[] = [];
     const alarm = (aid: string, metric: cloudwatch.IMetric, threshold: number, description: string) => {
+      const alarmName = breakerAlarmName(props.endpointName, props.primaryVariantName, aid);
+      alarmNames.push(alarmName);
       const a = createAlarm(this, {
         id: aid,
-        alarmName: breakerAlarmName(props.endpointName, props.primaryVariantName, aid),
+        alarmName,
         description,
         metric,
         threshold,
@@ -339,7 +342,11 @@ export class CircuitBreaker extends Construct {
       `Breaker trigger: 5XX rate >= ${errorRate * 100} % over 10 minutes.`,
     );
 
-    if (props.shared) return; // the shared function's rules cover this endpoint's alarms and state changes
+    if (props.shared) {
+      // The shared function's rules cover this endpoint's alarms and state changes.
+      props.shared.watchAlarms(alarmNames);
+      return;
+    }
     new events.Rule(this, 'AlarmRule', {
       description: `Evaluate the circuit breaker of ${props.endpointName} when its alarms change state`,
       eventPattern: {
@@ -356,7 +363,7 @@ export class CircuitBreaker extends Construct {
       description: `Re-evaluate the circuit breaker of ${props.endpointName} when the endpoint changes state (e.g. back to InService)`,
       eventPattern: {
         source: ['aws.sagemaker'],
-        detailType: ['SageMaker Endpoint State Change'],
+        detailType: ENDPOINT_EVENT_TYPES,
         detail: { EndpointName: [props.endpointName] },
       },
       targets: [new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 })],

@@ -48,6 +48,15 @@ export const BREAKER_METRICS = {
  */
 export const BREAKER_SETTINGS_TAG = 'resilient-endpoint:breaker-settings';
 
+/**
+ * The SageMaker events the breaker re-evaluates on, both with `detail.EndpointName`: status changes
+ * ("SageMaker Endpoint State Change", `EndpointStatus` e.g. IN_SERVICE) and capacity or deployment
+ * updates ("SageMaker Endpoint Deployment State Change", e.g. "Scaling out desired instance count to 6"),
+ * which the first is not documented to fire for (developer guide automating-sagemaker-with-eventbridge;
+ * awsdocs/amazon-sagemaker-developer-guide doc_source/automating-sagemaker-with-eventbridge.md).
+ */
+export const ENDPOINT_EVENT_TYPES = ['SageMaker Endpoint State Change', 'SageMaker Endpoint Deployment State Change'];
+
 /** What every breaker alarm's name holds, between the variant and the metric. */
 export const BREAKER_ALARM_MARK = '-breaker-';
 

@@ -4,16 +4,28 @@
  */
 import { Lazy, Stack, Tags } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { VariantAutoScaling } from '../auto-scaling';
-import { BREAKER_ALARM_MARK, BREAKER_ENV as ENV, BREAKER_NAMESPACE } from './contract';
-import { BREAKER_TAG, BreakerRuntime, createBreakerRuntime, grantScaling } from './wiring';
+import { BREAKER_ENV as ENV, BREAKER_NAMESPACE, ENDPOINT_EVENT_TYPES } from './contract';
+import {
+  BREAKER_TAG,
+  BreakerRuntime,
+  createBreakerRuntime,
+  deployedLength,
+  EVENT_PATTERN_LIMIT,
+  grantScaling,
+  IAM_MANAGED_POLICIES_PER_ROLE,
+  LAMBDA_ENVIRONMENT_LIMIT,
+  ListRules,
+  MAX_ENDPOINT_NAME,
+  sharedEnvironmentBytes,
+} from './wiring';
 
 /** What an endpoint hands a shared breaker. */
 export interface SharedBreakerEndpoint {
@@ -56,7 +68,11 @@ export class SharedCircuitBreaker extends Construct {
   private readonly names: string[] = [];
   private readonly settings: string[] = [];
 
-  constructor(scope: Construct, id: string, props: SharedCircuitBreakerProps = {}) {
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: SharedCircuitBreakerProps = {},
+  ) {
     super(scope, id);
     this.runtime = createBreakerRuntime(this, {
       description: 'Memory circuit breaker of the SageMaker endpoints of this stack',
@@ -71,37 +87,67 @@ export class SharedCircuitBreaker extends Construct {
     this.stateTable = this.runtime.stateTable;
     this.stateTable.grant(this.runtime.role, 'dynamodb:BatchGetItem'); // the endpoints' states in one read
     const target = () => new targets.LambdaFunction(this.function, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2 });
-    new events.Rule(this, 'AlarmRule', {
-      description: 'Evaluate the circuit breakers when one of their alarms (<endpoint>-<variant>-breaker-<metric>) changes state',
-      eventPattern: {
-        source: ['aws.cloudwatch'],
-        detailType: ['CloudWatch Alarm State Change'],
-        detail: { alarmName: events.Match.wildcard(`*${BREAKER_ALARM_MARK}*`) },
-      },
-      targets: [target()],
-    });
-    new events.Rule(this, 'EndpointStateChange', {
-      description: 'Re-evaluate a circuit breaker when its endpoint changes state (e.g. back to InService)',
-      eventPattern: {
-        source: ['aws.sagemaker'],
-        detailType: ['SageMaker Endpoint State Change'],
-        detail: { EndpointName: Lazy.list({ produce: () => this.names }) },
-      },
-      targets: [target()],
-    });
-    this.node.addValidation({
-      validate: () =>
-        this.names.length
-          ? []
-          : [
-              `${this.node.path}: got no endpoints; allowed: at least one. Fix: pass it as circuitBreaker.shared of a ResilientEndpoint, or remove it`,
-            ],
-    });
+    // Exact lists (no wildcard rules: EventBridge allows 30 per bus, not adjustable), split into as many
+    // rules as EventBridge's 2,048-character pattern limit needs (real-account.md item 25).
+    this.alarmRules = new ListRules(
+      this,
+      'AlarmRule',
+      'Evaluate the circuit breakers when one of their alarms (<endpoint>-<variant>-breaker-<metric>) changes state',
+      alarmName => ({ source: ['aws.cloudwatch'], detailType: ['CloudWatch Alarm State Change'], detail: { alarmName } }),
+      target,
+    );
+    this.endpointRules = new ListRules(
+      this,
+      'EndpointStateChange',
+      'Re-evaluate a circuit breaker when its endpoint changes state or capacity (e.g. back to InService)',
+      names => ({ source: ['aws.sagemaker'], detailType: ENDPOINT_EVENT_TYPES, detail: { EndpointName: names } }),
+      target,
+    );
+    this.node.addValidation({ validate: () => this.validateLimits() });
+  }
+
+  /**
+   * The limits a fleet meets at deploy, checked at synth (each error names the limit, the count and the
+   * fix): Lambda's 4 KB environment, EventBridge's 2,048-character patterns, IAM's 10 managed policies
+   * per role (real-account.md item 25).
+   */
+  private validateLimits(): string[] {
+    const errors: string[] = [];
+    if (!this.names.length) {
+      errors.push(`got no endpoints; allowed: at least one. Fix: pass it as circuitBreaker.shared of a ResilientEndpoint, or remove it`);
+    }
+    const env = sharedEnvironmentBytes(this.settings, this.runtime.stateTable);
+    if (env > LAMBDA_ENVIRONMENT_LIMIT) {
+      errors.push(
+        `the shared breaker function's environment would be ~${env} bytes for ${this.names.length} endpoints (one settings-parameter name each, up to 40 characters); ` +
+          `allowed: ${LAMBDA_ENVIRONMENT_LIMIT} bytes (Lambda's 4 KB limit on environment variables; the deploy would fail). Fix: split the endpoints across fleets in separate stacks`,
+      );
+    }
+    for (const [what, rules] of [
+      ['alarm', this.alarmRules],
+      ['endpoint-event', this.endpointRules],
+    ] as const) {
+      if (rules.largestPattern > EVENT_PATTERN_LIMIT) {
+        errors.push(
+          `an ${what} rule's event pattern would be ~${rules.largestPattern} characters; allowed: ${EVENT_PATTERN_LIMIT} (EventBridge's pattern limit). Fix: shorten the endpoint names`,
+        );
+      }
+    }
+    const managed = this.runtime.role.node.children.filter(c => c instanceof iam.ManagedPolicy).length;
+    const quota = this.props.managedPolicyQuota ?? IAM_MANAGED_POLICIES_PER_ROLE;
+    if (managed > quota) {
+      errors.push(
+        `the shared breaker function's role needs ${managed} managed policies for the grants of ${this.names.length} endpoints (aws-cdk-lib splits a policy over 10 KB into 6 KB managed policies); ` +
+          `allowed: ${quota} per role (${quota === IAM_MANAGED_POLICIES_PER_ROLE ? "IAM's default quota" : 'managedPolicyQuota'}; the deploy would fail). Fix: split the endpoints across fleets in separate stacks, or raise the IAM quota (up to 20) and pass it as managedPolicyQuota`,
+      );
+    }
+    return errors;
   }
 
   /** Registers an endpoint: the function may act on it, its parameters and its scalable targets. */
   public register(e: SharedBreakerEndpoint): BreakerRuntime {
     this.names.push(e.endpointName);
+    this.endpointRules.add(e.endpointName, deployedLength(e.endpointName, MAX_ENDPOINT_NAME));
     this.settings.push(e.settingsParameter.parameterName);
     this.runtime.endpoints.addResources(e.endpointArn);
     e.levelParameter.grantRead(this.runtime.role);
@@ -118,7 +164,17 @@ export class SharedCircuitBreaker extends Construct {
     return this.runtime;
   }
 
+  /**
+   * Adds an endpoint's breaker alarms (`<endpoint>-<variant>-breaker-<metric>`) to the alarm rules, so a
+   * change of their state evaluates the endpoint at once.
+   */
+  public watchAlarms(alarmNames: string[]): void {
+    for (const name of alarmNames) this.alarmRules.add(name, deployedLength(name, MAX_ENDPOINT_NAME));
+  }
+
   private scalingGranted = false;
+  private readonly alarmRules: ListRules;
+  private readonly endpointRules: ListRules;
 }
 
 /** Props of {@link SharedCircuitBreaker}. */
@@ -128,4 +184,11 @@ export interface SharedCircuitBreakerProps {
    * @default logs.RetentionDays.THREE_MONTHS
    */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * The quota of managed policies per IAM role in the account (IAM's default is 10, adjustable to 20).
+   * The function's grants name every endpoint, and aws-cdk-lib moves a policy over 10 KB into 6 KB
+   * managed policies; synthesis fails when more are needed than this.
+   * @default 10
+   */
+  readonly managedPolicyQuota?: number;
 }

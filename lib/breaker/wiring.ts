@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { ArnFormat, Duration, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Tags, Token, Tokenization, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -16,7 +16,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { VariantAutoScaling } from '../auto-scaling';
 import { acknowledgeWildcard } from '../nag';
-import { BREAKER_ENV as ENV } from './contract';
+import { BREAKER_ENV as ENV, BREAKER_NAMESPACE } from './contract';
 
 /** Tag on the scalable targets a breaker may adjust (its IAM grant is conditioned on it). */
 export const BREAKER_TAG = 'resilient-endpoint:circuit-breaker';
@@ -94,8 +94,17 @@ export function createBreakerRuntime(
   const endpoints = new iam.PolicyStatement({ actions: ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpointWeightsAndCapacities'] });
   role.addToPrincipalPolicy(endpoints);
   stateTable.grant(role, 'dynamodb:GetItem', 'dynamodb:PutItem');
-  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
-  acknowledgeWildcard(role, 'Resource', '*', 'cloudwatch:GetMetricData has no resource-level permissions; AWS requires "*". It only reads metrics.');
+  // Reads without resource-level permissions: metrics, and the live scalable targets before the breaker
+  // changes them (a stack update may have reset them).
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData', 'application-autoscaling:DescribeScalableTargets'], resources: ['*'] }),
+  );
+  acknowledgeWildcard(
+    role,
+    'Resource',
+    '*',
+    'cloudwatch:GetMetricData and application-autoscaling:DescribeScalableTargets have no resource-level permissions; AWS requires "*". They only read.',
+  );
   role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
   acknowledgeWildcard(role, 'Resource', logGroup.logGroupArn, 'The ARN of the function\'s own log group ends in ":*" (all its streams).');
   const fn = new lambda.Function(scope, 'Function', {
@@ -151,4 +160,98 @@ export function grantScaling(scope: Construct, role: iam.IRole, scaled: VariantA
     anyTarget,
     'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).',
   );
+}
+
+/** EventBridge's largest event pattern: 2,048 characters (EventBridge user guide, eb-quota). */
+export const EVENT_PATTERN_LIMIT = 2048;
+
+/** The longest an endpoint name can be (SageMaker's EndpointName: 63 characters): a token's estimate. */
+export const MAX_ENDPOINT_NAME = 63;
+
+/**
+ * The length a string will have once deployed: its literal characters, and `tokenLength` for each
+ * token in it (a CloudFormation reference whose value is unknown at synth).
+ */
+export function deployedLength(value: string, tokenLength: number): number {
+  if (!Token.isUnresolved(value)) return value.length;
+  const fragments = Tokenization.reverseString(value);
+  // Every token as `tokenLength` placeholder characters, then the joined text's length.
+  return String(fragments.mapTokens({ mapToken: () => 'x'.repeat(tokenLength) }).join({ join: (a: unknown, b: unknown) => `${a}${b}` })).length;
+}
+
+/**
+ * Rules whose pattern lists values (endpoint names, alarm names), split so that each pattern stays within
+ * EventBridge's 2,048 characters whatever the number of values: a new rule starts when the next value
+ * would not fit. The first rule keeps `id`; the next are `${id}2`, `${id}3`, ….
+ */
+export class ListRules {
+  private readonly groups: { values: string[]; size: number; rule: events.Rule }[] = [];
+
+  constructor(
+    private readonly scope: Construct,
+    private readonly id: string,
+    private readonly description: string,
+    /** The pattern for a list of values. */
+    private readonly pattern: (values: string[]) => events.EventPattern,
+    private readonly target: () => events.IRuleTarget,
+  ) {}
+
+  /** The rules created so far. */
+  public get rules(): events.Rule[] {
+    return this.groups.map(g => g.rule);
+  }
+
+  /** The largest pattern, in deployed characters (an estimate for tokens, see `deployedLength`). */
+  public get largestPattern(): number {
+    return Math.max(0, ...this.groups.map(g => g.size));
+  }
+
+  /** Adds a value whose deployed length is `length`. */
+  public add(value: string, length: number): void {
+    const grow = length + 3; // quotes and a comma
+    let group = this.groups[this.groups.length - 1];
+    if (!group || (group.size + grow > EVENT_PATTERN_LIMIT && group.values.length > 0)) {
+      const values: string[] = [];
+      const n = this.groups.length + 1;
+      const rule = new events.Rule(this.scope, n === 1 ? this.id : `${this.id}${n}`, {
+        description: n === 1 ? this.description : `${this.description} (part ${n})`,
+        eventPattern: this.pattern(Lazy.list({ produce: () => values })),
+        targets: [this.target()],
+      });
+      group = { values, size: JSON.stringify(this.pattern([])).length, rule };
+      this.groups.push(group);
+    }
+    group.values.push(value);
+    group.size += grow;
+  }
+}
+
+/** Lambda's limit on a function's environment variables: 4 KB, keys and values (Lambda quotas). */
+export const LAMBDA_ENVIRONMENT_LIMIT = 4096;
+
+/** IAM's default quota of managed policies attached to a role: 10 (adjustable to 20; IAM quotas). */
+export const IAM_MANAGED_POLICIES_PER_ROLE = 10;
+
+/**
+ * The longest name CloudFormation generates for an `AWS::SSM::Parameter` without a `Name`: 40 characters
+ * ("CFN-" + the logical id, truncated, + "-" + 12 random characters: the SSM resource provider's
+ * CreateHandler with cloudformation-java-plugin IdentifierUtils, GENERATED_PHYSICALID_MAXLEN = 40).
+ */
+export const GENERATED_PARAMETER_NAME_MAX = 40;
+
+/**
+ * The deployed size of a shared breaker's environment (keys and values): one settings-parameter name per
+ * endpoint (a generated name is at most 40 characters), the table name (CloudFormation names it
+ * <stack>-<logical id>-<12 random>), and the fixed variables.
+ */
+export function sharedEnvironmentBytes(settingsParameters: string[], table: dynamodb.Table): number {
+  const stack = Stack.of(table);
+  const tableName = Math.min(
+    255,
+    deployedLength(stack.stackName, 128) + stack.getLogicalId(table.node.defaultChild as dynamodb.CfnTable).length + 14,
+  );
+  const names =
+    settingsParameters.reduce((n, p) => n + deployedLength(p, GENERATED_PARAMETER_NAME_MAX), 0) + Math.max(0, settingsParameters.length - 1);
+  const fixed = [ENV.CONFIG_PARAMETERS, ENV.METRIC_NAMESPACE, ENV.TABLE_NAME].reduce((n, k) => n + k.length, 0) + BREAKER_NAMESPACE.length;
+  return names + tableName + fixed;
 }

@@ -1,8 +1,10 @@
 import * as fs from 'fs';
+import * as path from 'path';
 import {
   CfnResource,
   IPolicyValidationContext,
   IPolicyValidationPlugin,
+  NestedStack,
   PolicyValidationPluginReport,
   PolicyViolation,
   Stack,
@@ -96,9 +98,9 @@ export class ProductionReadinessChecks implements IPolicyValidationPlugin {
 
   public validate(context: IPolicyValidationContext): PolicyValidationPluginReport {
     const findings: { f: ReadinessFinding; templatePath: string; path?: string }[] = [];
-    for (const st of context.stackTemplates) {
+    for (const st of templatesOf(context)) {
       const template = JSON.parse(fs.readFileSync(st.templatePath, 'utf8'));
-      const stack = context.appConstruct?.node.findAll().find(c => c.node.path === st.stackConstructPath);
+      const stack = st.stack ?? context.appConstruct?.node.findAll().find(c => c.node.path === st.stackConstructPath);
       for (const f of checkTemplate(template, st.stackConstructPath)) {
         const resource = stack ? findByLogicalId(stack, f.resource) : undefined;
         if (resource && isAcknowledged(resource, f.ruleId)) continue;
@@ -114,6 +116,21 @@ export class ProductionReadinessChecks implements IPolicyValidationPlugin {
     }));
     return { success: !findings.some(x => x.f.level === RuleLevel.ERROR), violations };
   }
+}
+
+/**
+ * Every template to check: the stacks the validation context lists, and the nested stacks inside them
+ * (a ResilientEndpointFleet's endpoints live in nested stacks, whose templates are written beside
+ * their parents' as `<id>.nested.template.json`).
+ */
+function templatesOf(context: IPolicyValidationContext): { templatePath: string; stackConstructPath: string; stack?: IConstruct }[] {
+  const top = context.stackTemplates.map(st => ({ templatePath: st.templatePath, stackConstructPath: st.stackConstructPath }));
+  const outdir = top[0] ? path.dirname(top[0].templatePath) : undefined;
+  const nested = (context.appConstruct?.node.findAll() ?? [])
+    .filter((c): c is NestedStack => NestedStack.isNestedStack(c))
+    .map(n => ({ templatePath: path.join(outdir ?? '', n.templateFile), stackConstructPath: n.node.path, stack: n as IConstruct }))
+    .filter(n => outdir !== undefined && fs.existsSync(n.templatePath));
+  return [...top, ...nested];
 }
 
 function findByLogicalId(scope: IConstruct, logicalId: string): IConstruct | undefined {
