@@ -1,0 +1,192 @@
+// End to end, through the synthesized templates: a fleet endpoint's breaker alarm → the parent's rule →
+// the shared function → its settings (environment → settings parameter in the nested stack) → the exact
+// level parameter it writes (IAM and behaviour) and the scalable targets it may change (tag and
+// condition), for endpoint names that are prefixes of each other. Then the real handler, fed those
+// settings, acts on exactly that endpoint's parameter.
+import { App, NestedStack, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
+import { GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import {
+  ApplicationAutoScalingClient,
+  DescribeScalableTargetsCommand,
+  RegisterScalableTargetCommand,
+} from '@aws-sdk/client-application-auto-scaling';
+import { mockClient } from 'aws-sdk-client-mock';
+import { evaluateFleet } from '../lambda/circuit-breaker/fleet';
+import { Clients, createClients, fleetSettingsFromEnv } from '../lambda/circuit-breaker/settings';
+import { ContainerImage, ResilientEndpointFleet, SageMakerInstanceType } from '../lib';
+import { CloudWatchFake } from './cloudwatch-fake';
+import { LocalDynamoDb } from './local-dynamodb';
+
+const env = { account: '123456789012', region: 'us-east-1' };
+const image = ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3');
+const NAMES = ['rank', 'rank-v2', 'rank-v2-b']; // each a prefix of the next
+
+const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const stack = new Stack(app, 'Wiring', { env });
+const fleet = new ResilientEndpointFleet(stack, 'Models');
+for (const name of NAMES) {
+  fleet.addEndpoint(name.replace(/-/g, ''), {
+    endpointName: name,
+    model: { image },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    fallback: {},
+    monitoring: { notify: { emails: ['oncall@example.com'] } },
+  });
+}
+const parent = Template.fromStack(stack).toJSON();
+const nestedOf = new Map(fleet.endpoints.map(e => [e.endpointName, e.node.scope as NestedStack]));
+const nestedTemplate = (name: string) => Template.fromStack(nestedOf.get(name)!).toJSON();
+const nestedLogicalId = (name: string) => stack.getLogicalId(nestedOf.get(name)!.nestedStackResource!);
+
+/**
+ * A parent-stack value as it deploys, with each nested-stack output followed to the resource it refers
+ * to: `<nested:STACK/RESOURCE>`; the parent's own references as `<ref:X>`, pseudo parameters by value.
+ */
+function deployed(v: unknown): string {
+  if (typeof v === 'string') return v;
+  const o = v as Record<string, any>;
+  if (o.Ref === 'AWS::Partition') return 'aws';
+  if (o.Ref === 'AWS::Region') return env.region;
+  if (o.Ref === 'AWS::AccountId') return env.account;
+  if (o.Ref) return `<ref:${o.Ref}>`;
+  if (o['Fn::GetAtt']) {
+    const [logicalId, attr] = o['Fn::GetAtt'];
+    const name = NAMES.find(n => nestedLogicalId(n) === logicalId);
+    if (name && String(attr).startsWith('Outputs.')) {
+      const output = nestedTemplate(name).Outputs[String(attr).slice('Outputs.'.length)].Value;
+      return `<nested:${name}/${output.Ref ?? JSON.stringify(output)}>`;
+    }
+    return `<att:${logicalId}.${attr}>`;
+  }
+  if (o['Fn::Join']) return (o['Fn::Join'][1] as unknown[]).map(deployed).join(o['Fn::Join'][0]);
+  throw new Error(`unexpected CloudFormation value ${JSON.stringify(v)}`);
+}
+const resources = (t: any, type: string) => Object.entries(t.Resources as Record<string, any>).filter(([, r]) => r.Type === type);
+const fn = resources(parent, 'AWS::Lambda::Function')[0];
+const statements = resources(parent, 'AWS::IAM::Policy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement) as any[];
+
+describe.each(NAMES)("endpoint '%s' (its name a prefix of another, or another's prefix)", name => {
+  const nested = nestedTemplate(name);
+  const param = (description: RegExp) => resources(nested, 'AWS::SSM::Parameter').find(([, r]) => description.test(r.Properties.Description))!;
+  const [levelId] = param(/degrade level/);
+  const [settingsId, settings] = param(/settings/);
+
+  test('its breaker alarm is in a rule of the parent that targets the shared function', () => {
+    const alarm = resources(nested, 'AWS::CloudWatch::Alarm').find(([, a]) => a.Properties.AlarmName === `${name}-Primary-breaker-HostMemory`);
+    expect(alarm).toBeDefined();
+    const rules = resources(parent, 'AWS::Events::Rule').filter(([, r]) =>
+      (r.Properties.EventPattern?.detail?.alarmName ?? []).includes(`${name}-Primary-breaker-HostMemory`),
+    );
+    expect(rules).toHaveLength(1);
+    expect(rules[0][1].Properties.Targets[0].Arn).toEqual({ 'Fn::GetAtt': [fn[0], 'Arn'] });
+    const endpointRules = resources(parent, 'AWS::Events::Rule').filter(([, r]) =>
+      (r.Properties.EventPattern?.detail?.EndpointName ?? []).includes(name),
+    );
+    expect(endpointRules).toHaveLength(1);
+  });
+
+  test("the function's environment names its settings parameter, whose value names its own level parameter", () => {
+    const names = deployed(fn[1].Properties.Environment.Variables.CONFIG_PARAMETERS).split(',');
+    expect(names).toContain(`<nested:${name}/${settingsId}>`);
+    const value = JSON.parse(deployed(settings.Properties.Value).replace(/<ref:([^>]+)>/g, '<level:$1>'));
+    expect(value).toMatchObject({ endpointName: name, parameterName: `<level:${levelId}>` });
+  });
+
+  test('the function may write exactly its level parameter and act on exactly its endpoint', () => {
+    const writes = statements.filter(s => [s.Action].flat().includes('ssm:PutParameter')).flatMap(s => [s.Resource].flat().map(deployed));
+    expect(writes).toContain(`arn:aws:ssm:us-east-1:123456789012:parameter/<nested:${name}/${levelId}>`);
+    expect(writes.every(w => !w.includes('*'))).toBe(true);
+    const sm = statements.find(s => [s.Action].flat().includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
+    const [endpointId] = resources(nested, 'AWS::SageMaker::Endpoint')[0];
+    expect([sm.Resource].flat().map(deployed)).toContain(`<nested:${name}/${endpointId}>`);
+  });
+
+  test('its scalable targets carry the tag the function may change targets by', () => {
+    const register = statements.find(s => [s.Action].flat().includes('application-autoscaling:RegisterScalableTarget'));
+    const [[key, value]] = Object.entries(register.Condition.StringEquals as Record<string, string>);
+    const tagKey = key.replace('aws:ResourceTag/', '');
+    const scaled = resources(nested, 'AWS::ApplicationAutoScaling::ScalableTarget');
+    expect(scaled.map(([, t]) => deployed(t.Properties.ResourceId))).toEqual([
+      `endpoint/${name}/variant/Primary`,
+      `endpoint/${name}/variant/Fallback`,
+    ]);
+    for (const [, t] of scaled) expect(t.Properties.Tags).toEqual(expect.arrayContaining([{ Key: tagKey, Value: value }]));
+  });
+});
+
+describe('the real handler, given the synthesized settings, acts on exactly the alarmed endpoint', () => {
+  const sm = mockClient(SageMakerClient);
+  const cw = mockClient(CloudWatchClient);
+  const ssm = mockClient(SSMClient);
+  const aas = mockClient(ApplicationAutoScalingClient);
+  let db: LocalDynamoDb;
+  let clients: Clients;
+  beforeAll(async () => {
+    db = await LocalDynamoDb.start('fleet-wiring');
+    clients = { ...createClients(1), dynamodb: db.client };
+  });
+  afterAll(() => db.stop());
+
+  test.each(NAMES)("an alarm of '%s' writes its level parameter only (not the endpoint whose name is its prefix)", async name => {
+    sm.reset();
+    cw.reset();
+    ssm.reset();
+    aas.reset();
+    await db.clear();
+    jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    const NOW = Date.UTC(2026, 10, 29, 12, 0, 30);
+    // What SSM holds at run time: the settings parameters, by their deployed (placeholder) names.
+    const values = new Map<string, string>();
+    for (const n of NAMES) {
+      const nested = nestedTemplate(n);
+      const [id, p] = resources(nested, 'AWS::SSM::Parameter').find(([, r]) => /settings/.test(r.Properties.Description))!;
+      values.set(`<nested:${n}/${id}>`, deployed(p.Properties.Value).replace(/<ref:([^>]+)>/g, `<nested:${n}/$1>`));
+    }
+    ssm.on(GetParametersCommand).callsFake(input => ({
+      Parameters: input.Names.filter((x: string) => values.has(x)).map((Name: string) => ({ Name, Value: values.get(Name) })),
+    }));
+    ssm.on(PutParameterCommand).resolves({});
+    const fake = new CloudWatchFake();
+    const last = Math.floor(NOW / 60_000) * 60_000 - 60_000;
+    for (const n of NAMES) {
+      // 10-s publishing: the hot one's memory at 90 %, the others cool.
+      for (let k = 0; k < 12; k++)
+        fake.put(
+          '/aws/sagemaker/Endpoints',
+          'MemoryUtilization',
+          { EndpointName: n, VariantName: 'Primary' },
+          last - k * 10_000,
+          n === name ? 90 : 40,
+        );
+    }
+    cw.on(GetMetricDataCommand).callsFake(input => fake.getMetricData(input, NOW));
+    sm.on(DescribeEndpointCommand).resolves({
+      EndpointStatus: 'InService',
+      ProductionVariants: [
+        { VariantName: 'Primary', DesiredWeight: 1, CurrentInstanceCount: 2 },
+        { VariantName: 'Fallback', DesiredWeight: 0, CurrentInstanceCount: 1 },
+      ],
+    });
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).resolves({});
+    aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [] });
+    aas.on(RegisterScalableTargetCommand).resolves({});
+    const f = fleetSettingsFromEnv({
+      TABLE_NAME: db.tableName,
+      CONFIG_PARAMETERS: deployed(fn[1].Properties.Environment.Variables.CONFIG_PARAMETERS),
+    });
+    const event = {
+      source: 'aws.cloudwatch',
+      'detail-type': 'CloudWatch Alarm State Change',
+      detail: { alarmName: `${name}-Primary-breaker-HostMemory`, state: { value: 'ALARM' } },
+    };
+    const r = await evaluateFleet(event, f, clients, NOW);
+    expect(Object.keys(r.endpoints)).toEqual([name]);
+    expect(r.endpoints[name].state).toBe('DEGRADED');
+    const [levelId] = resources(nestedTemplate(name), 'AWS::SSM::Parameter').find(([, p]) => /degrade level/.test(p.Properties.Description))!;
+    expect(ssm.commandCalls(PutParameterCommand).map(c => c.args[0].input.Name)).toEqual([`<nested:${name}/${levelId}>`]);
+    expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map(c => c.args[0].input.EndpointName)).toEqual([name]);
+  });
+});
