@@ -124,6 +124,14 @@ export interface ShadowVariantProps {
  */
 export interface MetricPublishingOptions {
   /**
+   * Write `MetricsConfig` on the endpoint config. `MetricsConfig` is weeks old in CloudFormation: in a
+   * Region whose CloudFormation does not know it yet the deploy fails on it, so `false` leaves it out
+   * (SageMaker's defaults: 1-minute utilization data, no per-instance or per-GPU series). The breaker then
+   * works on 1-minute data; nothing else changes.
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /**
    * Publishing period of the utilization metrics (and, with enhanced metrics, the invocation metrics):
    * 10, 30, 60, 120, 180, 240 or 300 seconds. At 10 s the circuit breaker sees memory within seconds
    * instead of 1–2 minutes.

@@ -159,7 +159,9 @@ export class ResilientEndpoint extends EndpointBase {
     this.cfnEndpoint.excludeRetainedVariantProperties = this.redeployExclusions(props);
     if (props.deployment?.enabled !== false) this.addDeploymentGuardrails(props.deployment ?? {}, allVariants.length);
     this.circuitBreaker = props.circuitBreaker?.enabled !== false ? this.createCircuitBreaker(props.circuitBreaker) : undefined;
-    Tags.of(this).add('resilient-endpoint', this.endpointName);
+    // The cost-allocation tag on everything but the scalable targets (no cost of their own; and their `Tags`
+    // are new in CloudFormation: see circuitBreaker.tagScalableTargets).
+    Tags.of(this).add('resilient-endpoint', this.endpointName, { excludeResourceTypes: ['AWS::ApplicationAutoScaling::ScalableTarget'] });
 
     // The role's policy must exist before SageMaker assumes it to pull the image and model.
     const policy = this.role.node.tryFindChild('DefaultPolicy');
@@ -261,11 +263,13 @@ export class ResilientEndpoint extends EndpointBase {
       volumeSizeInGb: !v.instanceType.hasLocalNvme && volumeGiB ? Math.round(volumeGiB) : undefined,
     });
     const config = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
-      metricsConfig: {
-        metricPublishFrequencyInSeconds: publishing.frequencySeconds,
-        enableEnhancedMetrics: publishing.enhancedMetrics,
-        enableDetailedObservability: publishing.detailedObservability,
-      },
+      metricsConfig: publishing.configured
+        ? {
+            metricPublishFrequencyInSeconds: publishing.frequencySeconds,
+            enableEnhancedMetrics: publishing.enhancedMetrics,
+            enableDetailedObservability: publishing.detailedObservability,
+          }
+        : undefined,
       productionVariants: this.variants.map(variantSpec),
       shadowProductionVariants: this.shadowVariant ? [variantSpec(this.shadowVariant)] : undefined,
       kmsKeyId: props.volumeKmsKey?.keyArn,

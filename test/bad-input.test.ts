@@ -158,6 +158,12 @@ const rows: [string, Record<string, unknown>, string, string][] = [
   ['breaker recover above degrade', { circuitBreaker: { recoverBelowPercent: 85 } }, 'circuitBreaker thresholds', 'recover 85 / degrade 80'],
   ['breaker recovery in 0 steps', { circuitBreaker: { recoverySteps: 0 } }, 'circuitBreaker.recoverySteps', 'got 0'],
   ['breaker dwell of 10 s', { circuitBreaker: { minDwell: Duration.seconds(10) } }, 'circuitBreaker.minDwell', 'got 10'],
+  [
+    'metric publishing off but a frequency given',
+    { metricPublishing: { enabled: false, frequency: Duration.seconds(10) } },
+    'metricPublishing',
+    'enabled: false with frequency',
+  ],
   ['metric publishing every 15 s', { metricPublishing: { frequency: Duration.seconds(15) } }, 'metricPublishing.frequency', 'got 15'],
   ['breaker probes of 1.5', { circuitBreaker: { maxFailedProbes: 1.5 } }, 'circuitBreaker.maxFailedProbes', 'got 1.5'],
   ['breaker probe wait of 1 minute', { circuitBreaker: { maxProbeWait: Duration.minutes(1) } }, 'circuitBreaker.maxProbeWait', 'got 60'],

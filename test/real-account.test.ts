@@ -11,6 +11,7 @@ import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { CircuitBreaker, ContainerImage, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
+import { SCALABLE_TARGET_KEY } from '../lambda/circuit-breaker/capacity';
 import { appContext, exampleStacks, iamStatements, newStack } from './util';
 
 type Resources = Record<string, { Type: string; Properties?: any; DependsOn?: string | string[] }>;
@@ -259,4 +260,54 @@ test("the recommender's endpoint ARN in its breaker policy is the endpoint's own
   const statements = iamStatements(rec);
   const sm = statements.find(s => asList(s.Action).includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
   expect(sm.Resource).toEqual({ Ref: recommender.getLogicalId(recommender.endpoint.cfnEndpoint) });
+});
+
+describe('Regions whose CloudFormation does not know the newest properties yet (MetricsConfig, ScalableTarget Tags)', () => {
+  const lagging = () => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+      instanceType: SageMakerInstanceType.ML_G5_12XLARGE,
+      fallback: {},
+      metricPublishing: { enabled: false },
+      circuitBreaker: { tagScalableTargets: false },
+      monitoring: { notify: { emails: ['oncall@example.com'] } },
+    });
+    return Template.fromStack(stack).toJSON();
+  };
+  const t = lagging();
+  const of = (type: string) => Object.values(t.Resources as Resources).filter(r => r.Type === type);
+
+  test('no MetricsConfig and no Tags on any scalable target are written', () => {
+    expect(of('AWS::SageMaker::EndpointConfig')[0].Properties.MetricsConfig).toBeUndefined();
+    const targets = of('AWS::ApplicationAutoScaling::ScalableTarget');
+    expect(targets).toHaveLength(2);
+    for (const target of targets) expect(target.Properties.Tags).toBeUndefined();
+  });
+
+  test('the breaker then works on 1-minute data, without the per-GPU signal', () => {
+    const fn = of('AWS::Lambda::Function')[0].Properties.Environment.Variables;
+    expect(fn).toMatchObject({ METRIC_PERIOD_SECONDS: '60', PER_GPU_METRICS: 'false' });
+    const triggers = of('AWS::CloudWatch::Alarm').filter(a => /-breaker-/.test(a.Properties.AlarmName));
+    expect(triggers.map(a => a.Properties.Period ?? a.Properties.Metrics?.find((m: any) => m.MetricStat)?.MetricStat.Period)).toEqual([60, 60, 600]);
+    expect(JSON.stringify(t)).not.toMatch(/SELECT MAX\(GPUMemoryUtilization\)/);
+  });
+
+  test("the capacity hold's grant allows exactly the calls the function makes, without tags", () => {
+    const register = iamStatements(t).find(s => asList(s.Action).includes('application-autoscaling:RegisterScalableTarget'));
+    expect(register.Condition).toEqual({
+      StringEquals: {
+        'application-autoscaling:service-namespace': 'sagemaker',
+        'application-autoscaling:scalable-dimension': 'sagemaker:variant:DesiredInstanceCount',
+      },
+    });
+    expect(evaluate(register.Resource, t.Resources)).toBe(`arn:aws:application-autoscaling:${ENV.region}:${ENV.account}:scalable-target/*`);
+    // The request context of the function's RegisterScalableTarget calls (the other side of the contract):
+    const request = SCALABLE_TARGET_KEY;
+    const context = {
+      'application-autoscaling:service-namespace': request.ServiceNamespace,
+      'application-autoscaling:scalable-dimension': request.ScalableDimension,
+    };
+    for (const [key, value] of Object.entries(register.Condition.StringEquals)) expect(context[key as keyof typeof context]).toBe(value);
+  });
 });

@@ -18,7 +18,8 @@ import { CapacityPlan } from '../../lib/breaker/policy';
 import { Clients, HandlerSettings } from './settings';
 import { log } from './telemetry';
 
-const DIMENSION = 'sagemaker:variant:DesiredInstanceCount' as const;
+/** What the function's RegisterScalableTarget calls address (their IAM request context). */
+export const SCALABLE_TARGET_KEY = { ServiceNamespace: 'sagemaker', ScalableDimension: 'sagemaker:variant:DesiredInstanceCount' } as const;
 const resourceId = (s: HandlerSettings, variant: string) => `endpoint/${s.endpointName}/variant/${variant}`;
 
 /** True when the recorded settings are the plan (nothing recorded means the template's: scale-in on, the configured minimum). */
@@ -34,9 +35,7 @@ export async function readTargets(s: HandlerSettings, c: Clients, calls: string[
     .map(v => resourceId(s, v));
   calls.push('application-autoscaling:DescribeScalableTargets');
   try {
-    const out = await c.autoscaling.send(
-      new DescribeScalableTargetsCommand({ ServiceNamespace: 'sagemaker', ScalableDimension: DIMENSION, ResourceIds: ids }),
-    );
+    const out = await c.autoscaling.send(new DescribeScalableTargetsCommand({ ...SCALABLE_TARGET_KEY, ResourceIds: ids }));
     return new Map((out.ScalableTargets ?? []).map(t => [t.ResourceId!, t]));
   } catch (e: any) {
     log({ level: 'warn', endpoint: s.endpointName, message: `DescribeScalableTargets failed (${e?.name}): comparing with what was last applied` });
@@ -69,8 +68,7 @@ export function capacityChanges(
       changes.push({
         what: `${s.primaryVariant}: scale-in ${want.suspendPrimaryScaleIn ? 'suspended' : 'resumed'}${live && recorded?.suspendPrimaryScaleIn === want.suspendPrimaryScaleIn ? ' again (the target was reset)' : ''}`,
         input: {
-          ServiceNamespace: 'sagemaker',
-          ScalableDimension: DIMENSION,
+          ...SCALABLE_TARGET_KEY,
           ResourceId: id,
           SuspendedState: {
             DynamicScalingInSuspended: want.suspendPrimaryScaleIn,
@@ -89,7 +87,7 @@ export function capacityChanges(
     if (min !== undefined && want.fallbackMinCapacity !== min) {
       changes.push({
         what: `${s.fallbackVariant}: minimum capacity ${want.fallbackMinCapacity}${live && recorded?.fallbackMinCapacity === want.fallbackMinCapacity ? ' again (the target was reset)' : ''}`,
-        input: { ServiceNamespace: 'sagemaker', ScalableDimension: DIMENSION, ResourceId: id, MinCapacity: want.fallbackMinCapacity },
+        input: { ...SCALABLE_TARGET_KEY, ResourceId: id, MinCapacity: want.fallbackMinCapacity },
       });
     }
   }

@@ -124,6 +124,17 @@ export interface CircuitBreakerOptions {
    */
   readonly reservedConcurrency?: number;
   /**
+   * Tag the endpoint's scalable targets and scope the breaker's `RegisterScalableTarget` by that tag
+   * (`aws:ResourceTag`). `Tags` on `AWS::ApplicationAutoScaling::ScalableTarget` is weeks old in
+   * CloudFormation: where it is not known yet the deploy fails on it, so `false` writes no tag and grants
+   * `RegisterScalableTarget` on the account's SageMaker variant targets in this Region instead (conditions
+   * `application-autoscaling:service-namespace` = sagemaker and `scalable-dimension` =
+   * sagemaker:variant:DesiredInstanceCount). The capacity hold works the same either way: the function
+   * addresses targets by resource id, never by tag.
+   * @default true
+   */
+  readonly tagScalableTargets?: boolean;
+  /**
    * Run this endpoint's breaker in a function shared by several endpoints (one function, queue, log
    * group, schedule and table for all), as `ResilientEndpointFleet` does.
    * @default - a function of its own
@@ -256,6 +267,7 @@ export class CircuitBreaker extends Construct {
         levelParameter: this.parameter,
         settingsParameter,
         scalableTargets: scaled,
+        tagScalableTargets: props.tagScalableTargets !== false,
       });
     } else {
       runtime = createBreakerRuntime(this, {
@@ -281,7 +293,7 @@ export class CircuitBreaker extends Construct {
       runtime.endpoints.addResources(endpointArn);
       this.parameter.grantRead(runtime.role);
       this.parameter.grantWrite(runtime.role);
-      grantScaling(this, runtime.role, scaled, this.node.addr);
+      grantScaling(this, runtime.role, scaled, this.node.addr, props.tagScalableTargets !== false);
     }
     this.function = runtime.function;
     this.deadLetterQueue = runtime.deadLetterQueue;

@@ -39,6 +39,11 @@ export interface SharedBreakerEndpoint {
   readonly settingsParameter: ssm.IStringParameter;
   /** Scalable targets the function may adjust. */
   readonly scalableTargets: VariantAutoScaling[];
+  /**
+   * Scope the function's grant on them by a tag put on the targets (see CircuitBreakerOptions.tagScalableTargets).
+   * @default true
+   */
+  readonly tagScalableTargets?: boolean;
 }
 
 /**
@@ -153,13 +158,13 @@ export class SharedCircuitBreaker extends Construct {
     e.levelParameter.grantRead(this.runtime.role);
     e.levelParameter.grantWrite(this.runtime.role);
     e.settingsParameter.grantRead(this.runtime.role);
-    if (e.scalableTargets.length) {
-      if (!this.scalingGranted) {
-        grantScaling(this, this.runtime.role, e.scalableTargets, this.node.addr);
-        this.scalingGranted = true;
-      } else {
-        for (const t of e.scalableTargets) Tags.of(t.scalableTarget).add(BREAKER_TAG, this.node.addr);
-      }
+    // One grant per way of scoping, whatever the number of endpoints (the tag is the same for all).
+    const tagged = e.tagScalableTargets !== false;
+    if (e.scalableTargets.length && !this.scalingGranted.has(tagged)) {
+      grantScaling(this, this.runtime.role, e.scalableTargets, this.node.addr, tagged);
+      this.scalingGranted.add(tagged);
+    } else if (tagged) {
+      for (const t of e.scalableTargets) Tags.of(t.scalableTarget).add(BREAKER_TAG, this.node.addr);
     }
     return this.runtime;
   }
@@ -172,7 +177,7 @@ export class SharedCircuitBreaker extends Construct {
     for (const name of alarmNames) this.alarmRules.add(name, deployedLength(name, MAX_ENDPOINT_NAME));
   }
 
-  private scalingGranted = false;
+  private readonly scalingGranted = new Set<boolean>();
   private readonly alarmRules: ListRules;
   private readonly endpointRules: ListRules;
 }

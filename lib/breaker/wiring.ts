@@ -133,14 +133,17 @@ export function createBreakerRuntime(
 
 /**
  * Capacity actions go through Application Auto Scaling's own settings of exactly these targets. A
- * scalable target's ARN has a generated id that CloudFormation does not return, so the grant is
- * scoped by a tag put on the targets (aws:ResourceTag). Inferred from Application Auto Scaling's
- * tag-based authorization: were it not honoured, the call is denied, the function logs it, and
- * weights and the degrade level work as before.
+ * scalable target's ARN has a generated id that CloudFormation does not return, so the grant is scoped
+ * by a tag put on the targets (aws:ResourceTag; inferred from Application Auto Scaling's tag-based
+ * authorization: were it not honoured, the call is denied, the function logs it, and weights and the
+ * degrade level work as before) — or, without tags (`tagged` false, for Regions whose CloudFormation
+ * does not know `Tags` on scalable targets yet), to the account's SageMaker variant targets in this
+ * Region by RegisterScalableTarget's own condition keys (service authorization reference:
+ * application-autoscaling:service-namespace and application-autoscaling:scalable-dimension).
  */
-export function grantScaling(scope: Construct, role: iam.IRole, scaled: VariantAutoScaling[], tagValue: string): void {
+export function grantScaling(scope: Construct, role: iam.IRole, scaled: VariantAutoScaling[], tagValue: string, tagged = true): void {
   if (!scaled.length) return;
-  for (const t of scaled) Tags.of(t.scalableTarget).add(BREAKER_TAG, tagValue);
+  if (tagged) for (const t of scaled) Tags.of(t.scalableTarget).add(BREAKER_TAG, tagValue);
   const anyTarget = Stack.of(scope).formatArn({
     service: 'application-autoscaling',
     resource: 'scalable-target',
@@ -151,14 +154,23 @@ export function grantScaling(scope: Construct, role: iam.IRole, scaled: VariantA
     new iam.PolicyStatement({
       actions: ['application-autoscaling:RegisterScalableTarget'],
       resources: [anyTarget],
-      conditions: { StringEquals: { [`aws:ResourceTag/${BREAKER_TAG}`]: tagValue } },
+      conditions: tagged
+        ? { StringEquals: { [`aws:ResourceTag/${BREAKER_TAG}`]: tagValue } }
+        : {
+            StringEquals: {
+              'application-autoscaling:service-namespace': 'sagemaker',
+              'application-autoscaling:scalable-dimension': 'sagemaker:variant:DesiredInstanceCount',
+            },
+          },
     }),
   );
   acknowledgeWildcard(
     role,
     'Resource',
     anyTarget,
-    'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).',
+    tagged
+      ? 'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).'
+      : "A scalable target ARN ends in an id CloudFormation does not return, and the targets are untagged (tagScalableTargets: false, for Regions whose CloudFormation lacks scalable-target Tags): limited to SageMaker variant instance counts by the action's condition keys.",
   );
 }
 

@@ -95,6 +95,8 @@ export function requireProps(errors: PropErrors, props: ResilientEndpointProps |
 
 /** Metric publishing as the endpoint config's MetricsConfig takes it. */
 export interface PublishingSettings {
+  /** Write MetricsConfig at all (false: SageMaker's defaults, 60 s, no enhanced metrics). */
+  readonly configured: boolean;
   readonly frequencySeconds: number;
   readonly enhancedMetrics: boolean;
   readonly detailedObservability: boolean;
@@ -102,11 +104,24 @@ export interface PublishingSettings {
 
 /** The MetricsConfig values: 10-s data and per-GPU dimensions by default. */
 export function publishingSettings(errors: PropErrors, options: MetricPublishingOptions = {}): PublishingSettings {
+  if (options.enabled === false) {
+    // Where CloudFormation does not know MetricsConfig yet: SageMaker's defaults (1-minute data, no per-GPU series).
+    if (options.frequency || options.enhancedMetrics || options.detailedObservability) {
+      errors.add(
+        'metricPublishing',
+        new Described('enabled: false with frequency, enhancedMetrics or detailedObservability'),
+        'either MetricsConfig (enabled) or none at all',
+        'drop the other settings, or leave enabled on',
+      );
+    }
+    return { configured: false, frequencySeconds: 60, enhancedMetrics: false, detailedObservability: false };
+  }
   const asked = (options.frequency ?? Duration.seconds(10)).toSeconds();
   if (!PUBLISH_FREQUENCIES.includes(asked)) {
     errors.add('metricPublishing.frequency (s)', asked, PUBLISH_FREQUENCIES.join(', '), 'use e.g. Duration.seconds(10) or Duration.minutes(1)');
   }
   return {
+    configured: true,
     frequencySeconds: PUBLISH_FREQUENCIES.includes(asked) ? asked : 60, // (a usable stand-in while the error is reported)
     enhancedMetrics: options.enhancedMetrics ?? true,
     detailedObservability: options.detailedObservability ?? false,
