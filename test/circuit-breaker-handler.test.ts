@@ -296,6 +296,25 @@ test('a capacity update ("SageMaker Endpoint Deployment State Change", as SageMa
   expect(published()).toMatchObject({ level: 1 });
 });
 
+test("the level is retried until it lands while SSM throttles (the containers' reads share its throughput)", async () => {
+  await stored(CLOSED);
+  metrics([90], []);
+  endpoint();
+  let refused = 0;
+  ssm.on(PutParameterCommand).callsFake(input => {
+    if (refused < 3) {
+      refused++;
+      throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+    }
+    parameter = input.Value;
+    return { Version: 2 };
+  });
+  const r = await evaluate(alarmEvent, settings, clients, NOW);
+  expect(r.outcome).toBe('evaluated');
+  expect(r.calls.filter(c => c === 'ssm:PutParameter')).toHaveLength(4);
+  expect(published()).toMatchObject({ level: 1, state: 'DEGRADED' });
+});
+
 describe('capacity follows the state (Application Auto Scaling settings, never counts)', () => {
   const registered = () => aas.commandCalls(RegisterScalableTargetCommand).map(c => c.args[0].input);
 

@@ -311,3 +311,23 @@ describe('Regions whose CloudFormation does not know the newest properties yet (
     for (const [key, value] of Object.entries(register.Condition.StringEquals)) expect(context[key as keyof typeof context]).toBe(value);
   });
 });
+
+test("every model's container knows its Region (SageMaker hosting does not promise AWS_REGION; boto3 without one raises NoRegionError)", () => {
+  for (const [t, region] of [
+    [rec, ENV.region],
+    [clu, ENV.region],
+  ] as const) {
+    const models = Object.values(t.toJSON().Resources as Resources).filter(r => r.Type === 'AWS::SageMaker::Model');
+    expect(models.length).toBeGreaterThan(0);
+    for (const m of models) expect(m.Properties.PrimaryContainer.Environment.AWS_DEFAULT_REGION).toBe(region);
+  }
+  // A region-agnostic stack: the stack's own Region at deploy.
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const agnostic = new Stack(app, 'Agnostic');
+  new ResilientEndpoint(agnostic, 'E', {
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  });
+  const model = Object.values(Template.fromStack(agnostic).toJSON().Resources as Resources).find(r => r.Type === 'AWS::SageMaker::Model')!;
+  expect(model.Properties.PrimaryContainer.Environment.AWS_DEFAULT_REGION).toEqual({ Ref: 'AWS::Region' });
+});

@@ -37,6 +37,28 @@ export interface EvaluationResult {
   readonly calls: string[];
 }
 
+/** Throttling answers of SSM (Parameter Store's throughput is shared with every container's GetParameter). */
+const THROTTLED = new Set(['ThrottlingException', 'TooManyUpdates', 'Throttling', 'RequestLimitExceeded']);
+
+/**
+ * Publishes the level, retried with backoff (0.1, 0.2, … 1.6 s; each try after the SDK's own retries) while
+ * SSM throttles: the containers' reads share Parameter Store's 40 TPS with this write (real-account.md
+ * item 29), and in an incident the level is what must land. If it still does not, the next evaluation
+ * publishes it again (the published value is compared with the state every time).
+ */
+async function publishLevelValue(s: HandlerSettings, c: Clients, value: string, calls: string[]): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    calls.push('ssm:PutParameter');
+    try {
+      await c.ssm.send(new PutParameterCommand({ Name: s.parameterName, Value: value, Overwrite: true, Type: 'String' }));
+      return;
+    } catch (e: any) {
+      if (!THROTTLED.has(e?.name) || attempt >= 5) throw e;
+      await new Promise(resolve => setTimeout(resolve, 100 * 2 ** attempt));
+    }
+  }
+}
+
 /**
  * True for the event shapes the breaker is triggered by: its schedule, its alarms, SageMaker's endpoint
  * state and deployment state changes (both carry `detail.EndpointName`).
@@ -135,10 +157,7 @@ export async function evaluate(
         return r;
       }
       // 1. The degrade level, whatever the endpoint's status.
-      if (publishLevel) {
-        calls.push('ssm:PutParameter');
-        await c.ssm.send(new PutParameterCommand({ Name: s.parameterName, Value: value, Overwrite: true, Type: 'String' }));
-      }
+      if (publishLevel) await publishLevelValue(s, c, value, calls);
       // 2. Weights, when the endpoint accepts them.
       if (decision.setWeights) {
         calls.push('sagemaker:UpdateEndpointWeightsAndCapacities');

@@ -3,7 +3,7 @@
  * `AWS::SageMaker::Model` per variant — image and model data bound to the execution role, the VPC
  * placement, and the container environment (tuning, the endpoint's own variables, the caller's).
  */
-import { Lazy, Validations } from 'aws-cdk-lib';
+import { Lazy, Stack, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
@@ -91,6 +91,10 @@ export function createModel(ctx: ModelContext, id: string, model: ModelProps, va
         produce: () => ({
           ...variant.tuning.environment,
           ...ctx.extraEnvironment,
+          // SageMaker hosting does not promise AWS_REGION (aws/sagemaker-containers PR 112 falls back to
+          // SAGEMAKER_REGION), and a boto3 client without a Region raises NoRegionError: the runtime helper
+          // reads the degrade level in this Region (real-account.md item 30).
+          AWS_DEFAULT_REGION: Stack.of(ctx.scope).region,
           // SageMaker gives the container no variable with its endpoint's name, and one model can serve
           // several endpoints: the stage metrics' EndpointName/VariantName dimensions come from here.
           [ENDPOINT_NAME_ENV]: ctx.endpointName,

@@ -1,30 +1,83 @@
-"""The circuit breaker's degrade level, as the model container reads it."""
+"""The circuit breaker's degrade level, as the model container reads it.
+
+Design (each point answers something a real container did to the earlier version):
+
+- **Never raises into a request.** Any failure keeps the last known level. botocore's connection errors
+  (``ReadTimeoutError``, ``ConnectTimeoutError``, ``EndpointConnectionError``, ``ConnectionClosedError``)
+  have no ``response``, and some have ``response=None``: the error code is read defensively.
+- **Knows its Region.** SageMaker hosting does not promise ``AWS_REGION`` (real-account.md item 30), so
+  the client is created for ``AWS_DEFAULT_REGION`` (which the construct writes into every model's
+  environment), else ``AWS_REGION``, else ``SAGEMAKER_REGION``.
+- **Never blocks a request for more than about a second.** One attempt (no SDK retries), 0.5 s to connect
+  and 0.5 s to read; the next read is scheduled *after* the call returns, and each failure doubles the
+  wait (up to 60 s). No lock is held during the network call: a request that finds another thread
+  refreshing returns the cached level at once.
+- **One reader per instance.** The workers of an instance share the level through a small file
+  (``RESILIENT_ENDPOINT_LEVEL_CACHE``, default ``/tmp/resilient-endpoint-level-<hash of the parameter>.json``): a worker uses it
+  while it is fresher than the TTL, and only the worker that takes the file's lock (non-blocking
+  ``fcntl.flock``) calls SSM. With the default 10 s ± 20 % TTL an instance makes ~0.1 GetParameter
+  calls per second whatever its worker count (Parameter Store's default throughput is 40 TPS per
+  account and Region, shared with GetParameters and PutParameter: real-account.md item 29).
+- A missing parameter, an unreadable value or a level outside 0–2 counts as level 0, with a warning
+  logged once per distinct problem.
+"""
+import errno
+import hashlib
 import json
 import logging
 import os
 import random
+import tempfile
 import threading
 import time
 
 ENV_PARAMETER = "RESILIENT_ENDPOINT_DEGRADE_PARAMETER"
+ENV_CACHE = "RESILIENT_ENDPOINT_LEVEL_CACHE"
+REGION_VARIABLES = ("AWS_DEFAULT_REGION", "AWS_REGION", "SAGEMAKER_REGION")
+DEFAULT_CACHE = "default"  # /tmp/resilient-endpoint-level-<hash of the parameter name>.json
 LEVELS = (0, 1, 2)
+MAX_BACKOFF = 60.0
 
 log = logging.getLogger("resilient_endpoint_runtime")
 
 
-class DegradeLevel:
-    """Reads the degrade level from SSM Parameter Store, cached.
+def region_from_environment(env=None):
+    """The Region the container runs in: AWS_DEFAULT_REGION, AWS_REGION or SAGEMAKER_REGION (first set)."""
+    env = os.environ if env is None else env
+    for name in REGION_VARIABLES:
+        if env.get(name):
+            return env[name]
+    return None
 
-    - The value is cached for ``ttl`` seconds, each expiry moved by up to ``jitter`` × ttl either way,
-      so the workers of a fleet do not poll in step (GetParameter throughput is shared per account
-      and region: SSM API reference, GetParameter; re:Post "ssm-parameter-store-rate-exceeded").
-    - Any error (throttling, network, permissions) keeps the last known level and never raises into
-      a request; the next read is attempted after another TTL.
-    - A missing parameter, an unreadable value or a level outside 0–2 counts as level 0, with a
-      logged warning (logged once per distinct problem, not per request).
+
+def error_code(e):
+    """The AWS error code of an exception (botocore ClientError), else its class name. Never raises."""
+    response = getattr(e, "response", None)
+    if isinstance(response, dict):
+        code = (response.get("Error") or {}).get("Code")
+        if code:
+            return str(code)
+    return type(e).__name__
+
+
+def ssm_client(region=None):
+    """A boto3 SSM client that fails fast: one attempt, 0.5 s to connect, 0.5 s to read."""
+    import boto3  # lazily: only in the container
+    from botocore.config import Config
+
+    config = Config(connect_timeout=0.5, read_timeout=0.5, retries={"total_max_attempts": 1, "mode": "standard"})
+    return boto3.client("ssm", region_name=region or region_from_environment(), config=config)
+
+
+class DegradeLevel:
+    """Reads the degrade level from SSM Parameter Store: cached per instance, never blocking, never raising.
+
+    ``client`` and ``clock`` are injectable for tests; ``cache_path=None`` turns the shared file off
+    (each process reads on its own).
     """
 
-    def __init__(self, parameter_name=None, client=None, ttl=5.0, jitter=0.2, clock=time.monotonic, rng=random.random):
+    def __init__(self, parameter_name=None, client=None, ttl=10.0, jitter=0.2, clock=time.time, rng=random.random,
+                 cache_path=DEFAULT_CACHE, region=None):
         if not 0 <= jitter < 1:
             raise ValueError("jitter must be in [0, 1)")
         if ttl <= 0:
@@ -35,51 +88,151 @@ class DegradeLevel:
         self.jitter = jitter
         self._clock = clock
         self._rng = rng
+        if cache_path == DEFAULT_CACHE:
+            digest = hashlib.sha1((self.parameter_name or "").encode()).hexdigest()[:12]
+            cache_path = os.environ.get(ENV_CACHE) or os.path.join(tempfile.gettempdir(), "resilient-endpoint-level-%s.json" % digest)
+        self.cache_path = cache_path
+        self.region = region
         self._level = 0
-        self._expires = float("-inf")
-        self._lock = threading.Lock()
+        self._next_read = float("-inf")
+        self._failures = 0
+        self._refreshing = threading.Lock()  # held only to decide who refreshes, never waited on
         self._warned = set()
         self.reads = 0
 
+    # -- what requests call --------------------------------------------------------------------------
+
+    def get(self):
+        """The current level (0, 1 or 2). Never raises; returns at once unless this call refreshes."""
+        try:
+            now = self._clock()
+            if now < self._next_read:
+                return self._level
+            if not self._refreshing.acquire(blocking=False):
+                return self._level  # another thread is refreshing: the cached level
+            try:
+                self._refresh(now)
+            finally:
+                self._refreshing.release()
+        except Exception as e:  # noqa: BLE001 - nothing may reach the request
+            self._warn("internal-" + type(e).__name__, "degrade level: unexpected %s: keeping level %d" % (type(e).__name__, self._level))
+        return self._level
+
+    def next_interval(self):
+        """Seconds until the next read: the TTL moved by up to ±jitter × TTL (so instances do not poll in step)."""
+        return self.ttl * (1 + self.jitter * (2 * self._rng() - 1))
+
+    # -- the refresh ---------------------------------------------------------------------------------
+
+    def _refresh(self, now):
+        if not self.parameter_name:
+            self._warn("no-parameter", "%s is not set: degrade level 0" % ENV_PARAMETER)
+            self._level = 0
+            self._next_read = now + self.next_interval()
+            return
+        shared = self._read_shared(now)
+        if shared is not None:
+            self._level, fetched = shared
+            self._next_read = fetched + self.next_interval()
+            if self._next_read > now:
+                return
+        lock = self._lock_shared()
+        if lock is False:
+            # Another worker of this instance is reading SSM now: keep what we have, look again shortly.
+            self._next_read = now + min(1.0, self.ttl)
+            return
+        try:
+            self._read_ssm()
+        finally:
+            if lock is not None:
+                lock.close()
+
+    def _read_ssm(self):
+        try:
+            self.reads += 1
+            value = self._ssm().get_parameter(Name=self.parameter_name)["Parameter"]["Value"]
+        except Exception as e:  # noqa: BLE001 - nothing may reach the request
+            code = error_code(e)
+            if code == "ParameterNotFound":
+                self._warn("not-found", "degrade parameter %s not found: level 0" % self.parameter_name)
+                self._level = 0
+                self._failures = 0
+                self._schedule(self._clock(), None)
+            else:
+                self._failures += 1
+                self._warn("error-" + code, "reading the degrade level failed (%s): keeping level %d" % (code, self._level))
+                backoff = min(MAX_BACKOFF, self.ttl * 2 ** self._failures)
+                self._next_read = self._clock() + backoff * (1 + self.jitter * (2 * self._rng() - 1))
+            return
+        self._failures = 0
+        self._level = self._parse(value)
+        self._schedule(self._clock(), self._level)
+
+    def _schedule(self, now, level):
+        """After a successful call (expiry set *after* the call, so a slow call never makes every request read)."""
+        self._next_read = now + self.next_interval()
+        if level is not None:
+            self._write_shared(level, now)
+
     def _ssm(self):
         if self._client is None:
-            import boto3  # lazily: only in the container
-            self._client = boto3.client("ssm")
+            self._client = ssm_client(self.region)
         return self._client
+
+    # -- the instance-wide cache file -------------------------------------------------------------
+
+    def _read_shared(self, now):
+        """(level, fetched_at) from the shared file when it exists and is readable, else None."""
+        if not self.cache_path:
+            return None
+        try:
+            with open(self.cache_path) as f:
+                o = json.load(f)
+            level, fetched = o["level"], float(o["fetchedAt"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if isinstance(level, bool) or level not in LEVELS or fetched > now + 60:
+            return None
+        return level, fetched
+
+    def _write_shared(self, level, now):
+        if not self.cache_path:
+            return
+        tmp = "%s.%d.tmp" % (self.cache_path, os.getpid())
+        try:
+            with open(tmp, "w") as f:
+                json.dump({"level": level, "fetchedAt": now}, f)
+            os.replace(tmp, self.cache_path)  # atomic: readers see the old or the new file, never half
+        except OSError as e:
+            self._warn("cache-" + str(e.errno), "degrade level cache %s not writable (%s): each worker reads SSM" % (self.cache_path, e))
+
+    def _lock_shared(self):
+        """The refresh lock of the instance: an open file (held), False (another process holds it) or None (no file cache)."""
+        if not self.cache_path:
+            return None
+        try:
+            import fcntl
+        except ImportError:  # not on Linux: every process reads on its own
+            return None
+        try:
+            f = open(self.cache_path + ".lock", "a")
+        except OSError:
+            return None
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return f
+        except OSError as e:
+            f.close()
+            if e.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                return False
+            return None
+
+    # -- values ------------------------------------------------------------------------------------
 
     def _warn(self, key, message):
         if key not in self._warned:
             self._warned.add(key)
             log.warning(message)
-
-    def next_interval(self):
-        """Seconds until the next read: the TTL moved by up to ±jitter × TTL."""
-        return self.ttl * (1 + self.jitter * (2 * self._rng() - 1))
-
-    def get(self):
-        """The current level (0, 1 or 2). Never raises."""
-        now = self._clock()
-        with self._lock:
-            if now < self._expires:
-                return self._level
-            self._expires = now + self.next_interval()
-            if not self.parameter_name:
-                self._warn("no-parameter", "%s is not set: degrade level 0" % ENV_PARAMETER)
-                self._level = 0
-                return self._level
-            try:
-                self.reads += 1
-                value = self._ssm().get_parameter(Name=self.parameter_name)["Parameter"]["Value"]
-            except Exception as e:  # noqa: BLE001 - nothing may reach the request
-                code = getattr(e, "response", {}).get("Error", {}).get("Code", type(e).__name__)
-                if code == "ParameterNotFound":
-                    self._warn("not-found", "degrade parameter %s not found: level 0" % self.parameter_name)
-                    self._level = 0
-                else:
-                    self._warn("error-" + str(code), "reading the degrade level failed (%s): keeping level %d" % (code, self._level))
-                return self._level
-            self._level = self._parse(value)
-            return self._level
 
     def _parse(self, value):
         try:
@@ -100,7 +253,8 @@ _default_lock = threading.Lock()
 def degrade_level():
     """The degrade level through one process-wide :class:`DegradeLevel` (created on first use)."""
     global _default
-    with _default_lock:
-        if _default is None:
-            _default = DegradeLevel()
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = DegradeLevel()
     return _default.get()

@@ -1,15 +1,34 @@
+"""The degrade-level reader, with botocore's real client, exceptions and timeouts where boto3 is installed.
+
+The SSM side is a real boto3 client: botocore's Stubber for AWS's error answers (throttling, a missing
+parameter), and a local TCP server that accepts connections but never answers for an SSM that is slow or
+unreachable. Without boto3 (a bare interpreter) those tests say they were skipped.
+"""
 import json
+import multiprocessing
+import os
+import socket
+import tempfile
+import threading
+import time
 import unittest
 
 from resilient_endpoint_runtime import DegradeLevel
+from resilient_endpoint_runtime.degrade import error_code, region_from_environment, ssm_client
+
+try:
+    import boto3  # noqa: F401
+    import botocore.exceptions as botocore_exceptions
+    from botocore.stub import Stubber
+    HAVE_BOTO = True
+except ImportError:  # pragma: no cover - a bare interpreter
+    HAVE_BOTO = False
+
+needs_boto = unittest.skipUnless(HAVE_BOTO, "boto3/botocore not installed: real-client tests skipped")
 
 
-class ClientError(Exception):
-    """Shaped like botocore's ClientError: the code is in response['Error']['Code']."""
-
-    def __init__(self, code):
-        super().__init__(code)
-        self.response = {"Error": {"Code": code}}
+def level(n, state="DEGRADED"):
+    return json.dumps({"level": n, "state": state, "reasons": []})
 
 
 class StubSSM:
@@ -33,24 +52,58 @@ class Clock:
         return self.t
 
 
-def level(n, state="DEGRADED"):
-    return json.dumps({"level": n, "state": state, "reasons": []})
+class SilentServer:
+    """Accepts TCP connections on 127.0.0.1 and never answers: an SSM endpoint that hangs."""
+
+    def __enter__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.held = []
+        self.stop = False
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+        return "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+
+    def _accept(self):
+        self.sock.settimeout(0.1)
+        while not self.stop:
+            try:
+                self.held.append(self.sock.accept()[0])
+            except OSError:
+                pass
+
+    def __exit__(self, *exc):
+        self.stop = True
+        self.thread.join()
+        for c in self.held:
+            c.close()
+        self.sock.close()
+
+
+def real_client(endpoint_url="https://ssm.us-east-1.amazonaws.com"):
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
+    import boto3
+    from botocore.config import Config
+    # The same fail-fast settings as ssm_client(), pointed at a test endpoint.
+    return boto3.client("ssm", region_name="us-east-1", endpoint_url=endpoint_url,
+                        config=Config(connect_timeout=0.5, read_timeout=0.5, retries={"total_max_attempts": 1}))
 
 
 class DegradeLevelTest(unittest.TestCase):
-    def make(self, values, rng=lambda: 0.5, ttl=5.0, jitter=0.2):
+    def make(self, values, rng=lambda: 0.5, ttl=10.0, jitter=0.2, cache_path=None):
         self.clock = Clock()
         self.ssm = StubSSM(values)
-        return DegradeLevel("/breaker/x", client=self.ssm, ttl=ttl, jitter=jitter, clock=self.clock, rng=rng)
+        return DegradeLevel("/breaker/x", client=self.ssm, ttl=ttl, jitter=jitter, clock=self.clock, rng=rng, cache_path=cache_path)
 
     def test_reads_the_level(self):
-        d = self.make([level(1)])
-        self.assertEqual(d.get(), 1)
+        self.assertEqual(self.make([level(1)]).get(), 1)
 
     def test_cached_for_the_ttl_then_read_again(self):
         d = self.make([level(1), level(2)])
         self.assertEqual(d.get(), 1)
-        self.clock.t += 4.9
+        self.clock.t += 9.9
         self.assertEqual(d.get(), 1)
         self.assertEqual(self.ssm.calls, 1)
         self.clock.t += 0.2
@@ -58,41 +111,46 @@ class DegradeLevelTest(unittest.TestCase):
         self.assertEqual(self.ssm.calls, 2)
 
     def test_jitter_bounds(self):
-        for r in (0.0, 0.25, 0.5, 0.999999):
-            d = self.make([level(0)], rng=lambda r=r: r)
-            interval = d.next_interval()
-            self.assertGreaterEqual(interval, 4.0)
-            self.assertLessEqual(interval, 6.0)
         lo = self.make([level(0)], rng=lambda: 0.0).next_interval()
         hi = self.make([level(0)], rng=lambda: 0.999999).next_interval()
-        self.assertAlmostEqual(lo, 4.0)
-        self.assertAlmostEqual(hi, 6.0, places=4)
+        self.assertAlmostEqual(lo, 8.0)
+        self.assertAlmostEqual(hi, 12.0, places=4)
 
-    def test_workers_do_not_poll_in_step(self):
+    def test_instances_do_not_poll_in_step(self):
         import random
         rng = random.Random(7)
         intervals = {round(self.make([level(0)], rng=rng.random).next_interval(), 3) for _ in range(50)}
         self.assertGreater(len(intervals), 40)
 
-    def test_throttling_keeps_the_last_known_level_and_never_raises(self):
-        d = self.make([level(2), ClientError("ThrottlingException"), level(1)])
-        self.assertEqual(d.get(), 2)
-        self.clock.t += 10
-        with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
-            self.assertEqual(d.get(), 2)
-        self.assertIn("ThrottlingException", logs.output[0])
-        self.clock.t += 10
+    def test_any_exception_keeps_the_level_and_backs_off(self):
+        d = self.make([level(1), OSError("network down"), OSError("network down"), level(2)])
         self.assertEqual(d.get(), 1)
-
-    def test_any_exception_keeps_the_level(self):
-        d = self.make([level(1), OSError("network down")])
-        self.assertEqual(d.get(), 1)
-        self.clock.t += 10
+        self.clock.t += 11
         with self.assertLogs("resilient_endpoint_runtime", "WARNING"):
             self.assertEqual(d.get(), 1)
+        # The failure doubled the wait (20 s ± 20 %): requests in between never call SSM.
+        self.clock.t += 15
+        self.assertEqual(d.get(), 1)
+        self.assertEqual(self.ssm.calls, 2)
+        self.clock.t += 10
+        self.assertEqual(d.get(), 1)  # second failure: 40 s now
+        self.assertEqual(self.ssm.calls, 3)
+        self.clock.t += 50
+        self.assertEqual(d.get(), 2)
+
+    def test_an_exception_without_a_response_dict_never_raises(self):
+        class NoResponse(Exception):
+            response = None
+
+        d = self.make([NoResponse("boom")])
+        self.assertEqual(d.get(), 0)
+        self.assertEqual(error_code(NoResponse()), "NoResponse")
 
     def test_missing_parameter_is_level_0_with_a_warning(self):
-        d = self.make([ClientError("ParameterNotFound")])
+        class NotFound(Exception):
+            response = {"Error": {"Code": "ParameterNotFound"}}
+
+        d = self.make([NotFound()])
         with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
             self.assertEqual(d.get(), 0)
         self.assertIn("not found", logs.output[0])
@@ -108,28 +166,210 @@ class DegradeLevelTest(unittest.TestCase):
         with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
             for _ in range(5):
                 d.get()
-                self.clock.t += 10
+                self.clock.t += 20
         self.assertEqual(len(logs.output), 1)
 
     def test_no_parameter_configured(self):
-        d = DegradeLevel(None, client=StubSSM([level(2)]))
+        d = DegradeLevel(None, client=StubSSM([level(2)]), cache_path=None)
         d.parameter_name = None
         with self.assertLogs("resilient_endpoint_runtime", "WARNING"):
             self.assertEqual(d.get(), 0)
 
-    def test_parameter_name_from_the_environment(self):
-        import os
-        os.environ["RESILIENT_ENDPOINT_DEGRADE_PARAMETER"] = "/from/env"
+    def test_parameter_name_and_region_from_the_environment(self):
+        saved = dict(os.environ)
         try:
+            os.environ["RESILIENT_ENDPOINT_DEGRADE_PARAMETER"] = "/from/env"
             self.assertEqual(DegradeLevel(client=StubSSM([level(0)])).parameter_name, "/from/env")
+            for k in ("AWS_DEFAULT_REGION", "AWS_REGION", "SAGEMAKER_REGION"):
+                os.environ.pop(k, None)
+            self.assertIsNone(region_from_environment())
+            os.environ["SAGEMAKER_REGION"] = "eu-west-1"
+            self.assertEqual(region_from_environment(), "eu-west-1")
+            os.environ["AWS_REGION"] = "eu-central-1"
+            self.assertEqual(region_from_environment(), "eu-central-1")
+            os.environ["AWS_DEFAULT_REGION"] = "ap-south-1"  # what the construct writes wins
+            self.assertEqual(region_from_environment(), "ap-south-1")
         finally:
-            del os.environ["RESILIENT_ENDPOINT_DEGRADE_PARAMETER"]
+            os.environ.clear()
+            os.environ.update(saved)
 
     def test_bad_settings(self):
         with self.assertRaises(ValueError):
             DegradeLevel("/p", client=StubSSM([]), ttl=0)
         with self.assertRaises(ValueError):
             DegradeLevel("/p", client=StubSSM([]), jitter=1.5)
+
+    def test_no_lock_is_held_while_reading_other_threads_return_at_once(self):
+        entered = threading.Event()
+        release = threading.Event()
+
+        class SlowSSM:
+            calls = 0
+
+            def get_parameter(self, Name):
+                SlowSSM.calls += 1
+                entered.set()
+                release.wait(5)
+                return {"Parameter": {"Value": level(2)}}
+
+        d = DegradeLevel("/p", client=SlowSSM(), cache_path=None)
+        t = threading.Thread(target=d.get)
+        t.start()
+        entered.wait(5)
+        started = time.perf_counter()
+        results = [d.get() for _ in range(100)]  # while the refresh is in flight
+        elapsed = time.perf_counter() - started
+        release.set()
+        t.join()
+        self.assertEqual(set(results), {0})
+        self.assertLess(elapsed, 0.05)
+        self.assertEqual(SlowSSM.calls, 1)
+        self.assertEqual(d.get(), 2)
+
+
+class SharedAcrossWorkersTest(unittest.TestCase):
+    """One reader per instance: the workers share the level through a file; only the lock holder calls SSM."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.path = os.path.join(self.dir, "level.json")
+
+    def test_a_second_worker_uses_the_file_without_calling_ssm(self):
+        clock = Clock()
+        a_ssm, b_ssm = StubSSM([level(1)]), StubSSM([level(2)])
+        a = DegradeLevel("/p", client=a_ssm, clock=clock, rng=lambda: 0.5, cache_path=self.path)
+        b = DegradeLevel("/p", client=b_ssm, clock=clock, rng=lambda: 0.5, cache_path=self.path)
+        self.assertEqual(a.get(), 1)
+        self.assertEqual(b.get(), 1)
+        self.assertEqual((a_ssm.calls, b_ssm.calls), (1, 0))
+        clock.t += 11  # stale: whoever looks first refreshes it for both
+        self.assertEqual(b.get(), 2)
+        self.assertEqual(a.get(), 2)
+        self.assertEqual((a_ssm.calls, b_ssm.calls), (1, 1))
+
+    def test_a_worker_that_finds_the_lock_taken_keeps_its_level(self):
+        import fcntl
+        held = open(self.path + ".lock", "a")
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            ssm = StubSSM([level(2)])
+            d = DegradeLevel("/p", client=ssm, cache_path=self.path)
+            self.assertEqual(d.get(), 0)
+            self.assertEqual(ssm.calls, 0)
+        finally:
+            held.close()
+
+    def test_eight_forked_workers_make_about_one_call_per_ttl(self):
+        ctx = multiprocessing.get_context("fork")
+        counter = ctx.Value("i", 0)
+
+        def worker(path, counter):
+            class CountingSSM:
+                def get_parameter(self, Name):
+                    with counter.get_lock():
+                        counter.value += 1
+                    return {"Parameter": {"Value": level(1)}}
+
+            d = DegradeLevel("/p", client=CountingSSM(), ttl=0.5, jitter=0.2, cache_path=path)
+            end = time.time() + 2.0
+            while time.time() < end:
+                assert d.get() == 1
+                time.sleep(0.002)
+
+        procs = [ctx.Process(target=worker, args=(self.path, counter)) for _ in range(8)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(10)
+        self.assertTrue(all(p.exitcode == 0 for p in procs))
+        # 2 s at a 0.5 s TTL: ~4–6 reads for the instance (8 workers on their own would make ~32).
+        self.assertLessEqual(counter.value, 10)
+        self.assertGreaterEqual(counter.value, 3)
+
+
+@needs_boto
+class RealBotocoreTest(unittest.TestCase):
+    def test_throttling_from_the_real_client_keeps_the_level(self):
+        client = real_client()
+        stub = Stubber(client)
+        stub.add_response("get_parameter", {"Parameter": {"Name": "/p", "Value": level(2), "Type": "String"}}, {"Name": "/p"})
+        stub.add_client_error("get_parameter", service_error_code="ThrottlingException", http_status_code=400)
+        stub.add_client_error("get_parameter", service_error_code="ParameterNotFound", http_status_code=400)
+        clock = Clock()
+        with stub:
+            d = DegradeLevel("/p", client=client, clock=clock, rng=lambda: 0.5, cache_path=None)
+            self.assertEqual(d.get(), 2)
+            clock.t += 11
+            with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
+                self.assertEqual(d.get(), 2)
+            self.assertIn("ThrottlingException", logs.output[0])
+            clock.t += 25
+            self.assertEqual(d.get(), 0)  # the parameter is gone: level 0
+
+    def test_botocore_connection_errors_have_no_response_and_never_raise(self):
+        for e in (
+            botocore_exceptions.ReadTimeoutError(endpoint_url="https://ssm.us-east-1.amazonaws.com/"),
+            botocore_exceptions.ConnectTimeoutError(endpoint_url="https://ssm.us-east-1.amazonaws.com/"),
+            botocore_exceptions.ConnectionClosedError(endpoint_url="https://ssm.us-east-1.amazonaws.com/"),
+            botocore_exceptions.EndpointConnectionError(endpoint_url="https://ssm.us-east-1.amazonaws.com/"),
+            botocore_exceptions.NoCredentialsError(),
+        ):
+            d = DegradeLevel("/p", client=StubSSM([level(1), e]), clock=Clock(), cache_path=None)
+            d.get()
+            d._clock.t += 11
+            self.assertEqual(d.get(), 1, type(e).__name__)
+            self.assertEqual(error_code(e), type(e).__name__)
+
+    def test_an_ssm_that_never_answers_blocks_one_request_for_at_most_about_a_second(self):
+        with SilentServer() as url:
+            d = DegradeLevel("/p", client=real_client(url), cache_path=None)
+            started = time.perf_counter()
+            self.assertEqual(d.get(), 0)
+            first = time.perf_counter() - started
+            started = time.perf_counter()
+            for _ in range(100):
+                d.get()
+            rest = time.perf_counter() - started
+        self.assertLess(first, 1.5)  # one attempt, 0.5 s read timeout (connect is instant on loopback)
+        self.assertLess(rest, 0.05)  # backing off: no request waits again
+
+    def test_an_unreachable_ssm_fails_fast(self):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()  # nothing listens there: connection refused
+        d = DegradeLevel("/p", client=real_client("http://127.0.0.1:%d" % port), cache_path=None)
+        started = time.perf_counter()
+        self.assertEqual(d.get(), 0)
+        self.assertLess(time.perf_counter() - started, 1.5)
+
+    def test_the_client_is_made_for_the_region_in_the_environment(self):
+        saved = dict(os.environ)
+        try:
+            for k in ("AWS_DEFAULT_REGION", "AWS_REGION"):
+                os.environ.pop(k, None)
+            os.environ["SAGEMAKER_REGION"] = "eu-west-1"
+            client = ssm_client()
+            self.assertEqual(client.meta.region_name, "eu-west-1")
+            self.assertEqual(client.meta.config.retries.get("total_max_attempts"), 1)
+            self.assertEqual((client.meta.config.connect_timeout, client.meta.config.read_timeout), (0.5, 0.5))
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    def test_no_region_anywhere_is_level_0_with_a_warning_not_an_exception(self):
+        saved = dict(os.environ)
+        try:
+            for k in ("AWS_DEFAULT_REGION", "AWS_REGION", "SAGEMAKER_REGION"):
+                os.environ.pop(k, None)
+            os.environ["AWS_CONFIG_FILE"] = "/nonexistent"
+            d = DegradeLevel("/p", cache_path=None)
+            with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
+                self.assertEqual(d.get(), 0)
+            self.assertIn("NoRegionError", logs.output[0])
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 if __name__ == "__main__":
