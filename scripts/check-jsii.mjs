@@ -187,13 +187,13 @@ try {
       if (!body) problems.push(`${ns}.${cls} is not a class of the bindings`);
       else if (member && !new RegExp(`def ${member}\\(`).test(body)) problems.push(`${ns}.${cls}.${member} is not a member of ${cls}`);
     }
-    const foreignObjects = new Set(['sre', 'simulation', 'self', 'Validations', 'Size', 'Duration', 'app', 'json', 'boto3']);
+    const foreignObjects = new Set(['sre', 'simulation', 'self', 'Validations', 'Size', 'Duration', 'app', 'json', 'boto3', 'sys']);
     const bare = code.replace(/#.*$/gm, '').replace(/"[^"\n]*"|'[^'\n]*'/g, '""'); // no comments or strings
     for (const [, obj, attr] of bare.matchAll(/\b([a-z_]\w*)\.([a-z_][a-z0-9_]*)\b/gi)) {
       if (!foreignObjects.has(obj) && !/^[A-Z]/.test(attr) && !new RegExp(`def ${attr}\\(\\s*self`).test(py + simPy))
         problems.push(`${obj}.${attr}: no method or property ${attr} in the bindings`);
     }
-    const foreignKeywords = new Set(['id', 'reason']); // Validations.acknowledge(id=, reason=)
+    const foreignKeywords = new Set(['id', 'reason', 'file']); // Validations.acknowledge(id=, reason=), print(file=)
     for (const [, kw] of code.matchAll(/[(,\s](\w+)=(?!=)/g)) {
       if (!foreignKeywords.has(kw) && !new RegExp(`\\n\\s+${kw}: `).test(py + simPy))
         problems.push(`keyword ${kw}= is not a parameter of the bindings`);
