@@ -18,19 +18,96 @@ import {
   steadyTrace,
   Trace,
 } from '../lib/simulation';
+import { guardMatrix, matrixSummary, matrixTable } from '../lib/simulation/matrix';
 
-const USAGE = `usage: sagemaker-resilient-endpoint simulate (or npm run simulate --) --example recommender|clustering --trace pulse|steady|poisson|abusive|csv [--csv FILE] [--qps OFF_PEAK_QPS] [--seed N] [--out DIR]
-  timing assumptions (seconds): [--provisioning S] [--metric-delay S] [--weight-delay S] [--restart S]`;
+const USAGE = `usage: sagemaker-resilient-endpoint simulate (or npm run simulate --)
+  --matrix [--seeds 1,7,42,123] [--factors 17,25] [--examples recommender,clustering] [--out DIR]
+      both examples with the guard, without it, and without 10-second data (npm run simulate's default)
+  --example recommender|clustering --trace pulse|steady|poisson|abusive|csv [--csv FILE] [--qps OFF_PEAK_QPS] [--seed N] [--out DIR]
+      the four scenarios on one trace
+  assumptions, all sweepable (seconds unless said; defaults and sources in the README's simulator section):
+    [--provisioning S] [--metric-delay S] [--metric-delay-10s S] [--alarm-eval S] [--event-delay S]
+    [--level-poll S] [--weight-delay S] [--restart S] [--estimate-error SD]
+    [--memory-model profile|footprint] [--no-guard] [--no-ten-second-data]`;
+
+/** Flags that take no value. */
+const SWITCHES = new Set(['matrix', 'no-guard', 'no-ten-second-data', 'help']);
 
 function parse(argv: string[]): Record<string, string> {
   const o: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i].startsWith('--')) {
-      o[argv[i].slice(2)] = argv[i + 1] ?? '';
+    if (!argv[i].startsWith('--')) throw new Error(`unexpected argument '${argv[i]}'`);
+    const k = argv[i].slice(2);
+    if (SWITCHES.has(k)) {
+      o[k] = 'true';
+    } else {
+      o[k] = argv[i + 1] ?? '';
       i++;
     }
   }
   return o;
+}
+
+/** The assumptions the flags set (undefined: the engine's default); bad values are one clear error. */
+export function assumptionsFrom(o: Record<string, string>): Partial<SimAssumptions> {
+  const num = (k: string) => (o[k] === undefined ? undefined : Number(o[k]));
+  const seconds = {
+    provisioningS: num('provisioning'),
+    metricDelayS: num('metric-delay'),
+    metricDelay10S: num('metric-delay-10s'),
+    alarmEvaluationS: num('alarm-eval'),
+    eventToLambdaS: num('event-delay'),
+    levelPollS: num('level-poll'),
+    weightApplyS: num('weight-delay'),
+    restartS: num('restart'),
+    estimateErrorSd: num('estimate-error'),
+  };
+  const bad = Object.entries(seconds)
+    .filter(([, v]) => v !== undefined && !(Number.isFinite(v) && (v as number) >= 0))
+    .map(([k, v]) => `${k}: got ${v}; allowed: a number >= 0`);
+  const model = o['memory-model'];
+  if (model !== undefined && model !== 'profile' && model !== 'footprint') bad.push(`--memory-model: got '${model}'; allowed: profile or footprint`);
+  if (bad.length) throw new Error(bad.join('; '));
+  return {
+    ...seconds,
+    memoryModel: model as 'profile' | 'footprint' | undefined,
+    guard: o['no-guard'] ? false : undefined,
+    tenSecondData: o['no-ten-second-data'] ? false : undefined,
+  };
+}
+
+const list = (v: string | undefined, fallback: number[]) => (v === undefined ? fallback : v.split(',').map(Number));
+
+function runMatrix(o: Record<string, string>): number {
+  const started = Date.now();
+  const names = (o.examples ?? 'recommender,clustering').split(',');
+  const endpoints = Object.fromEntries(names.map(n => [n, exampleEndpoint(n)]));
+  const seeds = list(o.seeds, [1, 7, 42, 123]);
+  const factors = list(o.factors, [17, 25]);
+  if ([...seeds, ...factors].some(x => !Number.isFinite(x) || x <= 0)) throw new Error('--seeds and --factors: comma-separated numbers > 0');
+  const rows = guardMatrix(endpoints, {
+    seeds,
+    factors,
+    offPeakQps: o.qps === undefined ? undefined : Number(o.qps),
+    assumptions: assumptionsFrom(o),
+    onRun: (r, done, total) => process.stderr.write(`\r${done}/${total} ${r.example} ${r.memoryModel} ${r.factor}x seed ${r.seed}`.padEnd(60)),
+  });
+  process.stderr.write('\n');
+  const out = o.out ?? 'sim-out';
+  const summary = matrixSummary(rows);
+  const table = matrixTable(rows);
+  fs.mkdirSync(out, { recursive: true });
+  fs.writeFileSync(path.join(out, 'matrix.md'), `# Guard matrix\n\n${summary}\n\n${table}\n`);
+  fs.writeFileSync(
+    path.join(out, 'matrix.json'),
+    JSON.stringify(
+      rows.map(({ result: { series: _s, ...r }, ...k }) => ({ ...k, ...r })),
+      null,
+      2,
+    ),
+  );
+  console.log(`${summary}\n\n${table}\n\nwrote ${out}/matrix.md, ${out}/matrix.json in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return 0;
 }
 
 export function exampleEndpoint(name: string): ResilientEndpoint {
@@ -61,27 +138,26 @@ export function traceFrom(o: Record<string, string>): Trace {
 
 /** Runs the CLI with `argv` (the arguments after the script); returns the exit code. */
 export function main(argv: string[]): number {
-  const o = parse(argv);
+  let o: Record<string, string>;
+  try {
+    o = parse(argv);
+  } catch (e) {
+    console.error(`${(e as Error).message}\n${USAGE}`);
+    return 1;
+  }
   if ('help' in o) {
     console.log(USAGE);
     return 0;
   }
   try {
+    // Without an example or a trace: the guard matrix (npm run simulate's default).
+    if (o.matrix || (o.example === undefined && o.trace === undefined)) return runMatrix(o);
     const example = o.example ?? 'recommender';
     const endpoint = exampleEndpoint(example);
     const trace = traceFrom(o);
     const out = o.out ?? 'sim-out';
     const started = Date.now();
-    const num = (k: string) => (o[k] === undefined ? undefined : Number(o[k]));
-    const assumptions: Partial<SimAssumptions> = {
-      provisioningS: num('provisioning'),
-      metricDelayS: num('metric-delay'),
-      weightApplyS: num('weight-delay'),
-      restartS: num('restart'),
-    };
-    for (const [k, v] of Object.entries(assumptions)) {
-      if (v !== undefined && !(Number.isFinite(v) && (v as number) >= 0)) throw new Error(`${k}: got ${v}; allowed: seconds >= 0`);
-    }
+    const assumptions = assumptionsFrom(o);
     const rows = compareScenarios(trace, endpoint, {
       seed: Number(o.seed ?? 42),
       assumptions,

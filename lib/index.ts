@@ -38,6 +38,8 @@ export { TrafficShift } from './deployment';
 export type { DeploymentContext, DeploymentOptions, DeploymentPlan } from './deployment';
 export { ProductionReadinessChecks, RuleLevel } from './checks';
 export type { BreakerFacts, DataCaptureFacts, EndpointFacts, IReadinessRule, ReadinessFinding, ScalingFacts, VariantFacts } from './checks';
+export { MemoryProfile } from './memory-profile';
+export type { ProfiledCurve, ProfiledPercentile, ProfiledPoint } from './memory-profile';
 export { CapacityPlan } from './capacity-plan';
 export type { CapacityPlanProps } from './capacity-plan';
 // The simulator for every language, as a namespace (a jsii submodule: Python imports

@@ -13,6 +13,7 @@ import { DataCaptureOptions } from './data-capture';
 import { DeploymentOptions } from './deployment';
 import { SageMakerInstanceType } from './instance-types';
 import { ContainerImage, ModelData } from './model-artifacts';
+import { MemoryProfile } from './memory-profile';
 import { MemoryFootprint, ModelServerOptions, ModelServerTuning } from './model-server';
 import { MonitoringOptions } from './monitoring/endpoint-monitoring';
 
@@ -30,6 +31,15 @@ export interface ModelProps {
    * @default - unknown: CPU workers are not capped by memory; one worker per GPU on GPU instances (with a warning)
    */
   readonly memoryFootprint?: MemoryFootprint;
+  /**
+   * The model's memory measured on its real inference code (`MemoryProfile.fromFile('memory-profile.json')`,
+   * written by `python3 -m resilient_endpoint_runtime.profile`). Sets the footprint when `memoryFootprint`
+   * is not given (the baseline plus the P99.9 request the length caps admit), the container's memory guard
+   * curve (`RESILIENT_ENDPOINT_MEMORY_CURVE`) and the largest size a worker admits; the readiness rule
+   * `RE-MemoryProfile` fails `cdk synth` when the P99.9 request cannot fit a worker's budget.
+   * @default - none: the guard in the container has no curve and admits everything
+   */
+  readonly memoryProfile?: MemoryProfile;
   /**
    * Extra container environment. Wins over the tuned model-server variables.
    * @default - none

@@ -2,7 +2,9 @@
 """Builds the example models as SageMaker model artifacts (standard library only, reproducible).
 
 dist/models/clustering/model.tar.gz: K-Means centroids fitted here on the data set the repo ships
-(examples/models/clustering/data/points.csv), as model.json at the archive's root (the scikit-learn
+(examples/models/clustering/data/points.csv), standardized (zero mean, unit variance per feature: the
+inference code fits scikit-learn's StandardScaler on the same sample at load, so it reproduces the
+scaling exactly), as model.json at the archive's root (the scikit-learn
 image extracts model.tar.gz into /opt/ml/model and passes that directory to model_fn), and the
 inference code under code/ with the runtime helper beside it (SAGEMAKER_SUBMIT_DIRECTORY
 /opt/ml/model/code, SAGEMAKER_PROGRAM inference.py, as the SageMaker Python SDK packs code for
@@ -78,13 +80,26 @@ def runtime_files():
 def main():
     with open(os.path.join(ROOT, "examples", "models", "clustering", "data", "points.csv")) as f:
         points = [(float(r["x"]), float(r["y"])) for r in csv.DictReader(f)]
-    centroids = kmeans(points, K)
-    model = json.dumps({"algorithm": "k-means", "k": K, "features": ["x", "y"], "centroids": centroids, "trainedOn": len(points)}, indent=2).encode()
+    # Standardized space (population variance, as StandardScaler computes it), then k-means there.
+    n = len(points)
+    mean = [sum(p[i] for p in points) / n for i in range(2)]
+    std = [(sum((p[i] - mean[i]) ** 2 for p in points) / n) ** 0.5 for i in range(2)]
+    scaled = [tuple((p[i] - mean[i]) / std[i] for i in range(2)) for p in points]
+    centroids = kmeans(scaled, K)
+    model = json.dumps(
+        {"algorithm": "k-means", "k": K, "features": ["x", "y"], "centroids": centroids, "trainedOn": n, "scaling": {"sample": [list(p) for p in points]}},
+        indent=1,
+    ).encode()
     clustering = {"model.json": model, "code/inference.py": read(os.path.join(ROOT, "examples", "models", "clustering", "code", "inference.py")), **runtime_files()}
     recommender = {"code/inference.py": read(os.path.join(ROOT, "examples", "models", "recommender", "code", "inference.py")), **runtime_files()}
     for name, files in (("clustering", clustering), ("recommender", recommender)):
         out = os.path.join(ROOT, "dist", "models", name, "model.tar.gz")
         pack(out, files)
+        # The profile the example stacks read (MemoryProfile.fromFile), beside the archive it describes.
+        profile = os.path.join(ROOT, "examples", "models", name, "memory-profile.json")
+        if os.path.exists(profile):
+            with open(os.path.join(ROOT, "dist", "models", name, "memory-profile.json"), "wb") as f:
+                f.write(read(profile))
         print("built %s (%d bytes, %d files)" % (os.path.relpath(out, ROOT), os.path.getsize(out), len(files)))
     print("clustering centroids: %s" % centroids)
     return 0

@@ -200,6 +200,16 @@ const failing: Record<string, EndpointFacts> = {
   'RE-Network': primary({ vpc: false }),
   'RE-BreakerLogRetention': { ...good, breakers: [{ retentionDays: undefined }] },
   'RE-NvmeStorage': primary({ instanceType: 'ml.g5.xlarge', volumeSizeInGb: 100 }),
+  // A profiled model whose P99.9 request (135 MiB) does not fit on top of its 3 GiB baseline in a 3.1 GiB budget.
+  'RE-ProfiledMemory': primary({
+    environment: {
+      ...good.variants[0].environment,
+      RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES: String(3.1 * 1024 ** 3),
+      RESILIENT_ENDPOINT_PROFILE_BASELINE_BYTES: String(3 * 1024 ** 3),
+      RESILIENT_ENDPOINT_PROFILE_P999: JSON.stringify({ size: 2801, bytes: 135 * 2 ** 20 }),
+      RESILIENT_ENDPOINT_PROFILE_DEVICE: 'cpu',
+    },
+  }),
 };
 
 /** What each rule says about its failing case: the variant or setting at fault, with the value found. */
@@ -216,6 +226,8 @@ const messages: Record<string, RegExp> = {
   'RE-Network': /^Primary has neither network isolation nor a VPC$/,
   'RE-BreakerLogRetention': /^breaker logs never expire$/,
   'RE-NvmeStorage': /^Primary \(ml\.g5\.xlarge\) sets VolumeSizeInGB$/,
+  'RE-ProfiledMemory':
+    /^Primary: the profiled P99\.9 request \(size 2801\) needs 135 MiB on top of the loaded model's 3072 MiB, more than a worker's budget of 3174 MiB$/,
 };
 
 /** A fix names something to change in this library (a prop, a construct) or a concrete instance type. */

@@ -48,8 +48,14 @@ describe('clustering model.tar.gz (scikit-learn image)', () => {
     const model = JSON.parse(files.get('model.json')!.toString());
     expect(model).toMatchObject({ algorithm: 'k-means', k: 3, trainedOn: 300 });
     expect(model.centroids).toHaveLength(3);
-    // Fitted on the shipped data: three blobs around (2, 2), (8, 3) and (5, 8).
-    const near = (x: number, y: number) => model.centroids.some(([cx, cy]: number[]) => Math.hypot(cx - x, cy - y) < 0.5);
+    // Fitted on the shipped data, in standardized space (the scaler is fitted on the same sample at load):
+    // mapped back, three blobs around (2, 2), (8, 3) and (5, 8).
+    const sample: number[][] = model.scaling.sample;
+    expect(sample).toHaveLength(300);
+    const mean = [0, 1].map(i => sample.reduce((a, p) => a + p[i], 0) / sample.length);
+    const std = [0, 1].map(i => Math.sqrt(sample.reduce((a, p) => a + (p[i] - mean[i]) ** 2, 0) / sample.length));
+    const raw = model.centroids.map(([cx, cy]: number[]) => [cx * std[0] + mean[0], cy * std[1] + mean[1]]);
+    const near = (x: number, y: number) => raw.some(([cx, cy]: number[]) => Math.hypot(cx - x, cy - y) < 0.5);
     expect([near(2, 2), near(8, 3), near(5, 8)]).toEqual([true, true, true]);
   });
 
@@ -61,8 +67,8 @@ describe('clustering model.tar.gz (scikit-learn image)', () => {
     expect(envOf(clu)).toMatchObject({
       SAGEMAKER_PROGRAM: 'inference.py',
       SAGEMAKER_SUBMIT_DIRECTORY: '/opt/ml/model/code',
-      MAX_SEQ_LEN: '3000',
-      DEGRADED_MAX_SEQ_LEN: '512',
+      MAX_SEQ_LEN: '200000', // rows: about what 6 MiB of CSV holds
+      DEGRADED_MAX_SEQ_LEN: '20000',
     });
   });
 });
@@ -71,7 +77,9 @@ describe('recommender model.tar.gz (PyTorch image)', () => {
   const files = untar(exampleModelArtifact('recommender'));
 
   test('code/inference.py, where the PyTorch inference toolkit loads it from the model', () => {
-    expect(files.get('code/inference.py')!.toString()).toMatch(/def model_fn[\s\S]*def predict_fn[\s\S]*GenericInferenceToolkitError/);
+    expect(files.get('code/inference.py')!.toString()).toMatch(
+      /def model_fn[\s\S]*def predict_fn[\s\S]*def output_fn\(prediction, accept, context=None\)/,
+    );
     expect(files.has('code/resilient_endpoint_runtime/tiers.py')).toBe(true);
     expect(envOf(rec)).toMatchObject({ MAX_SEQ_LEN: '1024', DEGRADED_MAX_SEQ_LEN: '512', TS_MAX_REQUEST_SIZE: '6291456' });
   });

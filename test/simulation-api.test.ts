@@ -93,7 +93,7 @@ describe('Simulator.compare', () => {
   });
 
   test('the namespace holds the facade only; the engine stays at the /simulation entry point', () => {
-    expect(Object.keys(simulation).sort()).toEqual(['SimulationTrace', 'Simulator', 'Traces']);
+    expect(Object.keys(simulation).sort()).toEqual(['SimulationMemoryModel', 'SimulationTrace', 'Simulator', 'Traces']);
   });
 });
 

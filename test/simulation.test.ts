@@ -1,8 +1,11 @@
 import * as fs from 'fs';
+import { Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as os from 'os';
 import * as path from 'path';
 import * as simulation from '../lib/simulation';
-import { exampleEndpoint, main } from '../bin/simulate';
+import { assumptionsFrom, exampleEndpoint, main } from '../bin/simulate';
+import { guardMatrix, matrixSummary, matrixTable } from '../lib/simulation/matrix';
 import { Simulator } from '../lib/simulation/api';
 
 const {
@@ -24,15 +27,20 @@ const {
 /** A short 17× pulse (25 minutes) that still exercises every mechanism: ramp, hold, recovery. */
 const shortPulse = () => pulseTrace(40, 17, { before: 300, ramp: 300, hold: 600, after: 300 });
 
+/**
+ * The breaker's dynamics alone: the footprint memory model (incident A's calibration: weights plus padded
+ * batches' activations), under which the examples do run out of memory, and no container guard.
+ */
+const BREAKER_ALONE = { memoryModel: 'footprint' as const, guard: false };
+
 describe('simulator', () => {
   const recommender = exampleEndpoint('recommender');
-  const clustering = exampleEndpoint('clustering');
   const { primary, fallback } = simVariantsFrom(recommender);
   const breaker = recommender.circuitBreaker!.config;
   let rows: simulation.ScenarioRow[];
   let by: Record<string, simulation.SimResult>;
   beforeAll(() => {
-    rows = compareScenarios(shortPulse(), recommender, { seed: 7 });
+    rows = compareScenarios(shortPulse(), recommender, { seed: 7, assumptions: BREAKER_ALONE });
     by = Object.fromEntries(rows.map(r => [r.scenario, r.result]));
   });
 
@@ -80,19 +88,22 @@ describe('simulator', () => {
     expect(now.oomEvents).toBeLessThan(scalingOnly.oomEvents);
     expect(now.oomEvents).toBeLessThanOrEqual(old.oomEvents);
     expect(now.failed).toBeLessThan(old.failed);
-    expect(now.timeToDegradeS!).toBeLessThanOrEqual(30);
+    // Within one 10-s period plus the assumed delays: the point's availability, the alarm's evaluation, the event.
+    const d = simulation.DEFAULT_ASSUMPTIONS;
+    expect(now.timeToDegradeS!).toBeLessThanOrEqual(10 + d.metricDelay10S + d.alarmEvaluationS + d.eventToLambdaS);
     expect(now.timeToDegradeS!).toBeLessThan(old.timeToDegradeS!);
     expect(now.timeToWeightsS!).toBeLessThan(old.timeToWeightsS!);
     expect(old.timeDegradedS).toBe(0); // its container never applied a level
     expect(now.timeDegradedS).toBeGreaterThan(0);
   });
 
-  test('the degrade level protects without any weight shift (clustering has no fallback)', () => {
-    const c = simVariantsFrom(clustering);
+  test('the degrade level protects without any weight shift (no fallback variant)', () => {
+    // The recommender's primary alone: only the level (length tiers in the container) can act.
     const trace = shortPulse();
-    const base = { primary: c.primary, autoscaling: true, seed: 5 };
+    const base = { primary, autoscaling: true, seed: 5, assumptions: BREAKER_ALONE };
     const scalingOnly = runSimulation(trace, base);
-    const withBreaker = runSimulation(trace, { ...base, breaker: clustering.circuitBreaker!.config, metricPeriodS: 10 });
+    const withBreaker = runSimulation(trace, { ...base, breaker, metricPeriodS: 10 });
+    expect(scalingOnly.oomEvents).toBeGreaterThan(0);
     expect(withBreaker.servedByFallback).toBe(0);
     expect(withBreaker.timeDegradedS).toBeGreaterThan(0);
     expect(withBreaker.oomEvents).toBeLessThan(scalingOnly.oomEvents);
@@ -109,6 +120,7 @@ describe('simulator', () => {
       breakerMode: CURRENT_BREAKER,
       seed: 7,
       metricPeriodS: 60,
+      assumptions: BREAKER_ALONE,
     });
     expect(ten.timeToDegradeS!).toBeLessThan(sixty.timeToDegradeS!);
   });
@@ -123,7 +135,7 @@ describe('simulator', () => {
       breaker,
       metricPeriodS: 10,
       seed: 7,
-      assumptions: { weightApplyS },
+      assumptions: { ...BREAKER_ALONE, weightApplyS },
     });
     expect(withBreaker.oomEvents).toBeLessThan(scalingOnly.oomEvents);
   });
@@ -208,5 +220,142 @@ describe('calibration: incident A as it was (through the facade every language u
     expect(report.firstOomMinuteWith4).toBeGreaterThan(0);
     expect(report.firstOomMinuteWith6!).toBeGreaterThan(report.firstOomMinuteWith4!);
     expect(report.oomEventsWith6).toBeGreaterThan(0);
+  });
+});
+
+describe('the container side in the simulator: measured memory and the memory guard', () => {
+  const recommender = exampleEndpoint('recommender');
+  const { primary, fallback } = simVariantsFrom(recommender);
+  const breaker = recommender.circuitBreaker!.config;
+  const onFootprint = (assumptions: Partial<simulation.SimAssumptions>, withBreaker = true) =>
+    runSimulation(shortPulse(), {
+      primary,
+      fallback,
+      autoscaling: true,
+      breaker: withBreaker ? breaker : undefined,
+      metricPeriodS: 10,
+      seed: 7,
+      assumptions: { memoryModel: 'footprint', ...assumptions },
+    });
+
+  test("a variant carries its model's measured profile and the budget the construct writes for the guard", () => {
+    const file = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'examples', 'models', 'recommender', 'memory-profile.json'), 'utf8'));
+    expect(primary.profile).toMatchObject({ baselineBytes: file.baselineBytes, sizeMin: 5, sizeMax: 3000 });
+    expect(primary.profile!.latency).toEqual(file.points.map((p: any) => [p.size, p.latencyMs]));
+    // The budget is what the template gives the container: one GPU's 16 GiB × 80 % ÷ 3 workers.
+    const env = Template.fromStack(Stack.of(recommender)).findResources('AWS::SageMaker::Model');
+    const budgets = Object.values(env).map((m: any) => m.Properties.PrimaryContainer.Environment.RESILIENT_ENDPOINT_WORKER_GPU_MEMORY_BYTES);
+    expect(budgets).toContain(String(primary.guardBudgetBytes));
+    expect(primary.guardBudgetBytes).toBe(4581298449);
+  });
+
+  test('with the guard a request that does not fit is refused (4XX), never an OOM; without it the same pulse OOMs', () => {
+    // Autoscaling alone (no breaker), so that only the container's guard is between a request and an OOM.
+    const off = onFootprint({ guard: false }, false);
+    const on = onFootprint({ guard: true }, false);
+    expect(off.oomEvents).toBeGreaterThan(0);
+    expect(on.oomEvents).toBe(0);
+    expect(on.failedByOom).toBe(0);
+    expect(on.rejectedByGuard).toBeGreaterThan(0);
+    expect(on.rejectedByGuard + on.rejectedByBackstop).toBeLessThanOrEqual(on.rejected);
+    expect(on.served + on.failed + on.rejected + on.inFlightAtEnd).toBe(on.arrivals);
+    expect(on.maxPrimaryMemoryPercent).toBeLessThan(100);
+  });
+
+  test('the backstop catches requests that outgrow their estimate; an exact estimate needs none', () => {
+    expect(onFootprint({ estimateErrorSd: 0.3 }).rejectedByBackstop).toBeGreaterThan(0);
+    expect(onFootprint({ estimateErrorSd: 0 }).rejectedByBackstop).toBe(0);
+  });
+
+  test('a container without a budget (no guard in it) is not protected, whatever the assumption says', () => {
+    const bare = { ...primary, guardBudgetBytes: undefined };
+    const cfg = { primary: bare, autoscaling: true, seed: 7 };
+    const a = runSimulation(shortPulse(), { ...cfg, assumptions: { memoryModel: 'footprint', guard: true } });
+    const b = runSimulation(shortPulse(), { ...cfg, assumptions: { memoryModel: 'footprint', guard: false } });
+    expect(a.oomEvents).toBeGreaterThan(0);
+    expect(a.oomEvents).toBe(b.oomEvents);
+    expect(a.rejectedByGuard).toBe(0);
+  });
+
+  test('without 10-second datapoints (item 23 unverified) the breaker acts later, on 1-minute data', () => {
+    const ten = onFootprint({ guard: false });
+    const minute = onFootprint({ guard: false, tenSecondData: false });
+    expect(minute.timeToDegradeS!).toBeGreaterThan(ten.timeToDegradeS!);
+  });
+
+  test('alarm evaluation delays the level by as much as it is swept', () => {
+    const prompt = onFootprint({ guard: false, alarmEvaluationS: 0 });
+    const slow = onFootprint({ guard: false, alarmEvaluationS: 30 });
+    expect(slow.timeToDegradeS! - prompt.timeToDegradeS!).toBeGreaterThanOrEqual(20);
+  });
+
+  test("on the examples' measured curves a worker never comes near its budget: no OOM with or without the guard", () => {
+    const measured = runSimulation(shortPulse(), {
+      primary,
+      fallback,
+      autoscaling: true,
+      breaker,
+      metricPeriodS: 10,
+      seed: 7,
+      assumptions: { guard: false },
+    });
+    expect(measured.oomEvents).toBe(0);
+    expect(measured.maxPrimaryMemoryPercent).toBeLessThan(20);
+  });
+});
+
+describe('the guard matrix and the sweep flags', () => {
+  test('three ways per seed and pulse; the summary counts runs with an OOM', () => {
+    const rows = guardMatrix(
+      { recommender: exampleEndpoint('recommender') },
+      { seeds: [7], factors: [17], memoryModels: ['footprint'], trace: f => pulseTrace(40, f, { before: 300, ramp: 300, hold: 600, after: 300 }) },
+    );
+    expect(rows.map(r => [r.guard, r.tenSecondData])).toEqual([
+      [true, true],
+      [false, true],
+      [true, false],
+    ]);
+    const [guarded, bare, minute] = rows.map(r => r.result);
+    expect(guarded.oomEvents).toBe(0);
+    expect(minute.oomEvents).toBe(0);
+    expect(bare.rejectedByGuard).toBe(0);
+    const summary = matrixSummary(rows);
+    expect(summary).toContain(`| recommender | footprint | guard | 1 | 0 | 0 |`);
+    expect(summary).toContain(`| recommender | footprint | no guard | 1 | ${bare.oomEvents > 0 ? 1 : 0} | ${bare.oomEvents} |`);
+    expect(matrixTable(rows).split('\n')).toHaveLength(2 + 3);
+  });
+
+  test('every delay is a flag; bad values are one error naming each', () => {
+    expect(
+      assumptionsFrom({
+        'metric-delay-10s': '30',
+        'alarm-eval': '0',
+        'level-poll': '5',
+        'event-delay': '2',
+        'no-guard': 'true',
+        'no-ten-second-data': 'true',
+        'memory-model': 'footprint',
+      }),
+    ).toMatchObject({
+      metricDelay10S: 30,
+      alarmEvaluationS: 0,
+      levelPollS: 5,
+      eventToLambdaS: 2,
+      guard: false,
+      tenSecondData: false,
+      memoryModel: 'footprint',
+    });
+    expect(assumptionsFrom({})).toMatchObject({ guard: undefined, tenSecondData: undefined, memoryModel: undefined });
+    expect(() => assumptionsFrom({ 'alarm-eval': '-1', 'memory-model': 'guess' })).toThrow(
+      /alarmEvaluationS: got -1; allowed: a number >= 0; --memory-model: got 'guess'; allowed: profile or footprint/,
+    );
+    const err = jest.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      expect(main(['stray'])).toBe(1);
+      expect(main(['--matrix', '--seeds', '0'])).toBe(1);
+      expect(err.mock.calls.map(c => String(c[0])).join('\n')).toMatch(/unexpected argument 'stray'[\s\S]*--seeds and --factors/);
+    } finally {
+      err.mockRestore();
+    }
   });
 });

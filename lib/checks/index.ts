@@ -23,6 +23,7 @@ import { MultiInstance } from './rules/multi-instance';
 import { Network } from './rules/network';
 import { NoBurstable } from './rules/no-burstable';
 import { NvmeStorage } from './rules/nvme-storage';
+import { ProfiledMemory } from './rules/profiled-memory';
 import { RequestSize } from './rules/request-size';
 import { WorkerMemory } from './rules/worker-memory';
 
@@ -45,6 +46,7 @@ export const READINESS_RULES: IReadinessRule[] = [
   Network,
   BreakerLogRetention,
   NvmeStorage,
+  ProfiledMemory,
 ];
 
 /** One finding. */

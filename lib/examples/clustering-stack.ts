@@ -3,7 +3,14 @@ import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage, ModelData } from '../model-artifacts';
 import { ResilientEndpoint } from '../resilient-endpoint';
-import { exampleAcknowledgements, exampleEnv, ExampleModelSource, exampleModelArtifact, exampleMonitoring } from './recommender-stack';
+import {
+  exampleAcknowledgements,
+  exampleEnv,
+  exampleMemoryProfile,
+  ExampleModelSource,
+  exampleModelArtifact,
+  exampleMonitoring,
+} from './recommender-stack';
 
 /** Props of the clustering example. */
 export interface ClusteringStackProps extends StackProps, ExampleModelSource {}
@@ -25,13 +32,16 @@ export class ClusteringStack extends Stack {
         modelData: props.modelDataUrl ? ModelData.fromS3Uri(props.modelDataUrl) : ModelData.fromAsset(exampleModelArtifact('clustering')),
         // 2.1 GB peak per copy (StandardScaler, no per-request copies).
         memoryFootprint: { host: Size.mebibytes(2100) },
+        // What a request adds by its rows, measured on this inference code (npm run profile:examples).
+        memoryProfile: exampleMemoryProfile('clustering'),
         environment: {
           // The inference code travels inside model.tar.gz (code/), as the SageMaker Python SDK packs it.
           SAGEMAKER_PROGRAM: 'inference.py',
           SAGEMAKER_SUBMIT_DIRECTORY: '/opt/ml/model/code',
-          // Incident B: bounded requests (rows per request); 512 when degraded, longer ones refused when critical.
-          MAX_SEQ_LEN: '3000',
-          DEGRADED_MAX_SEQ_LEN: '512',
+          // Incident B: bounded requests (rows per request: 200,000 is about what 6 MiB of CSV holds);
+          // 20,000 when degraded, longer ones refused when critical.
+          MAX_SEQ_LEN: '200000',
+          DEGRADED_MAX_SEQ_LEN: '20000',
         },
       },
       instanceType: SageMakerInstanceType.ML_M5_XLARGE,

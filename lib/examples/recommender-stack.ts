@@ -4,6 +4,7 @@ import { Size, Stack, StackProps, Validations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage, ModelData } from '../model-artifacts';
+import { MemoryProfile } from '../memory-profile';
 import { MonitoringOptions } from '../monitoring/endpoint-monitoring';
 import { ResilientEndpoint } from '../resilient-endpoint';
 
@@ -62,12 +63,20 @@ export function exampleEnv(props: StackProps): StackProps {
 }
 
 /** The model.tar.gz `scripts/build-models.py` builds for an example (source tree or packed library). */
-export function exampleModelArtifact(name: string): string {
+export function exampleModelArtifact(name: string, file = 'model.tar.gz'): string {
   const candidates = [
-    path.join(__dirname, '..', '..', 'models', name, 'model.tar.gz'), // dist/lib/examples → dist/models
-    path.join(__dirname, '..', '..', 'dist', 'models', name, 'model.tar.gz'), // lib/examples → dist/models
+    path.join(__dirname, '..', '..', 'models', name, file), // dist/lib/examples → dist/models
+    path.join(__dirname, '..', '..', 'dist', 'models', name, file), // lib/examples → dist/models
   ];
   return candidates.find(p => fs.existsSync(p)) ?? candidates[candidates.length - 1];
+}
+
+/**
+ * The example's memory profile, measured on its real inference code (`npm run profile:examples` writes
+ * examples/models/<name>/memory-profile.json; `npm run bundle` copies it beside the model archive).
+ */
+export function exampleMemoryProfile(name: string): MemoryProfile {
+  return MemoryProfile.fromFile(exampleModelArtifact(name, 'memory-profile.json'));
 }
 
 /** Props of the recommender example. */
@@ -97,6 +106,9 @@ export class RecommenderStack extends Stack {
         modelData,
         // Measured at 512 tokens, full batch: 4 GiB of GPU memory, 3 GiB of host memory per copy.
         memoryFootprint: { gpu: Size.gibibytes(4), host: Size.gibibytes(3) },
+        // The memory guard's curve: measured by the profiler on this inference code (on CPU here; re-run
+        // it on the GPU type before launch: the CUDA allocator's peak is what the guard judges there).
+        memoryProfile: exampleMemoryProfile('recommender'),
         // Incident A's tiers: sequences over 1024 events are rejected (4XX) and logged; at degrade
         // level 1 the container truncates to 512, at level 2 it rejects anything over 512.
         environment: { MAX_SEQ_LEN: '1024', DEGRADED_MAX_SEQ_LEN: '512' },

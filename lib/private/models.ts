@@ -3,13 +3,14 @@
  * `AWS::SageMaker::Model` per variant — image and model data bound to the execution role, the VPC
  * placement, and the container environment (tuning, the endpoint's own variables, the caller's).
  */
-import { Lazy, Stack, Validations } from 'aws-cdk-lib';
+import { Lazy, Size, Stack, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
-import { ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer } from '../model-server';
+import { MemoryProfile } from '../memory-profile';
+import { MemoryFootprint, ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer } from '../model-server';
 import type { ModelProps, VariantInfo } from '../resilient-endpoint-props';
 import { PropErrors } from '../validation';
 
@@ -51,7 +52,7 @@ export function tuneVariant(
         'If the container runs another server, say so: modelServer: { server: ModelServer.TORCHSERVE | SCIKIT_LEARN | XGBOOST | NONE } (NONE writes nothing; pass your own environment).',
     );
   }
-  const tuning = tuneModelServer(type, model.memoryFootprint, { ...options, server }, errs);
+  const tuning = tuneModelServer(type, model.memoryFootprint ?? profiledFootprint(model), { ...options, server }, errs);
   errors.merge(prefix, errs);
   for (const w of tuning.warnings) Validations.of(scope).addWarning(`${prefix}ModelServer`, `${label}${w}`);
   if (type.specUnknown) {
@@ -74,6 +75,21 @@ export function createModel(ctx: ModelContext, id: string, model: ModelProps, va
   }
   const data = model.modelData?.bind(ctx.scope, ctx.role);
   for (const e of model.modelData?.validate() ?? []) ctx.errors.addMessage(e);
+  const memory = memoryEnvironment(variant, model);
+  const footprint = model.memoryFootprint ?? profiledFootprint(model);
+  const admissible = Number(memory.RESILIENT_ENDPOINT_MAX_ADMISSIBLE_SIZE);
+  const cap = sizeCap(model);
+  if (model.memoryProfile && cap !== undefined && admissible < cap) {
+    Validations.of(ctx.scope).addWarning(
+      `${variant.variantName}MemoryProfileSize`,
+      `${variant.variantName}: MAX_SEQ_LEN ${cap} admits requests a worker cannot hold: the profile says a worker's budget takes ${model.memoryProfile.sizeUnit} up to ${admissible}. ` +
+        `The memory guard refuses (or, degraded, truncates) above that; set MAX_SEQ_LEN to ${admissible} or less, or use fewer workers or a larger instance.`,
+    );
+  }
+  if (model.memoryProfile?.problem)
+    ctx.errors.addMessage(
+      `model.memoryProfile: got ${model.memoryProfile.problem}; allowed: a memory-profile.json the profiler wrote. Fix: run python3 -m resilient_endpoint_runtime.profile --model-dir … --out memory-profile.json`,
+    );
   let vpcConfig: sagemaker.CfnModel.VpcConfigProperty | undefined;
   if (model.vpc) {
     const sgs = model.securityGroups ?? [defaultSecurityGroup(ctx.scope, model.vpc)];
@@ -99,14 +115,80 @@ export function createModel(ctx: ModelContext, id: string, model: ModelProps, va
           // several endpoints: the stage metrics' EndpointName/VariantName dimensions come from here.
           [ENDPOINT_NAME_ENV]: ctx.endpointName,
           [VARIANT_NAME_ENV]: variant.variantName,
+          // The worker's memory budget (the guard, the stage metrics) and the profiled curve.
+          ...memory,
           // The stated footprint travels with the model so synth-time checks can verify workers × footprint.
-          ...(model.memoryFootprint?.host ? { RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(model.memoryFootprint.host.toBytes()) } : {}),
-          ...(model.memoryFootprint?.gpu ? { RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: String(model.memoryFootprint.gpu.toBytes()) } : {}),
+          ...(footprint?.host ? { RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(footprint.host.toBytes()) } : {}),
+          ...(footprint?.gpu ? { RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: String(footprint.gpu.toBytes()) } : {}),
           ...(model.environment ?? {}),
         }),
       }),
     },
   });
+}
+
+/** The largest request the length caps let through (MAX_SEQ_LEN in the model's environment), if stated. */
+function sizeCap(model: ModelProps): number | undefined {
+  const cap = Number(model.environment?.MAX_SEQ_LEN);
+  return Number.isInteger(cap) && cap > 0 ? cap : undefined;
+}
+
+/** The P99.9 request the length caps admit, and the memory it adds (bytes). */
+export function admittedP999(profile: MemoryProfile, model: ModelProps): { size: number; bytes: number } {
+  const cap = sizeCap(model);
+  const size = cap !== undefined ? Math.min(profile.p999.size, cap) : profile.p999.size;
+  return { size, bytes: Math.round(profile.estimateBytes(size)) };
+}
+
+/** A profile's footprint: the worker's baseline plus the P99.9 request it admits, on the device it was measured on. */
+function profiledFootprint(model: ModelProps): MemoryFootprint | undefined {
+  const p = model.memoryProfile;
+  if (!p || p.problem) return undefined;
+  const bytes = Size.bytes(p.baselineBytes + admittedP999(p, model).bytes);
+  return p.device === 'cuda' ? { gpu: bytes } : { host: bytes };
+}
+
+/** Environment variable with a worker's memory budget (bytes): 80 % of the instance's memory ÷ workers. */
+export const WORKER_BUDGET_ENV = 'RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES';
+/** The same for each GPU: 80 % of one GPU's memory ÷ the workers on it. */
+export const WORKER_GPU_BUDGET_ENV = 'RESILIENT_ENDPOINT_WORKER_GPU_MEMORY_BYTES';
+
+/**
+ * Each worker's memory budget in bytes: 80 % of the instance's memory ÷ workers, and on GPU instances 80 %
+ * of one GPU's memory ÷ the workers on it (undefined for an instance type the catalog does not know).
+ */
+export function workerBudgets(variant: VariantInfo): { host: number; gpu?: number } | undefined {
+  const t = variant.instanceType;
+  if (t.specUnknown) return undefined;
+  const workers = Math.max(1, variant.tuning.workers);
+  const gib = 1024 ** 3;
+  const host = Math.floor((0.8 * t.spec.memoryGiB * gib) / workers);
+  const gpu =
+    t.spec.gpuCount > 0 && t.spec.gpuMemoryGiB > 0 ? Math.floor((0.8 * t.spec.gpuMemoryGiB * gib) / Math.ceil(workers / t.spec.gpuCount)) : undefined;
+  return { host, gpu };
+}
+
+/**
+ * The container's memory settings: each worker's budget (what the runtime helper's MemoryGuard admits
+ * against and its stage metrics are a percentage of) and, with a profile, the guard's curve, the profiled
+ * baseline and P99.9 request (for the readiness rule), and the largest size a worker admits.
+ */
+function memoryEnvironment(variant: VariantInfo, model: ModelProps): Record<string, string> {
+  const budgets = workerBudgets(variant);
+  if (!budgets) return {};
+  const env: Record<string, string> = { [WORKER_BUDGET_ENV]: String(budgets.host) };
+  if (budgets.gpu !== undefined) env[WORKER_GPU_BUDGET_ENV] = String(budgets.gpu);
+  const deviceBudget = budgets.gpu ?? budgets.host;
+  const p = model.memoryProfile;
+  if (p && !p.problem) {
+    const p999 = admittedP999(p, model);
+    env.RESILIENT_ENDPOINT_MEMORY_CURVE = JSON.stringify(p.curve);
+    env.RESILIENT_ENDPOINT_PROFILE_BASELINE_BYTES = String(p.baselineBytes);
+    env.RESILIENT_ENDPOINT_PROFILE_P999 = JSON.stringify(p999);
+    env.RESILIENT_ENDPOINT_PROFILE_DEVICE = p.device;
+    env.RESILIENT_ENDPOINT_MAX_ADMISSIBLE_SIZE = String(Math.min(1e15, p.largestSizeWithin(deviceBudget - p.baselineBytes)));
+  }
+  return env;
 }
 
 /** One security group per endpoint for models placed in a VPC without their own: no inbound rules. */

@@ -211,6 +211,50 @@ export interface SimulationAssumptions {
    * @default Duration.seconds(60)
    */
   readonly restart?: Duration;
+  /**
+   * Delay before a 10-second datapoint is visible (UNVERIFIED: real-account.md item 23).
+   * @default Duration.seconds(20)
+   */
+  readonly metricDelay10s?: Duration;
+  /**
+   * From a datapoint being visible to its alarm changing state (10-s alarms are evaluated every 10 s).
+   * @default Duration.seconds(10)
+   */
+  readonly alarmEvaluation?: Duration;
+  /**
+   * How often the container reads the published level (the runtime helper: every 10 s ± 20 %).
+   * @default Duration.seconds(10)
+   */
+  readonly levelPoll?: Duration;
+  /**
+   * Alarm state change or endpoint event to the breaker's function running.
+   * @default Duration.seconds(1)
+   */
+  readonly eventToFunction?: Duration;
+  /**
+   * Whether CloudWatch keeps the endpoint's 10-second datapoints (UNVERIFIED: real-account.md item 23).
+   * False: the breaker works on 1-minute data.
+   * @default true
+   */
+  readonly tenSecondData?: boolean;
+  /**
+   * How a request's memory is modelled.
+   * @default - SimulationMemoryModel.PROFILE when the model has a memory profile, else FOOTPRINT
+   */
+  readonly memoryModel?: SimulationMemoryModel;
+  /**
+   * Whether the container admits requests with the runtime helper's MemoryGuard (and its backstop).
+   * @default true
+   */
+  readonly guard?: boolean;
+}
+
+/** How the simulator models a request's memory. */
+export enum SimulationMemoryModel {
+  /** The model's measured curve (`memoryProfile`), one request per worker at a time. */
+  PROFILE = 'profile',
+  /** The stated footprint split into weights and activations of padded batches (incident A's calibration). */
+  FOOTPRINT = 'footprint',
 }
 
 /** Options of `Simulator.compare`. */
@@ -243,8 +287,14 @@ export interface ScenarioOutcome {
   readonly failedByOom: number;
   /** `failed` as a percentage of `arrivals`. */
   readonly failedPercent: number;
-  /** Requests rejected on purpose at degrade level 2 (too long). */
+  /** Requests rejected on purpose (4XX): too long for the length tiers, or refused by the memory guard. */
   readonly rejected: number;
+  /** Of `rejected`, refused by the container's memory guard (its estimate did not fit the worker's budget). */
+  readonly rejectedByGuard: number;
+  /** Of `rejected`, stopped by the guard's backstop (the request outgrew its estimate): one 413, not an OOM. */
+  readonly rejectedByBackstop: number;
+  /** Requests the guard truncated to what fitted (at a degrade level of 1 or more). */
+  readonly truncatedByGuard: number;
   /** Worker out-of-memory events. */
   readonly oomEvents: number;
   /**
@@ -337,6 +387,13 @@ export class Simulator {
         metricDelayS: a.metricDelay?.toSeconds(),
         weightApplyS: a.weightApply?.toSeconds(),
         restartS: a.restart?.toSeconds(),
+        metricDelay10S: a.metricDelay10s?.toSeconds(),
+        alarmEvaluationS: a.alarmEvaluation?.toSeconds(),
+        levelPollS: a.levelPoll?.toSeconds(),
+        eventToLambdaS: a.eventToFunction?.toSeconds(),
+        tenSecondData: a.tenSecondData,
+        memoryModel: a.memoryModel,
+        guard: a.guard,
       },
     });
     return { outcomes: rows.map(outcomeOf), table: comparisonTable(rows), chartSvg: renderChart(rows, `${endpoint.node.path}: ${trace.name}`) };
@@ -373,6 +430,9 @@ function outcomeOf({ scenario, result: r }: ScenarioRow): ScenarioOutcome {
     failedByOom: r.failedByOom,
     failedPercent: Math.round((10000 * r.failed) / Math.max(1, r.arrivals)) / 100,
     rejected: r.rejected,
+    rejectedByGuard: r.rejectedByGuard,
+    rejectedByBackstop: r.rejectedByBackstop,
+    truncatedByGuard: r.truncatedByGuard,
     oomEvents: r.oomEvents,
     timeToDegradeSeconds: r.timeToDegradeS,
     timeToWeightsSeconds: r.timeToWeightsS,

@@ -30,8 +30,31 @@ export interface SimVariant {
   /** At level ≥ 1 longer sequences are truncated to this (DEGRADED_MAX_SEQ_LEN); at level 2 longer ones are rejected. */
   readonly degradedMaxSeqLen: number;
   readonly initialCount: number;
+  /**
+   * The model's memory as the profiler measured it on its inference code (memory-profile.json): each
+   * worker's baseline, the bytes a request adds by its size, and latency by size. Used when
+   * `SimAssumptions.memoryModel` is 'profile'.
+   */
+  readonly profile?: SimProfile;
+  /**
+   * Each worker's memory budget (bytes) that the container's memory guard admits against, as the construct
+   * writes it (RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES, with a memory profile). Undefined: the container has
+   * no guard (incident A's), whatever `SimAssumptions.guard` says.
+   */
+  readonly guardBudgetBytes?: number;
   /** Autoscaling (undefined = fixed capacity). */
   readonly scaling?: { min: number; max: number; qpsPerInstance: number; scaleOutCooldownS: number; scaleInCooldownS: number };
+}
+
+/** A measured memory profile, as the simulator uses it. */
+export interface SimProfile {
+  readonly baselineBytes: number;
+  readonly curve: { a: number; b: number; c: number };
+  /** (size, latency ms) points, sorted by size; service time is interpolated on them. */
+  readonly latency: [number, number][];
+  /** The profile's request-size distribution (power law on these bounds, exponent 1). */
+  readonly sizeMin?: number;
+  readonly sizeMax?: number;
 }
 
 /** What the model cannot know from the construct: the workload and AWS timings (all with defaults). */
@@ -77,10 +100,41 @@ export interface SimAssumptions {
   readonly metricDelay10S: number;
   /** Weight update: the endpoint is `Updating` this long, then the new weights take effect (unverified: swept 0–60 s). @default 30 */
   readonly weightApplyS: number;
-  /** Container polls the degrade level every N seconds. @default 5 */
+  /**
+   * The container reads the level every N seconds: the runtime helper's one reader per instance, every
+   * 10 s ± 20 % (runtime/python/resilient_endpoint_runtime/degrade.py). @default 10
+   */
   readonly levelPollS: number;
-  /** Alarm state change or endpoint event → EventBridge → the function running (P99 0.4 s, rounded up). @default 1 */
+  /** Alarm state change or endpoint event → EventBridge → the function running (P99 0.4 s, rounded up; scaling-dynamics §2). @default 1 */
   readonly eventToLambdaS: number;
+  /**
+   * From a datapoint's availability to its alarm changing state: "If the alarm period is 10 seconds or 30
+   * seconds, the alarm is evaluated every 10 seconds" (CloudWatch user guide via re:Post); for 1-minute
+   * alarms evaluation is per minute. Unverified beyond that. @default 10
+   */
+  readonly alarmEvaluationS: number;
+  /**
+   * Whether CloudWatch keeps 10-second datapoints when the endpoint publishes every 10 s. UNVERIFIED
+   * (real-account.md item 23): with false the 10-s path is absent — points a minute apart, delivered like
+   * 1-minute data — and the breaker works on 1-minute data. @default true
+   */
+  readonly tenSecondData: boolean;
+  /**
+   * How a request's memory is modelled: 'profile' — the variant's measured curve (memory-profile.json),
+   * one request per worker (TorchServe's default batch size 1, gunicorn's sync workers); 'footprint' — the
+   * stated footprint split into weights and activations of padded batches (the incident A calibration's
+   * model). @default 'profile' when the variant has a profile, else 'footprint'
+   */
+  readonly memoryModel?: 'profile' | 'footprint';
+  /**
+   * The container's memory guard (runtime helper MemoryGuard): each request admitted against the worker's
+   * budget with the curve's estimate — truncated at a level ≥ 1, refused otherwise — and the hard backstop
+   * (RLIMIT_DATA / the CUDA fraction) turning a request that outgrows its estimate into one 413 instead
+   * of an OOM (measured with torch 1.13: runtime/python/tests/test_guard.py). @default true
+   */
+  readonly guard: boolean;
+  /** How wrong the guard's estimate is: a request's real memory is its estimate × (1 + N(0, this)). UNVERIFIED. @default 0.1 */
+  readonly estimateErrorSd: number;
 }
 
 export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
@@ -103,8 +157,12 @@ export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
   metricDelayS: 90,
   metricDelay10S: 20,
   weightApplyS: 30,
-  levelPollS: 5,
+  levelPollS: 10,
   eventToLambdaS: 1,
+  alarmEvaluationS: 10,
+  tenSecondData: true,
+  guard: true,
+  estimateErrorSd: 0.1,
 };
 
 /** How the breaker acts (the design under test). */
@@ -156,8 +214,13 @@ export interface SimResult {
   /** Failed: OOM (in-flight and queued lost), 503 (queue full), no instance up. */
   readonly failed: number;
   readonly failedByOom: number;
-  /** Rejected on purpose at degrade level 2 (too long). */
+  /** Rejected on purpose (4XX): too long for the tiers, or refused by the memory guard. */
   readonly rejected: number;
+  /** Of those, refused by the memory guard (its estimate did not fit), and by its backstop (the request outgrew it). */
+  readonly rejectedByGuard: number;
+  readonly rejectedByBackstop: number;
+  /** Requests the guard truncated to what fitted (at a level ≥ 1). */
+  readonly truncatedByGuard: number;
   readonly inFlightAtEnd: number;
   readonly oomEvents: number;
   /** Seconds from the first time the primary's memory crossed the breaker threshold to the degrade level being published (undefined: never). */
@@ -196,6 +259,8 @@ interface Req {
   finish: number;
   mem: number;
   worker: number;
+  /** What the guard reserved for it (its estimate), profile model. */
+  est: number;
 }
 interface Instance {
   readyAt: number;
@@ -242,16 +307,22 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const a: SimAssumptions = { ...DEFAULT_ASSUMPTIONS, ...given };
   const mode = cfg.breakerMode ?? CURRENT_BREAKER;
   const period = cfg.metricPeriodS ?? 60;
-  const memDelay = period < 60 ? a.metricDelay10S : a.metricDelayS;
+  // Without 10-second datapoints (item 23) a 10-s endpoint's memory arrives as 1-minute data.
+  const dataPeriod = period < 60 && !a.tenSecondData ? 60 : period;
+  const memDelay = dataPeriod < 60 ? a.metricDelay10S : a.metricDelayS;
   const rng = new Rng(cfg.seed);
+  const gauss = () => Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
   const provisioning = (v: SimVariant) => a.provisioningS ?? (v.spec.gpuCount > 0 ? 380 : 180);
   const deviceBytes = (v: SimVariant) => (v.spec.gpuCount > 0 ? v.spec.gpuCount * v.spec.gpuMemoryGiB : v.spec.memoryGiB) * GIB;
+  const profileOf = (v: SimVariant) => ((a.memoryModel ?? (v.profile ? 'profile' : 'footprint')) === 'profile' ? v.profile : undefined);
   const weightsBytes = (v: SimVariant) => v.footprintBytes * a.weightsShare;
   const act512 = (v: SimVariant) => (v.footprintBytes * (1 - a.weightsShare)) / a.batchPerWorker;
+  /** Requests a worker runs at once: one with a measured profile (batch size 1), else the batch. */
+  const perWorker = (v: SimVariant) => (profileOf(v) ? 1 : a.batchPerWorker);
   const newInstance = (v: SimVariant, readyAt: number): Instance => ({
     readyAt,
     downUntil: -1,
-    slots: new Array(v.workers * a.batchPerWorker).fill(0),
+    slots: new Array(v.workers * perWorker(v)).fill(0),
     active: [],
     queue: [],
   });
@@ -293,6 +364,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     failed = 0,
     failedOom = 0,
     rejected = 0,
+    rejectedByGuard = 0,
+    rejectedByBackstop = 0,
+    truncatedByGuard = 0,
     ooms = 0;
   let firstCross: number | undefined;
   let firstPublish: number | undefined;
@@ -309,7 +383,30 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
 
   const up = (i: Instance, t: number) => i.readyAt <= t && i.downUntil <= t;
   const inService = (vs: VariantState, t: number) => vs.instances.filter(i => up(i, t)).length;
-  const serviceTime = (len: number) => a.serviceBaseS + (a.servicePer512S * len) / 512;
+  const formulaTime = (len: number) => a.serviceBaseS + (a.servicePer512S * len) / 512;
+  /** Service time: the profile's measured latency by size (log-log interpolation), else the formula. */
+  const serviceTime = (v: SimVariant, len: number) => {
+    const pts = profileOf(v)?.latency;
+    if (!pts || pts.length < 2) return formulaTime(len);
+    const x = Math.max(pts[0][0], Math.min(pts[pts.length - 1][0], len));
+    let k = 1;
+    while (k < pts.length - 1 && pts[k][0] < x) k++;
+    const [x0, y0] = pts[k - 1];
+    const [x1, y1] = pts[k];
+    const f = x1 > x0 ? (Math.log(x) - Math.log(x0)) / (Math.log(x1) - Math.log(x0)) : 0;
+    return Math.exp(Math.log(Math.max(1e-3, y0)) + f * (Math.log(Math.max(1e-3, y1)) - Math.log(Math.max(1e-3, y0)))) / 1000;
+  };
+  /** The memory a request of this length (× the mobile factor) adds: the profile's curve, or the footprint's activations. */
+  const requestBytes = (v: SimVariant, len: number, scale: number) => {
+    const p = profileOf(v);
+    if (p) {
+      const n = len * scale;
+      return p.curve.a + p.curve.b * n + p.curve.c * n * n;
+    }
+    return scale * act512(v) * (a.fixedActivationShare + (1 - a.fixedActivationShare) * Math.pow(len / 512, a.activationExponent));
+  };
+  /** A worker's memory besides its requests: the profiled baseline, or the footprint's weights. */
+  const workerBase = (v: SimVariant) => profileOf(v)?.baselineBytes ?? weightsBytes(v);
 
   const total = trace.seconds + 600; // drain for 10 minutes after the trace
   for (let t = 0; t < total; t++) {
@@ -333,7 +430,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     const n = trace.poisson ? rng.poisson(lambda) : Math.round(lambda);
     arrivals += n;
     for (let k = 0; k < n; k++) {
-      const seq = rng.boundedPareto(a.seqMin, a.seqMax, a.seqAlpha);
+      const pr = profileOf(P.v);
+      const seq = rng.boundedPareto(pr?.sizeMin ?? a.seqMin, pr?.sizeMax ?? a.seqMax, a.seqAlpha);
       const scale = a.mobileShare > 0 && rng.next() < a.mobileShare ? a.mobileFactor : 1;
       const toFallback = F && rng.next() * (weights.p + weights.f) < weights.f;
       const vs = toFallback ? F! : P;
@@ -359,28 +457,96 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
 
     // --- instances: start, complete, memory, OOM ---
     for (const vs of variants) {
-      const w = weightsBytes(vs.v) * vs.v.workers + a.runtimeBytes;
-      const a512 = act512(vs.v);
+      const profiled = profileOf(vs.v) !== undefined;
+      // Memory besides the requests: each worker's baseline (a profile) or weights, and (footprint model
+      // on a GPU) the device runtime; a measured baseline already holds the process's runtime.
+      const w = workerBase(vs.v) * vs.v.workers + (profiled ? 0 : a.runtimeBytes);
       const dev = deviceBytes(vs.v);
+      const budget = vs.v.guardBudgetBytes;
+      const slotsPerWorker = perWorker(vs.v);
       let hottest = 0;
       for (const inst of vs.instances) {
         instanceSeconds++;
         vs.minuteInstSec += up(inst, t) ? 1 : 0;
         if (!up(inst, t)) continue;
         // start queued requests in free slots during this second
-        const actMem = (len: number, scale: number) =>
-          scale * a512 * (a.fixedActivationShare + (1 - a.fixedActivationShare) * Math.pow(len / 512, a.activationExponent));
         let qi = 0;
         while (qi < inst.queue.length) {
           let s = 0;
           for (let j = 1; j < inst.slots.length; j++) if (inst.slots[j] < inst.slots[s]) s = j;
           if (inst.slots[s] >= t + 1) break;
-          const { len, arrive, scale } = inst.queue[qi++];
+          let { len } = inst.queue[qi];
+          const { arrive, scale } = inst.queue[qi++];
           const start = Math.max(inst.slots[s], t);
-          const finish = start + serviceTime(len * scale);
+          const worker = Math.floor(s / slotsPerWorker);
+          // The container's memory guard: the worker's requests in flight (their estimates), and this one's.
+          let mem = requestBytes(vs.v, len, scale);
+          if (a.guard && budget !== undefined) {
+            const error = 1 + a.estimateErrorSd * gauss();
+            const est = (l: number) => Math.max(0, requestBytes(vs.v, l, scale) * error);
+            // What this worker holds while the request would start: its requests' estimates and real memory.
+            let n = 0,
+              sumEst = 0,
+              maxEst = 0,
+              sumMem = 0,
+              maxMem = 0;
+            for (const r of inst.active) {
+              if (r.worker !== worker || r.finish <= start) continue;
+              n++;
+              sumEst += r.est;
+              sumMem += r.mem;
+              if (r.est > maxEst) maxEst = r.est;
+              if (r.mem > maxMem) maxMem = r.mem;
+            }
+            const summed = profiled || !a.paddedBatches;
+            // Padded batches (footprint model): the batch costs its size × its longest request.
+            const load = (e: number) => (summed ? sumEst + e : (n + 1) * Math.max(e, maxEst));
+            const room = budget - workerBase(vs.v);
+            // The local level: the higher of the published one and this worker's pressure (its baseline and
+            // the estimates it holds: >= 80 % of the budget -> 1, >= 95 % -> 2), applied with the length tiers.
+            const share = (workerBase(vs.v) + (summed ? sumEst : n * maxEst)) / budget;
+            const local = Math.max(level, share >= 0.95 ? 2 : share >= 0.8 ? 1 : 0);
+            if (local > level && local >= 2 && len > vs.v.degradedMaxSeqLen) {
+              rejected++;
+              rejectedByGuard++;
+              continue;
+            }
+            if (local > level && local >= 1) len = Math.min(len, vs.v.degradedMaxSeqLen);
+            let estimate = est(len);
+            if (load(estimate) > room) {
+              // At a level >= 1 the longest prefix that fits (binary search on the length), else a 413.
+              let lo = 0;
+              let hi = local >= 1 ? len : 0;
+              while (lo < hi) {
+                const mid = Math.ceil((lo + hi) / 2);
+                if (load(est(mid)) <= room) lo = mid;
+                else hi = mid - 1;
+              }
+              if (lo < 1) {
+                rejected++;
+                rejectedByGuard++;
+                continue;
+              }
+              len = lo;
+              truncatedByGuard++;
+              estimate = est(len);
+            }
+            mem = requestBytes(vs.v, len, scale);
+            // The backstop: a request that outgrows what is left of the budget fails alone (a 413), not the instance.
+            const used = summed ? sumMem + mem : (n + 1) * Math.max(mem, maxMem);
+            if (used > room) {
+              rejected++;
+              rejectedByBackstop++;
+              continue;
+            }
+            const finish = start + serviceTime(vs.v, len * scale);
+            inst.slots[s] = finish;
+            inst.active.push({ arrive, start, finish, mem, worker, est: estimate });
+            continue;
+          }
+          const finish = start + serviceTime(vs.v, len * scale);
           inst.slots[s] = finish;
-          const mem = actMem(len, scale);
-          inst.active.push({ arrive, start, finish, mem, worker: Math.floor(s / a.batchPerWorker) });
+          inst.active.push({ arrive, start, finish, mem, worker, est: mem });
         }
         if (qi) inst.queue.splice(0, qi);
         // What cannot start this second waits in the model server's queue; beyond its limit: 503.
@@ -394,7 +560,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         let bytes = w;
         for (const tau of [t + 0.25, t + 0.5, t + 0.75, t + 0.999]) {
           let b = w;
-          if (a.paddedBatches) {
+          if (a.paddedBatches && !profiled) {
             // per worker: batch size × the activations of its longest request
             const n = new Array(vs.v.workers).fill(0);
             const top = new Array(vs.v.workers).fill(0);
@@ -450,9 +616,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     }
 
     // --- metric publishing: memory at the endpoint's period, invocations per minute ---
-    if (t % period === period - 1) {
+    if (t % dataPeriod === dataPeriod - 1) {
       for (const vs of variants) {
-        vs.memPoints.push({ t: t - period + 1, availableAt: t + memDelay, mem: vs.periodMax });
+        vs.memPoints.push({ t: t - dataPeriod + 1, availableAt: t + memDelay, mem: vs.periodMax });
         if (vs.memPoints.length > 200) vs.memPoints.shift();
         vs.periodMax = 0;
       }
@@ -478,7 +644,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
 
     // --- the breaker: alarm (one period at the threshold), endpoint events, and the 1-minute schedule ---
     if (cfg.breaker) {
-      const newest = P.memPoints.filter(p => p.availableAt <= t).at(-1);
+      const newest = P.memPoints.filter(p => p.availableAt + a.alarmEvaluationS <= t).at(-1);
       const high = newest !== undefined && newest.mem >= cfg.breaker.degradeAtPercent;
       if (high && !alarmHigh) evaluations.add(t + a.eventToLambdaS); // OK → ALARM
       alarmHigh = high;
@@ -516,7 +682,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
 
   function evaluate(t: number): void {
     const pts = P.memPoints.filter(p => p.availableAt <= t);
-    const memory: MemoryPoint[] = pts.slice(-Math.ceil(900 / period)).map(p => ({ t: p.t * 1000, v: p.mem }));
+    const memory: MemoryPoint[] = pts.slice(-Math.ceil(900 / dataPeriod)).map(p => ({ t: p.t * 1000, v: p.mem }));
     const last10 = P.minutes.filter(p => p.availableAt <= t).slice(-10);
     const capacity = (vs: VariantState): VariantCapacity | undefined =>
       mode.capacityActions && cfg.autoscaling && vs.v.scaling
@@ -615,6 +781,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     failed,
     failedByOom: failedOom,
     rejected,
+    rejectedByGuard,
+    rejectedByBackstop,
+    truncatedByGuard,
     inFlightAtEnd,
     oomEvents: ooms,
     timeToDegradeS: since(firstPublish),

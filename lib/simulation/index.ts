@@ -1,4 +1,5 @@
 import { ResilientEndpoint } from '../resilient-endpoint';
+import { workerBudgets } from '../private/models';
 import { VariantInfo } from '../resilient-endpoint-props';
 import {
   CURRENT_BREAKER,
@@ -32,8 +33,22 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
       (gpu ? 0.25 * v.instanceType.spec.gpuMemoryGiB : (0.8 * v.instanceType.spec.memoryGiB) / Math.max(1, v.tuning.workers)) * 1024 ** 3;
     const env = v.model.environment ?? {};
     const scaling = endpoint.autoScaling[v.variantName];
+    const p = v.model.memoryProfile;
+    const budgets = workerBudgets(v);
+    const bounds = /^powerlaw:([\d.]+):([\d.]+)/.exec(p?.distribution ?? '');
     return {
       name: v.variantName,
+      profile:
+        p && !p.problem
+          ? {
+              baselineBytes: p.baselineBytes,
+              curve: p.curve,
+              latency: p.points.map(x => [x.size, x.latencyMs] as [number, number]),
+              sizeMin: bounds ? Number(bounds[1]) : undefined,
+              sizeMax: bounds ? Number(bounds[2]) : undefined,
+            }
+          : undefined,
+      guardBudgetBytes: budgets && (budgets.gpu ?? budgets.host),
       spec: v.instanceType.spec,
       workers: v.tuning.workers,
       footprintBytes,

@@ -1,74 +1,61 @@
-"""The examples' inference code, without the containers: the pure parts (parsing, tiers, heads, clustering)."""
-import importlib.util
+"""The examples' inference code without frameworks: parsing, tiers, heads, rejections as the toolkits
+answer them. (test_serving.py runs the same code with real torch and scikit-learn over HTTP.)"""
 import json
 import os
 import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.normpath(os.path.join(HERE, "..", "..", "..", "runtime", "python")))
+sys.path.insert(0, HERE)
 
-from resilient_endpoint_runtime import RequestRejected  # noqa: E402
-
-
-def load(name):
-    path = os.path.join(HERE, "..", name, "code", "inference.py")
-    spec = importlib.util.spec_from_file_location(name + "_inference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from harness import Context, load_example  # noqa: E402
+from resilient_endpoint_runtime import Rejection, RequestRejected  # noqa: E402
 
 
 class ClusteringInferenceTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.m = load("clustering")
-        cls.model = {"centroids": [[1.9, 2.1], [5.0, 8.1], [8.0, 3.1]]}
-
-    def test_model_fn_reads_model_json(self):
-        import tempfile
-        d = tempfile.mkdtemp()
-        with open(os.path.join(d, "model.json"), "w") as f:
-            json.dump(self.model, f)
-        self.assertEqual(self.m.model_fn(d)["centroids"], self.model["centroids"])
+        cls.m = load_example("clustering")
 
     def test_json_and_csv_requests(self):
-        self.assertEqual(self.m.input_fn(b'{"instances": [[2, 2], [8, 3]]}', "application/json"), [[2, 2], [8, 3]])
+        self.assertEqual(self.m.input_fn(b'{"instances": [[2, 2], [8, 3]]}', "application/json"), [[2.0, 2.0], [8.0, 3.0]])
         self.assertEqual(self.m.input_fn("2,2\n8,3\n", "text/csv"), [[2.0, 2.0], [8.0, 3.0]])
-        with self.assertRaises(ValueError):
-            self.m.input_fn("x", "application/x-npy")
 
-    def test_nearest_centroid(self):
-        out = self.m.predict([[2, 2], [5, 8], [8, 3], [7.9, 2.9]], self.model, 0)
-        self.assertEqual(out, {"clusters": [0, 1, 2, 2], "degradeLevel": 0, "truncated": 0})
+    def test_bad_requests_are_rejections_not_exceptions(self):
+        cases = [("x", "application/x-npy", 415), ("{nope", "application/json", 400), ('{"rows": []}', "application/json", 400),
+                 ('{"instances": [[1]]}', "application/json", 400), ("a,b\n", "text/csv", 400), ('{"instances": []}', "application/json", 400)]
+        for body, ctype, status in cases:
+            r = self.m.input_fn(body, ctype)
+            self.assertIsInstance(r, Rejection, body)
+            self.assertEqual(r.status, status, body)
+            self.assertIs(self.m.predict_fn(r, None), r)
 
-    def test_levels_cut_the_request(self):
-        rows = [[2, 2]] * 1000
-        self.assertEqual(self.m.predict(rows, self.model, 1)["truncated"], 1000 - self.m.TIERS.degraded_len)
-        with self.assertRaises(RequestRejected):
-            self.m.predict(rows, self.model, 2)
-        with self.assertRaises(RequestRejected):
-            self.m.predict([[2, 2]] * (self.m.TIERS.max_len + 1), self.model, 0)
-
-    def test_output_is_json_and_responses_pass_through(self):
+    def test_a_rejection_is_answered_as_a_json_response_with_its_status(self):
+        response = self.m.output_fn(Rejection(413, "degraded", "too many rows"), "application/json")
+        self.assertEqual((response.status, response.mimetype), (413, "application/json"))
+        self.assertEqual(json.loads(response.body), {"error": "too many rows", "reason": "degraded", "status": 413})
         body, ctype = self.m.output_fn({"clusters": [1]}, "application/json")
         self.assertEqual((json.loads(body), ctype), ({"clusters": [1]}, "application/json"))
-        sentinel = object()
-        self.assertIs(self.m.output_fn(sentinel, "application/json"), sentinel)
+
+    def test_profiler_hooks(self):
+        body, ctype = self.m.profile_request(30)
+        rows = self.m.input_fn(body, ctype)
+        self.assertEqual(self.m.request_size(rows), 30)
 
 
 class RecommenderInferenceTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.m = load("recommender")
+        cls.m = load_example("recommender")
 
     def test_parse_request(self):
         events, profile = self.m.parse_request(json.dumps({"events": [1, 2, 50003], "profile": [0.5] * 20}))
         self.assertEqual(events, [1, 2, 3])
         self.assertEqual(len(profile), 20)
-        for bad in ({"events": []}, {"events": [1], "profile": [1.0]}):
-            with self.assertRaises(ValueError):
-                self.m.parse_request(json.dumps(bad))
+        for bad, status in (({"events": []}, 400), ({"events": [1], "profile": [1.0]}, 400)):
+            self.assertEqual(self.m.parse_request(json.dumps(bad)).status, status)
+        self.assertEqual(self.m.parse_request("{", "application/json").status, 400)
+        self.assertEqual(self.m.parse_request("1,2", "text/csv").status, 415)
 
     def test_incident_a_tiers_and_heads(self):
         short, long, too_long = list(range(300)), list(range(800)), list(range(1100))
@@ -80,7 +67,12 @@ class RecommenderInferenceTest(unittest.TestCase):
             self.m.plan(long, 2)
         self.assertEqual(e.exception.status, 413)
         with self.assertRaises(RequestRejected):
-            self.m.plan(too_long, 0)  # > 1024: rejected and logged at every level
+            self.m.plan(too_long, 0)  # > 1024: rejected at every level
+
+    def test_a_rejection_sets_the_status_on_the_toolkits_context_and_answers_json(self):
+        context = Context({})
+        body, ctype = self.m.output_fn(Rejection(413, "too_long", "1100 events"), "application/json", context)
+        self.assertEqual((context.status[0], ctype, json.loads(body)["reason"]), (413, "application/json", "too_long"))
 
 
 if __name__ == "__main__":

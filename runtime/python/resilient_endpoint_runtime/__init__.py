@@ -10,14 +10,20 @@ with stubs.
 - :class:`LengthTiers`: incident A's input tiers by level (full length up to ``MAX_SEQ_LEN`` at
   level 0, truncated to ``DEGRADED_MAX_SEQ_LEN`` at level 1, rejected above it at level 2), and batch caps.
 - :class:`StageMemoryPublisher`: per-stage memory for the application-tier alarms, with exactly the
-  dimensions they watch (``EndpointName``, ``VariantName``, ``Stage``), batched and rate-limited.
+  dimensions they watch (``EndpointName``, ``VariantName``, ``Stage``), batched and rate-limited;
+  :func:`process_memory_percent` is the worker's own memory against its budget (what a stage uses).
+- :class:`MemoryGuard`: admission control against the worker's memory budget with a profiled curve
+  (``python3 -m resilient_endpoint_runtime.profile`` measures it), the local level (breaker's or the
+  worker's own pressure), and a hard backstop that turns an allocation failure into one 413.
 """
 from .degrade import DegradeLevel, degrade_level, ENV_PARAMETER
-from .tiers import LengthTiers, RequestRejected
-from .metrics import StageMemoryPublisher, host_memory_percent
+from .tiers import LengthTiers, Rejection, RequestRejected
+from .metrics import StageMemoryPublisher, host_memory_percent, process_memory_percent
+from .guard import Admission, MemoryCurve, MemoryGuard
 
 __all__ = [
     "DegradeLevel", "degrade_level", "ENV_PARAMETER",
-    "LengthTiers", "RequestRejected",
-    "StageMemoryPublisher", "host_memory_percent",
+    "LengthTiers", "Rejection", "RequestRejected",
+    "StageMemoryPublisher", "host_memory_percent", "process_memory_percent",
+    "Admission", "MemoryCurve", "MemoryGuard",
 ]

@@ -12,6 +12,21 @@ ENV_VARIANT = "RESILIENT_ENDPOINT_VARIANT"
 MAX_DATUMS_PER_CALL = 1000  # PutMetricData accepts up to 1,000 metrics per request
 
 
+def process_memory_percent(budget_bytes=None, statm="/proc/self/statm"):
+    """This worker's resident memory as a percentage of its budget (``RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES``,
+    which the construct writes), or of the host's memory when no budget is known: the memory of the
+    process running a stage, not the whole instance's."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    with open(statm) as f:
+        rss = int(f.read().split()[1]) * page
+    if budget_bytes is None:
+        raw = os.environ.get("RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES", "")
+        budget_bytes = int(raw) if raw.isdigit() and int(raw) > 0 else None
+    if budget_bytes is None:
+        budget_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return min(100.0, 100.0 * rss / budget_bytes)
+
+
 def host_memory_percent(meminfo="/proc/meminfo"):
     """Used host memory in percent, from /proc/meminfo (MemTotal − MemAvailable)."""
     values = {}

@@ -1,4 +1,5 @@
 """Incident A's input tiers, driven by the degrade level."""
+import json
 import os
 
 
@@ -34,6 +35,9 @@ class LengthTiers:
     def __init__(self, max_len=None, degraded_len=None):
         self.max_len = int(max_len if max_len is not None else os.environ.get("MAX_SEQ_LEN", "1024"))
         self.degraded_len = int(degraded_len if degraded_len is not None else os.environ.get("DEGRADED_MAX_SEQ_LEN", "512"))
+        if os.environ.get("RESILIENT_ENDPOINT_PROFILING") == "1":
+            # The profiler measures the model over the whole request distribution: no caps while it runs.
+            self.max_len = self.degraded_len = 1 << 40
         if self.max_len < 1 or self.degraded_len < 1:
             raise ValueError("MAX_SEQ_LEN and DEGRADED_MAX_SEQ_LEN must be positive")
         if self.degraded_len > self.max_len:
@@ -57,3 +61,37 @@ class LengthTiers:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         return max(1, batch_size // (1, 2, 4)[min(max(level, 0), 2)])
+
+
+class Rejection:
+    """A 4XX answer the model code decided on (bad input, too long, degraded, no memory), carried from
+    ``input_fn`` / ``predict_fn`` to ``output_fn`` as a value, so that the answer is the status and a JSON
+    body — not the toolkit's 500 with a traceback. Build it from a :class:`RequestRejected` or directly.
+
+    The client sees it as SageMaker's ``ModelError`` (HTTP 424) with ``OriginalStatusCode`` = ``status``
+    and ``OriginalMessage`` = the JSON body.
+    """
+
+    def __init__(self, status, reason, message):
+        if not 400 <= status < 500:
+            raise ValueError("a rejection is a 4XX, got %r" % status)
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+    @classmethod
+    def of(cls, e):
+        return cls(e.status, e.reason, str(e))
+
+    def body(self):
+        return json.dumps({"error": self.message, "reason": self.reason, "status": self.status})
+
+    def phrase(self):
+        return {400: "Bad Request", 413: "Payload Too Large", 415: "Unsupported Media Type"}.get(self.status, "Rejected")
+
+    def answer(self, context=None):
+        """For the SageMaker inference toolkit (TorchServe, MMS): sets the status on the request's context
+        (``context.set_response_status``, the toolkit's own mechanism) and returns ``(body, content type)``."""
+        if context is not None:
+            context.set_response_status(code=self.status, phrase=self.phrase())
+        return self.body(), "application/json"

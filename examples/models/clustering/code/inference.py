@@ -1,92 +1,166 @@
-"""K-Means clustering behind a ResilientEndpoint, for AWS's scikit-learn inference image.
+"""K-Means clustering behind a ResilientEndpoint, for AWS's scikit-learn inference image (incident B).
 
-The scikit-learn image (aws/sagemaker-scikit-learn-container, served by sagemaker-containers)
-imports this module from SAGEMAKER_SUBMIT_DIRECTORY (/opt/ml/model/code, inside model.tar.gz) as
-SAGEMAKER_PROGRAM, and calls model_fn / input_fn / predict_fn / output_fn. A `worker.Response`
-returned from predict_fn passes through output_fn, which is how a handler answers with its own
-status (the image's documented pattern for unsupported content types).
+The scikit-learn image (aws/sagemaker-scikit-learn-container, served by sagemaker-containers' gunicorn)
+imports this module from SAGEMAKER_SUBMIT_DIRECTORY (/opt/ml/model/code) as SAGEMAKER_PROGRAM and calls
+model_fn / input_fn / predict_fn / output_fn. Its transformer answers 415 only for an
+``UnsupportedFormatError`` raised by input_fn; any other exception is a 500 (sagemaker-containers
+``_transformer.py``). So every deliberate refusal here is a :class:`Rejection` value that output_fn turns
+into a ``worker.Response`` with its status and a JSON body: malformed JSON or rows → 400, a wrong content
+type → 415, too many rows at level 2 or no memory left → 413.
+
+Incident B's preprocessing, both ways (``PREPROCESSING``):
+- ``standard`` (the fix, default): scikit-learn's ``StandardScaler`` fitted once on the training data at
+  load — O(1) state, one float64 copy of the request;
+- ``robust-per-request`` (incident B as it was): a ``RobustScaler`` fitted on each request's rows (its
+  quantiles need the whole request, sorted) plus per-request copies — memory grows with the rows.
+``python3 -m resilient_endpoint_runtime.profile`` shows the two curves.
+
+A request is bounded (MAX_SEQ_LEN rows); at degrade level 1 only the first DEGRADED_MAX_SEQ_LEN rows (or as
+many as fit in the worker's memory budget) are clustered, and the answer says so — ``clusters[i]`` is
+always row ``i``'s cluster; at level 2 larger requests are refused. The fallback variant
+(``DEGRADED_MODE=true``) assigns in float32 chunks of 256 rows: lighter.
 
 Request:  {"instances": [[x, y], ...]} (application/json) or rows of "x,y" (text/csv)
-Response: {"clusters": [0, 2, ...], "degradeLevel": 0, "truncated": 0}
-Incident B's rule: a request's size is bounded (MAX_SEQ_LEN rows), and the degrade level cuts it
-(DEGRADED_MAX_SEQ_LEN rows at level 1, longer requests rejected at level 2) with a 413 the caller
-can tell from a 5XX.
+Response: {"clusters": [0, 2, ...], "rows": n, "truncated": n, "degradeLevel": n}
 """
+import csv
+import io
 import json
 import os
+import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime helper ships beside this file
 
-from resilient_endpoint_runtime import LengthTiers, RequestRejected, StageMemoryPublisher, degrade_level, host_memory_percent  # noqa: E402
+from resilient_endpoint_runtime import (  # noqa: E402
+    LengthTiers,
+    MemoryGuard,
+    Rejection,
+    RequestRejected,
+    StageMemoryPublisher,
+    process_memory_percent,
+)
 
-TIERS = LengthTiers(max_len=os.environ.get("MAX_SEQ_LEN", "3000"), degraded_len=os.environ.get("DEGRADED_MAX_SEQ_LEN", "512"))
-_publisher = None
+TIERS = LengthTiers(max_len=os.environ.get("MAX_SEQ_LEN", "200000"), degraded_len=os.environ.get("DEGRADED_MAX_SEQ_LEN", "20000"))
+PREPROCESSING = os.environ.get("PREPROCESSING", "standard")
+DEGRADED_MODE = os.environ.get("DEGRADED_MODE", "false").lower() == "true"
+PROFILE_SIZE_UNIT = "rows"
+_state = {}
 
 
 def _stage(stage):
-    global _publisher
     try:
-        if _publisher is None:
-            _publisher = StageMemoryPublisher()
-        _publisher.record(stage, host_memory_percent())
+        if "metrics" not in _state:
+            _state["metrics"] = StageMemoryPublisher()
+        _state["metrics"].record(stage, process_memory_percent())
     except Exception:  # noqa: BLE001 - metrics never fail a request
         pass
 
 
 def model_fn(model_dir):
+    """The centroids (in standardized space) and the scaler fitted on the training data, from model.json."""
+    import numpy as np
+    from sklearn.preprocessing import StandardScaler
+
     with open(os.path.join(model_dir, "model.json")) as f:
         model = json.load(f)
     if not model.get("centroids"):
         raise ValueError("model.json has no centroids")
-    return model
+    scaler = StandardScaler()
+    scaler.fit(np.asarray(model["scaling"]["sample"], dtype=np.float64))  # O(features) state, once
+    guard = MemoryGuard.from_environment(model_dir=model_dir)
+    if guard.active:
+        guard.limit_process()
+    _state["guard"] = guard
+    return {"centroids": np.asarray(model["centroids"], dtype=np.float64), "scaler": scaler, "features": len(model["features"])}
+
+
+def parse_rows(body, content_type):
+    """Pure: the rows of a request, or a Rejection (415 wrong content type, 400 malformed)."""
+    content_type = (content_type or "application/json").split(";")[0].strip().lower()
+    try:
+        if isinstance(body, (bytes, bytearray)):
+            body = body.decode("utf-8")
+        if content_type == "application/json":
+            rows = json.loads(body)["instances"]
+        elif content_type == "text/csv":
+            rows = [[float(v) for v in r] for r in csv.reader(io.StringIO(body)) if r]
+        else:
+            return Rejection(415, "content_type", "send application/json or text/csv, got %s" % content_type)
+        rows = [[float(v) for v in r] for r in rows]
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+        return Rejection(400, "malformed", "the body is not {\"instances\": [[x, y], ...]} or rows of x,y: %s" % e)
+    if not rows or any(len(r) != 2 for r in rows):
+        return Rejection(400, "malformed", "every row needs 2 features (x, y), and at least one row")
+    return rows
 
 
 def input_fn(body, content_type):
-    if isinstance(body, (bytes, bytearray)):
-        body = body.decode("utf-8")
-    content_type = (content_type or "application/json").split(";")[0].strip().lower()
-    if content_type == "application/json":
-        rows = json.loads(body)["instances"]
-    elif content_type == "text/csv":
-        rows = [[float(v) for v in line.split(",")] for line in body.splitlines() if line.strip()]
-    else:
-        raise ValueError("unsupported content type %s: use application/json or text/csv" % content_type)
+    rows = parse_rows(body, content_type)
     _stage("preprocess")
     return rows
 
 
-def assign(rows, centroids):
-    """Index of the nearest centroid for each row (squared Euclidean distance)."""
-    out = []
-    for row in rows:
-        best, best_d = 0, float("inf")
-        for i, c in enumerate(centroids):
-            d = sum((a - b) ** 2 for a, b in zip(row, c))
-            if d < best_d:
-                best, best_d = i, d
-        out.append(best)
-    return out
+def assign(rows, model):
+    """Index of the nearest centroid for each row, after the configured preprocessing."""
+    import numpy as np
+    from sklearn.metrics import pairwise_distances_argmin
+
+    if PREPROCESSING == "robust-per-request":
+        # Incident B as it was: a scaler fitted on every request (quantiles over all its rows) and copies.
+        from sklearn.preprocessing import RobustScaler
+        X = np.array(rows, dtype=np.float64)
+        copies = [X.copy() for _ in range(3)]  # the per-request copies of the original pipeline
+        scaled = RobustScaler().fit(np.vstack(copies)).transform(X)
+        del copies
+    else:
+        scaled = model["scaler"].transform(np.asarray(rows, dtype=np.float64))
+    if DEGRADED_MODE:
+        centroids = model["centroids"].astype(np.float32)
+        return [int(i) for start in range(0, len(scaled), 256) for i in pairwise_distances_argmin(scaled[start:start + 256].astype(np.float32), centroids)]
+    return [int(i) for i in pairwise_distances_argmin(scaled, model["centroids"])]
 
 
-def predict(rows, model, level):
-    """Pure: the response for these rows at this degrade level (raises RequestRejected)."""
-    kept = TIERS.apply(rows, level)
-    return {"clusters": assign(kept, model["centroids"]), "degradeLevel": level, "truncated": len(rows) - len(kept)}
+def predict(rows, model, level, guard=None):
+    """The answer for these rows at this level: the first rows that the tiers and the memory budget allow."""
+    TIERS.apply(rows, level)  # RequestRejected over MAX_SEQ_LEN, or over DEGRADED_MAX_SEQ_LEN at level 2
+    kept = rows[: TIERS.degraded_len] if level >= 1 else rows  # the first rows, so clusters[i] stays row i's
+    guard = guard or _state.get("guard") or MemoryGuard(None, None, published=None)
+    with guard.admit(len(kept)) as a:
+        kept = kept[: a.size]  # as many as fit in the worker's memory budget, still the first ones
+        clusters = assign(kept, model)
+    return {"clusters": clusters, "rows": len(kept), "truncated": len(rows) - len(kept), "degradeLevel": max(level, a.level)}
 
 
 def predict_fn(rows, model):
-    level = degrade_level()
+    if isinstance(rows, Rejection):
+        return rows
+    guard = _state.get("guard") or MemoryGuard.from_environment()
     try:
-        result = predict(rows, model, level)
+        result = predict(rows, model, guard.level(), guard)
     except RequestRejected as e:
-        from sagemaker_containers.beta.framework import worker  # only inside the container
-        return worker.Response(response=json.dumps(e.body()), status=e.status, mimetype="application/json")
+        return Rejection.of(e)
     _stage("inference")
     return result
 
 
 def output_fn(prediction, accept):
-    if not isinstance(prediction, dict):  # a worker.Response from predict_fn
-        return prediction
+    if isinstance(prediction, Rejection):
+        from sagemaker_containers.beta.framework import worker  # only inside the container
+        return worker.Response(response=prediction.body(), status=prediction.status, mimetype="application/json")
+    _stage("postprocess")
     return json.dumps(prediction), "application/json"
+
+
+# -- the profiler's hooks (python3 -m resilient_endpoint_runtime.profile) ---------------------------------
+
+def profile_request(size):
+    """A request of ``size`` rows around the three clusters."""
+    rng = random.Random(size)
+    centers = ((2, 2), (5, 8), (8, 3))
+    rows = [[round(c[0] + rng.gauss(0, 0.7), 3), round(c[1] + rng.gauss(0, 0.7), 3)] for c in (centers[i % 3] for i in range(int(size)))]
+    return json.dumps({"instances": rows}), "application/json"
+
+
+def request_size(data):
+    return 0 if isinstance(data, Rejection) else len(data)

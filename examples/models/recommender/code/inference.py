@@ -1,50 +1,81 @@
 """Multi-task Transformer recommender behind a ResilientEndpoint, for AWS's PyTorch inference image.
 
 The PyTorch image runs TorchServe through the SageMaker PyTorch inference toolkit, which loads
-code/inference.py from model.tar.gz and calls model_fn / input_fn / predict_fn / output_fn. An
-`sagemaker_inference.errors.GenericInferenceToolkitError(status, message)` raised from a handler
-is answered with that status (aws/sagemaker-inference-toolkit `transformer.py`).
+code/inference.py from model.tar.gz and calls model_fn / input_fn / predict_fn / output_fn; a function
+that takes one more argument than the toolkit passes gets the request's ``context``
+(aws/sagemaker-inference-toolkit ``transformer.py``, ``_run_handler_function``), whose
+``set_response_status`` is how a handler answers with its own status. A raised exception would be
+answered 500 with a traceback, so every deliberate refusal here is a :class:`Rejection` value carried to
+``output_fn``: malformed JSON → 400, a wrong content type → 415, too long (incident A's tiers: over
+``MAX_SEQ_LEN`` always, over ``DEGRADED_MAX_SEQ_LEN`` at level 2) or no memory left → 413, each a JSON
+body. The client sees SageMaker's ``ModelError`` 424 with ``OriginalStatusCode`` 413 (400, 415).
 
-The model is small and generated at load time with a fixed seed (this example ships no weights);
-the code path is the real one: load, apply incident A's length tiers and the breaker's degrade
-level, predict the CTR / CVR / dwell-time heads (the secondary heads off when degraded).
+Memory: the :class:`MemoryGuard` admits each request against the worker's budget with the curve the
+profiler measured (``memory-profile.json``): truncated to what fits at a degrade level ≥ 1, refused
+otherwise; the level is the higher of the breaker's and the worker's own. The model is small and generated
+at load time with a fixed seed (no weights are shipped); attention makes its memory grow with the square
+of the sequence length, as incident A's did.
 
 Request:  {"events": [item ids, newest last], "profile": [20 floats]}
 Response: {"ctr": p, "cvr": p | null, "dwell": s | null, "degradeLevel": n, "truncated": n}
 """
 import json
 import os
+import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime helper ships beside this file
 
-from resilient_endpoint_runtime import LengthTiers, RequestRejected, degrade_level  # noqa: E402
+from resilient_endpoint_runtime import (  # noqa: E402
+    LengthTiers,
+    MemoryGuard,
+    Rejection,
+    RequestRejected,
+    StageMemoryPublisher,
+    process_memory_percent,
+)
 
-TIERS = LengthTiers()  # MAX_SEQ_LEN / DEGRADED_MAX_SEQ_LEN from the environment (1024 / 512)
+TIERS = LengthTiers()  # MAX_SEQ_LEN / DEGRADED_MAX_SEQ_LEN from the environment (incident A: 1024 / 512)
 PROFILE_DIM = 20
 VOCAB = 50000
+DEGRADED_MODE = os.environ.get("DEGRADED_MODE", "false").lower() == "true"  # the fallback variant: lighter
+PROFILE_SIZE_UNIT = "events"  # what the profiler's sizes count
+_state = {}
+
+
+def _stage(stage):
+    """Per-stage memory of this worker (its RSS against its budget), batched by the publisher."""
+    try:
+        if "metrics" not in _state:
+            _state["metrics"] = StageMemoryPublisher()
+        _state["metrics"].record(stage, process_memory_percent())
+    except Exception:  # noqa: BLE001 - metrics never fail a request
+        pass
 
 
 def parse_request(body, content_type="application/json"):
-    """Pure: the events and profile of a request (ValueError on a malformed one)."""
-    if isinstance(body, (bytes, bytearray)):
-        body = body.decode("utf-8")
+    """Pure: (events, profile) of a request, or a Rejection (415 wrong content type, 400 malformed)."""
     if (content_type or "application/json").split(";")[0].strip().lower() != "application/json":
-        raise ValueError("send application/json")
-    o = json.loads(body)
-    events = [int(e) % VOCAB for e in o.get("events", [])]
-    profile = [float(x) for x in o.get("profile", [0.0] * PROFILE_DIM)]
+        return Rejection(415, "content_type", "send application/json, got %s" % content_type)
+    try:
+        if isinstance(body, (bytes, bytearray)):
+            body = body.decode("utf-8")
+        o = json.loads(body)
+        events = [int(e) % VOCAB for e in o.get("events", [])]
+        profile = [float(x) for x in o.get("profile", [0.0] * PROFILE_DIM)]
+    except (ValueError, TypeError, AttributeError) as e:
+        return Rejection(400, "malformed", "the body is not {\"events\": [ids], \"profile\": [%d numbers]}: %s" % (PROFILE_DIM, e))
     if not events:
-        raise ValueError("'events' must hold at least one item id")
+        return Rejection(400, "malformed", "'events' must hold at least one item id")
     if len(profile) != PROFILE_DIM:
-        raise ValueError("'profile' must hold %d numbers" % PROFILE_DIM)
+        return Rejection(400, "malformed", "'profile' must hold %d numbers" % PROFILE_DIM)
     return events, profile
 
 
 def plan(events, level):
-    """Pure: which events to run and which heads to compute at this degrade level."""
-    kept = TIERS.apply(events, level)  # RequestRejected over the limits
-    heads = ("ctr", "cvr", "dwell") if level == 0 else ("ctr",)  # incident A: secondary heads off when degraded
+    """Pure: which events to run and which heads to compute at this degrade level (RequestRejected over the tiers)."""
+    kept = TIERS.apply(events, level)
+    heads = ("ctr", "cvr", "dwell") if level == 0 and not DEGRADED_MODE else ("ctr",)  # secondary heads off when degraded
     return kept, heads
 
 
@@ -66,31 +97,58 @@ def model_fn(model_dir):
             return {name: self.heads[name](h).squeeze(-1) for name in heads}
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    return Recommender().to(device).eval()
+    model = Recommender().to(device).eval()
+    guard = MemoryGuard.from_environment(model_dir=model_dir)
+    if guard.active:
+        guard.limit_process()  # the hard backstop: an allocation past the budget fails one request
+    _state["guard"] = guard
+    return model
 
 
-def input_fn(body, content_type):
-    return parse_request(body, content_type)
+def input_fn(body, content_type, context=None):
+    data = parse_request(body, content_type)
+    _stage("preprocess")
+    return data
 
 
-def predict_fn(data, model):
+def predict_fn(data, model, context=None):
+    if isinstance(data, Rejection):
+        return data
     import torch
     events, profile = data
-    level = degrade_level()
+    guard = _state.get("guard") or MemoryGuard.from_environment()
+    level = guard.level()  # the breaker's level, or this worker's own pressure if higher
     try:
         kept, heads = plan(events, level)
+        with guard.admit(len(kept)) as a:
+            kept = kept[-a.size:]  # the newest events that fit in the worker's memory budget
+            device = next(model.parameters()).device
+            with torch.no_grad():
+                out = model(torch.tensor([kept], device=device), torch.tensor([profile], device=device), heads)
+            result = {"ctr": torch.sigmoid(out["ctr"]).item(), "cvr": None, "dwell": None, "degradeLevel": max(level, a.level), "truncated": len(events) - len(kept)}
+            if "cvr" in out:
+                result["cvr"] = torch.sigmoid(out["cvr"]).item()
+                result["dwell"] = torch.nn.functional.softplus(out["dwell"]).item()
     except RequestRejected as e:
-        from sagemaker_inference import errors  # only inside the container
-        raise errors.GenericInferenceToolkitError(e.status, json.dumps(e.body()))
-    device = next(model.parameters()).device
-    with torch.no_grad():
-        out = model(torch.tensor([kept], device=device), torch.tensor([profile], device=device), heads)
-    result = {"ctr": torch.sigmoid(out["ctr"]).item(), "cvr": None, "dwell": None, "degradeLevel": level, "truncated": len(events) - len(kept)}
-    if "cvr" in out:
-        result["cvr"] = torch.sigmoid(out["cvr"]).item()
-        result["dwell"] = torch.nn.functional.softplus(out["dwell"]).item()
+        return Rejection.of(e)
+    _stage("inference")
     return result
 
 
-def output_fn(prediction, accept):
-    return json.dumps(prediction)
+def output_fn(prediction, accept, context=None):
+    if isinstance(prediction, Rejection):
+        return prediction.answer(context)  # the status on TorchServe's context, a JSON body
+    _stage("postprocess")
+    return json.dumps(prediction), "application/json"
+
+
+# -- the profiler's hooks (python3 -m resilient_endpoint_runtime.profile) ---------------------------------
+
+def profile_request(size):
+    """A request of ``size`` events (random item ids, a fixed profile)."""
+    rng = random.Random(size)
+    return json.dumps({"events": [rng.randrange(VOCAB) for _ in range(int(size))], "profile": [0.1] * PROFILE_DIM}), "application/json"
+
+
+def request_size(data):
+    return 0 if isinstance(data, Rejection) else len(data[0])

@@ -1,0 +1,356 @@
+"""Measures a model's memory on its real inference code, per request size, before launch day.
+
+    python3 -m resilient_endpoint_runtime.profile --model-dir DIR (--lengths powerlaw:5:3000 | --requests FILE)
+        [--mobile-extra 15%] [--mobile-share 40%] [--count 2000] [--points 8] [--out memory-profile.json]
+
+Both incidents' root cause was that nobody measured memory on the real request distribution (A tested at
+length 100, real lengths follow a power law from 5 to 3000; B's scaler is O(n) in the rows). The profiler
+runs ``model_fn`` / ``input_fn`` / ``predict_fn`` / ``output_fn`` of ``DIR/code/inference.py`` as the
+SageMaker toolkits call them, in a **fresh process per size point**, and reports for each size the peak
+memory a request adds (RSS: Linux's peak, VmHWM, reset before each request; CUDA: the allocator's peak
+when a GPU is present) and its latency; the fitted curve (bytes = a + b·size + c·size², non-negative
+least squares); the memory of the P50 / P99 / P99.9 request of the given distribution; and a leak check
+(the RSS slope over a soak of ``--count`` requests from the distribution in one process). It writes
+``memory-profile.json``, which ``MemoryGuard`` and the construct (``MemoryProfile.fromFile``) read.
+
+The inference module provides two small hooks besides the toolkit's functions:
+``profile_request(size) -> (body, content_type)`` builds a request of a size (sequence length, rows),
+and ``request_size(data) -> int`` says the size of a decoded request (for ``--requests``: JSON lines of
+``{"body": ..., "contentType": ...}`` from data capture or a log). While it measures, the length caps of
+``LengthTiers`` are lifted (``RESILIENT_ENDPOINT_PROFILING=1``) and the memory guard is off (no budget in
+the environment), so the curve covers the whole distribution.
+"""
+import argparse
+import importlib.util
+import inspect
+import json
+import math
+import multiprocessing
+import os
+import random
+import sys
+import time
+
+MiB = 2**20
+
+
+# -- the inference module, called as the toolkits call it ---------------------------------------------
+
+def load_module(code_dir):
+    path = os.path.join(code_dir, "inference.py")
+    sys.path.insert(0, code_dir)
+    spec = importlib.util.spec_from_file_location("inference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def call(fn, *args):
+    """A handler function with or without the toolkit's trailing ``context`` argument (here: None)."""
+    n = len(inspect.signature(fn).parameters)
+    return fn(*args) if n == len(args) else fn(*(args + (None,)))
+
+
+def handle(module, model, body, content_type, accept="application/json"):
+    data = call(module.input_fn, body, content_type)
+    prediction = call(module.predict_fn, data, model)
+    return call(module.output_fn, prediction, accept)
+
+
+# -- memory of this process -----------------------------------------------------------------------
+
+def _status(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def reset_peak():
+    """Resets VmHWM (Linux ≥ 4.0: writing 5 to clear_refs) so the next peak is this request's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _gpu():
+    try:
+        import torch
+        return torch if torch.cuda.is_available() else None
+    except ImportError:
+        return None
+
+
+def _measure_point(model_dir, code_dir, size, repeats, queue):
+    """In a fresh process: load the model, then the peak memory a request of ``size`` adds, and its latency."""
+    os.environ["RESILIENT_ENDPOINT_PROFILING"] = "1"  # LengthTiers lifts its caps: the whole distribution is measured
+    try:
+        module = load_module(code_dir)
+        model = call(module.model_fn, model_dir)
+        body, ctype = module.profile_request(1)
+        handle(module, model, body, ctype)  # warm up (first-call allocations are not the request's)
+        torch = _gpu()
+        body, ctype = module.profile_request(size)
+        peaks, gpu_peaks, latencies = [], [], []
+        for _ in range(repeats):
+            import gc
+            gc.collect()
+            baseline = _status("VmRSS")
+            resettable = reset_peak()
+            if torch:
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+                gpu_base = torch.cuda.memory_allocated()
+            started = time.perf_counter()
+            handle(module, model, body, ctype)
+            if torch:
+                torch.cuda.synchronize()
+                gpu_peaks.append(torch.cuda.max_memory_allocated() - gpu_base)
+            latencies.append(1000 * (time.perf_counter() - started))
+            peak = _status("VmHWM") if resettable else _status("VmRSS")
+            peaks.append(max(0, peak - baseline))
+        queue.put({"size": size, "peakBytes": max(peaks), "gpuPeakBytes": max(gpu_peaks) if gpu_peaks else None,
+                   "latencyMs": sorted(latencies)[len(latencies) // 2], "baselineBytes": _status("VmRSS")})
+    except Exception as e:  # noqa: BLE001 - reported by the parent
+        queue.put({"size": size, "error": "%s: %s" % (type(e).__name__, e)})
+
+
+def measure(model_dir, code_dir, sizes, repeats=3, timeout=600):
+    """One fresh process per size point (spawned, so nothing of one point's memory is left for the next)."""
+    ctx = multiprocessing.get_context("spawn")
+    out = []
+    for size in sizes:
+        q = ctx.Queue()
+        p = ctx.Process(target=_measure_point, args=(model_dir, code_dir, size, repeats, q))
+        p.start()
+        try:
+            result = q.get(timeout=timeout)
+        except Exception:  # noqa: BLE001
+            result = {"size": size, "error": "no answer (killed: out of memory?)"}
+        p.join(timeout)
+        if p.exitcode not in (0, None):
+            result.setdefault("error", "the process died with exit code %s (out of memory?)" % p.exitcode)
+        out.append(result)
+    return out
+
+
+def _soak(model_dir, code_dir, sizes, queue):
+    os.environ["RESILIENT_ENDPOINT_PROFILING"] = "1"
+    try:
+        module = load_module(code_dir)
+        model = call(module.model_fn, model_dir)
+        rss = []
+        for i, size in enumerate(sizes):
+            body, ctype = module.profile_request(size)
+            handle(module, model, body, ctype)
+            if i % max(1, len(sizes) // 50) == 0:
+                rss.append((i, _status("VmRSS")))
+        queue.put({"samples": rss})
+    except Exception as e:  # noqa: BLE001
+        queue.put({"error": "%s: %s" % (type(e).__name__, e)})
+
+
+def leak_check(model_dir, code_dir, sizes, timeout=1800):
+    """RSS over a soak in one process: the slope (bytes per request) over its second half, least squares."""
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_soak, args=(model_dir, code_dir, sizes, q))
+    p.start()
+    result = q.get(timeout=timeout)
+    p.join(timeout)
+    if "error" in result:
+        return {"requests": len(sizes), "error": result["error"]}
+    samples = result["samples"][len(result["samples"]) // 2:]
+    xs = [x for x, _ in samples]
+    ys = [y for _, y in samples]
+    slope = _slope(xs, ys)
+    grown = slope * len(sizes)
+    return {"requests": len(sizes), "slopeBytesPerRequest": round(slope, 1), "rssFirstBytes": result["samples"][0][1],
+            "rssLastBytes": result["samples"][-1][1], "verdict": "leak" if grown > 64 * MiB else "no leak"}
+
+
+def _slope(xs, ys):
+    n = len(xs)
+    if n < 2:
+        return 0.0
+    mx, my = sum(xs) / n, sum(ys) / n
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
+
+
+# -- the curve ----------------------------------------------------------------------------------
+
+def fit_curve(points):
+    """Non-negative least squares for bytes = a + b·size + c·size² over (size, bytes) points: the full fit,
+    or — when a coefficient would be negative — the best fit without it."""
+    best = None
+    for terms in ((0, 1, 2), (0, 2), (1, 2), (0, 1), (2,), (1,), (0,)):
+        coef = _lstsq([[s ** t for t in terms] for s, _ in points], [y for _, y in points])
+        if coef is None or min(coef) < 0:
+            continue
+        full = [0.0, 0.0, 0.0]
+        for t, c in zip(terms, coef):
+            full[t] = c
+        err = sum((full[0] + full[1] * s + full[2] * s * s - y) ** 2 for s, y in points)
+        if best is None or err < best[0] * 0.999:
+            best = (err, full)
+    a, b, c = best[1] if best else (0.0, 0.0, 0.0)
+    return {"a": a, "b": b, "c": c}
+
+
+def _lstsq(rows, ys):
+    """Normal equations, Gaussian elimination (a handful of unknowns: no numpy needed)."""
+    k = len(rows[0])
+    ata = [[sum(r[i] * r[j] for r in rows) for j in range(k)] for i in range(k)]
+    aty = [sum(r[i] * y for r, y in zip(rows, ys)) for i in range(k)]
+    for col in range(k):
+        pivot = max(range(col, k), key=lambda r: abs(ata[r][col]))
+        if abs(ata[pivot][col]) < 1e-300:
+            return None
+        ata[col], ata[pivot] = ata[pivot], ata[col]
+        aty[col], aty[pivot] = aty[pivot], aty[col]
+        for r in range(k):
+            if r != col:
+                f = ata[r][col] / ata[col][col]
+                ata[r] = [x - f * y for x, y in zip(ata[r], ata[col])]
+                aty[r] -= f * aty[col]
+    return [aty[i] / ata[i][i] for i in range(k)]
+
+
+# -- the request distribution -------------------------------------------------------------------
+
+def bounded_pareto(rng, lo, hi, alpha):
+    """A power law on [lo, hi] with exponent alpha (the simulator's and incident A's length distribution)."""
+    u = rng.random()
+    la, ha = lo ** alpha, hi ** alpha
+    return (-(u * ha - u * la - ha) / (ha * la)) ** (-1 / alpha)
+
+
+def sample_sizes(spec, count, mobile_extra=0.0, mobile_share=0.4, seed=0, requests=None, module=None):
+    """Sizes of ``count`` requests: from ``powerlaw:LO:HI[:ALPHA]``, or the sizes of the requests in a file."""
+    rng = random.Random(seed)
+    if requests is not None:
+        sizes = []
+        with open(requests) as f:
+            for line in f:
+                if line.strip():
+                    o = json.loads(line)
+                    body = o["body"] if isinstance(o["body"], str) else json.dumps(o["body"])
+                    sizes.append(module.request_size(call(module.input_fn, body, o.get("contentType", "application/json"))))
+        sizes = [sizes[i % len(sizes)] for i in range(count)]
+    else:
+        kind, lo, hi, *rest = spec.split(":")
+        if kind != "powerlaw":
+            raise ValueError("--lengths must be powerlaw:LO:HI[:ALPHA]")
+        alpha = float(rest[0]) if rest else 1.0
+        sizes = [bounded_pareto(rng, float(lo), float(hi), alpha) for _ in range(count)]
+    return [max(1, int(round(s * (1 + mobile_extra) if rng.random() < mobile_share else s))) for s in sizes]
+
+
+def percentile(xs, p):
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, int(math.ceil(p / 100 * len(s))) - 1))]
+
+
+def size_points(sizes, n):
+    """``n`` sizes, geometrically spaced from the smallest to the largest of the distribution."""
+    lo, hi = max(1, min(sizes)), max(sizes)
+    if n < 2 or hi <= lo:
+        return [hi]
+    return sorted({int(round(lo * (hi / lo) ** (i / (n - 1)))) for i in range(n)})
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+def run(args):
+    code_dir = args.code_dir or os.path.join(args.model_dir, "code")
+    module = load_module(code_dir)
+    for hook in ("profile_request", "request_size"):
+        if not hasattr(module, hook):
+            raise SystemExit("%s/inference.py needs a %s() hook for the profiler (see the module's docstring)" % (code_dir, hook))
+    sizes = sample_sizes(args.lengths, args.count, _pct(args.mobile_extra), _pct(args.mobile_share), requests=args.requests, module=module)
+    points = measure(args.model_dir, code_dir, size_points(sizes, args.points), repeats=args.repeats)
+    good = [p for p in points if "error" not in p]
+    if len(good) < 2:
+        raise SystemExit("too few size points measured: %s" % [p.get("error") for p in points])
+    gpu = any(p.get("gpuPeakBytes") for p in good)
+    key = "gpuPeakBytes" if gpu else "peakBytes"
+    curve = fit_curve([(p["size"], p[key]) for p in good])
+
+    def est(s):
+        return curve["a"] + curve["b"] * s + curve["c"] * s * s
+
+    pct = {name: {"size": percentile(sizes, q), "bytes": round(est(percentile(sizes, q)))} for name, q in (("p50", 50), ("p99", 99), ("p999", 99.9))}
+    leak = leak_check(args.model_dir, code_dir, sizes[: args.soak]) if args.soak else None
+    profile = {
+        "version": 1,
+        "sizeUnit": getattr(module, "PROFILE_SIZE_UNIT", "size"),
+        "device": "cuda" if gpu else "cpu",
+        "distribution": args.requests or args.lengths,
+        "requests": len(sizes),
+        "baselineBytes": max(p["baselineBytes"] for p in good),
+        "points": [{k: v for k, v in p.items() if k != "baselineBytes"} for p in points],
+        "curve": curve,
+        "percentiles": pct,
+        "leak": leak,
+    }
+    with open(args.out, "w") as f:
+        json.dump(profile, f, indent=1)
+    print(table(profile))
+    return profile
+
+
+def table(profile):
+    unit = profile["sizeUnit"]
+    rows = ["| %s | peak memory added | latency (ms) |" % unit, "|---|---|---|"]
+    for p in profile["points"]:
+        if "error" in p:
+            rows.append("| %d | %s | |" % (p["size"], p["error"]))
+        else:
+            mem = p["gpuPeakBytes"] if profile["device"] == "cuda" else p["peakBytes"]
+            rows.append("| %d | %.1f MiB | %.1f |" % (p["size"], mem / MiB, p["latencyMs"]))
+    c = profile["curve"]
+    rows.append("")
+    rows.append("curve: bytes = %.0f + %.1f × %s + %.3f × %s²   (baseline %.0f MiB)" % (c["a"], c["b"], unit, c["c"], unit, profile["baselineBytes"] / MiB))
+    for name in ("p50", "p99", "p999"):
+        q = profile["percentiles"][name]
+        rows.append("%-5s request: %s %d → %.1f MiB" % ({"p50": "P50", "p99": "P99", "p999": "P99.9"}[name], unit, q["size"], q["bytes"] / MiB))
+    if profile["leak"]:
+        lk = profile["leak"]
+        rows.append("leak check over %d requests: %s" % (lk["requests"], lk.get("error") or "%+.0f bytes per request (%s)" % (lk["slopeBytesPerRequest"], lk["verdict"])))
+    return "\n".join(rows)
+
+
+def _pct(text):
+    if text is None:
+        return 0.0
+    text = str(text).strip()
+    return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python3 -m resilient_endpoint_runtime.profile", description=__doc__.split("\n\n")[0])
+    p.add_argument("--model-dir", required=True, help="the unpacked model.tar.gz (model files, code/inference.py)")
+    p.add_argument("--code-dir", help="where inference.py is (default: MODEL_DIR/code)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--lengths", help="powerlaw:LO:HI[:ALPHA], e.g. powerlaw:5:3000 (incident A)")
+    src.add_argument("--requests", help="JSON lines of {\"body\": ..., \"contentType\": ...}")
+    p.add_argument("--mobile-extra", default="0%", help="a share of requests this much larger, e.g. 15%% (incident A's mobile clients)")
+    p.add_argument("--mobile-share", default="40%", help="the share of requests that are larger (default 40%%)")
+    p.add_argument("--count", type=int, default=2000, help="requests drawn from the distribution (percentiles)")
+    p.add_argument("--soak", type=int, default=None, help="requests of the leak check (default: --count)")
+    p.add_argument("--points", type=int, default=8, help="size points measured, each in a fresh process")
+    p.add_argument("--repeats", type=int, default=3, help="requests per size point (the peak of them)")
+    p.add_argument("--out", default="memory-profile.json")
+    args = p.parse_args(argv)
+    if args.soak is None:
+        args.soak = args.count
+    run(args)
+
+
+if __name__ == "__main__":
+    main()

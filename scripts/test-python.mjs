@@ -1,0 +1,34 @@
+// `npm run test:python`: the runtime helper's suite with python3 (standard library and botocore only),
+// then both suites with an interpreter that has the frameworks AWS's images serve with (torch and
+// scikit-learn: Debian's python3-torch and python3-sklearn, README "Set-up"). Without one, the
+// framework tests are skipped and this says so in its last line, which `npm test` prints.
+import { spawnSync } from 'node:child_process';
+
+const INSTALL = 'sudo apt-get install -y python3-torch python3-sklearn python3-numpy python3-boto3';
+const probe = py =>
+  spawnSync(py, ['-c', 'import torch, sklearn, numpy, botocore; print(torch.__version__, sklearn.__version__)'], { encoding: 'utf8' });
+const candidates = [process.env.FRAMEWORK_PYTHON, '/usr/bin/python3', 'python3'].filter(Boolean);
+const framework = candidates.find(py => probe(py).status === 0);
+
+function suite(py, dir) {
+  const r = spawnSync(py, ['-m', 'unittest', 'discover', '-s', dir, '-t', dir], {
+    stdio: 'inherit',
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+  });
+  if (r.status !== 0) {
+    console.error(`✗ ${dir} with ${py} failed`);
+    process.exit(r.status ?? 1);
+  }
+}
+
+suite('python3', 'runtime/python');
+if (framework) {
+  if (framework !== 'python3') suite(framework, 'runtime/python');
+  suite(framework, 'examples/models');
+  console.log(`framework tests ran with ${framework} (torch ${probe(framework).stdout.trim().replace(' ', ', scikit-learn ')})`);
+} else {
+  suite('python3', 'examples/models');
+  console.log(
+    `SKIPPED: the framework tests (real torch and scikit-learn) — no interpreter imports them (tried ${candidates.join(', ')}). Install: ${INSTALL}`,
+  );
+}

@@ -1,0 +1,116 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { Template } from 'aws-cdk-lib/assertions';
+import { ContainerImage, MemoryProfile, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
+import { newStack, synthError, warnings } from './util';
+
+const MiB = 2 ** 20;
+const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
+/** A profile as the runtime helper's profiler writes it (examples/models/recommender/memory-profile.json's shape). */
+const profileJson = (o: Partial<{ baseline: number; c: number; p999: number }> = {}) =>
+  JSON.stringify({
+    version: 1,
+    sizeUnit: 'events',
+    device: 'cpu',
+    baselineBytes: o.baseline ?? 275 * MiB,
+    curve: { a: 0, b: 3527, c: o.c ?? 16.02 },
+    percentiles: { p50: { size: 11, bytes: 40000 }, p99: { size: 444, bytes: 4.7 * MiB }, p999: { size: o.p999 ?? 2801, bytes: 135 * MiB } },
+    points: [],
+    leak: null,
+  });
+const file = (text: string) => {
+  const p = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'profile-')), 'memory-profile.json');
+  fs.writeFileSync(p, text);
+  return p;
+};
+function endpoint(profile: MemoryProfile, environment: Record<string, string> = {}, instanceType = SageMakerInstanceType.ML_M5_XLARGE) {
+  const { app, stack } = newStack();
+  new ResilientEndpoint(stack, 'E', {
+    model: { image, memoryProfile: profile, environment },
+    instanceType,
+    monitoring: { notify: { emails: ['a@example.com'] } },
+  });
+  return { app, stack };
+}
+const envOf = (stack: any) =>
+  (Object.values(Template.fromStack(stack).findResources('AWS::SageMaker::Model'))[0] as any).Properties.PrimaryContainer.Environment as Record<
+    string,
+    string
+  >;
+
+test('the curve and its numbers: the estimate, and the largest size within a number of bytes', () => {
+  const p = MemoryProfile.fromJson(profileJson());
+  expect(p.estimateBytes(1000)).toBeCloseTo(3527 * 1000 + 16.02 * 1000 * 1000);
+  const n = p.largestSizeWithin(100 * MiB);
+  expect(p.estimateBytes(n)).toBeLessThanOrEqual(100 * MiB);
+  expect(p.estimateBytes(n + 1)).toBeGreaterThan(100 * MiB);
+  expect(p.p999).toEqual({ size: 2801, bytes: 135 * MiB });
+});
+
+test("the container gets each worker's budget, the guard's curve and the largest size a worker admits; the footprint follows the profile", () => {
+  // ml.m5.xlarge: 16 GiB; the footprint 275 MiB + the admitted P99.9 (MAX_SEQ_LEN 1024 caps it) → 6 workers (4 vCPU × 1.5).
+  const { stack } = endpoint(MemoryProfile.fromFile(file(profileJson())), { MAX_SEQ_LEN: '1024' });
+  const env = envOf(stack);
+  expect(Number(env.RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES)).toBe(Math.floor((0.8 * 16 * 1024 ** 3) / 6));
+  expect(JSON.parse(env.RESILIENT_ENDPOINT_MEMORY_CURVE)).toEqual({ a: 0, b: 3527, c: 16.02 });
+  expect(JSON.parse(env.RESILIENT_ENDPOINT_PROFILE_P999)).toEqual({ size: 1024, bytes: Math.round(3527 * 1024 + 16.02 * 1024 * 1024) });
+  const admissible = Number(env.RESILIENT_ENDPOINT_MAX_ADMISSIBLE_SIZE);
+  const room = Math.floor((0.8 * 16 * 1024 ** 3) / 6) - 275 * MiB;
+  expect(3527 * admissible + 16.02 * admissible ** 2).toBeLessThanOrEqual(room);
+  expect(3527 * (admissible + 1) + 16.02 * (admissible + 1) ** 2).toBeGreaterThan(room);
+  expect(Number(env.RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES)).toBe(275 * MiB + Math.round(3527 * 1024 + 16.02 * 1024 * 1024));
+});
+
+test('RE-ProfiledMemory fails cdk synth when the profiled P99.9 request cannot fit a worker, and passes when it can', () => {
+  const findings = (stack: any) =>
+    ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).filter(f => f.ruleId === 'RE-ProfiledMemory');
+  // A model of 3.1 GiB loaded on a 4 GiB ml.c5.large: one worker, whose budget is 3.2 GiB, and the P99.9 request needs 135 MiB more.
+  const heavy = endpoint(MemoryProfile.fromJson(profileJson({ baseline: 3.1 * 1024 * MiB })), {}, SageMakerInstanceType.ML_C5_LARGE).stack;
+  const [f] = findings(heavy);
+  expect(f.level).toBe(RuleLevel.ERROR);
+  expect(f.message).toMatch(
+    /the profiled P99\.9 request \(size 2801\) needs \d+ MiB on top of the loaded model's 3174 MiB, more than a worker's budget of \d+ MiB/,
+  );
+  expect(findings(endpoint(MemoryProfile.fromJson(profileJson()), { MAX_SEQ_LEN: '1024' }).stack)).toEqual([]);
+});
+
+test('MAX_SEQ_LEN above what a worker can hold is a warning that names the size that fits', () => {
+  // 400 bytes per event²: a 3000-event request needs 3.4 GiB, more than the one worker's 3.2 GiB budget on ml.c5.large.
+  const { stack } = endpoint(MemoryProfile.fromJson(profileJson({ c: 400 })), { MAX_SEQ_LEN: '3000' }, SageMakerInstanceType.ML_C5_LARGE);
+  expect(warnings(stack).join('\n')).toMatch(
+    /Primary: MAX_SEQ_LEN 3000 admits requests a worker cannot hold: the profile says a worker's budget takes events up to \d+\. .*set MAX_SEQ_LEN to \d+ or less/,
+  );
+});
+
+test('a missing or malformed profile is a synth error naming it, not an exception', () => {
+  for (const [profile, why] of [
+    [MemoryProfile.fromFile('/nonexistent/memory-profile.json'), /ENOENT/],
+    [MemoryProfile.fromFile(file('{"curve": 1}')), /not a memory profile/],
+    [MemoryProfile.fromJson('{nope'), /not JSON/],
+  ] as const) {
+    const { app } = endpoint(profile);
+    expect(synthError(app)).toMatch(
+      new RegExp(`\\[Test/E\\] model\\.memoryProfile: got .*${why.source}.*Fix: run python3 -m resilient_endpoint_runtime\\.profile`),
+    );
+  }
+});
+
+test('without a profile the budget is still written (the guard and the stage metrics judge the worker against it)', () => {
+  const { stack } = newStack();
+  new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_G4DN_2XLARGE });
+  const env = envOf(stack);
+  expect(Number(env.RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES)).toBe(Math.floor((0.8 * 32 * 1024 ** 3) / 1));
+  expect(Number(env.RESILIENT_ENDPOINT_WORKER_GPU_MEMORY_BYTES)).toBe(Math.floor(0.8 * 16 * 1024 ** 3));
+  expect(env.RESILIENT_ENDPOINT_MEMORY_CURVE).toBeUndefined();
+});
+
+test("the examples' committed profiles are what the profiler writes, and their stacks pass the rule", () => {
+  for (const name of ['recommender', 'clustering']) {
+    const p = MemoryProfile.fromFile(path.join(__dirname, '..', 'examples', 'models', name, 'memory-profile.json'));
+    expect(p.problem).toBeUndefined();
+    expect(p.baselineBytes).toBeGreaterThan(100 * MiB); // a Python worker with torch or scikit-learn loaded
+  }
+  const rec = MemoryProfile.fromFile(path.join(__dirname, '..', 'examples', 'models', 'recommender', 'memory-profile.json'));
+  expect(rec.curve.c).toBeGreaterThan(0); // attention: quadratic in the sequence length
+});
