@@ -138,6 +138,16 @@ export async function benchCalls(): Promise<Record<string, string>> {
   }
 }
 
+/** The container guard's overhead per request (bench/guard.py: median of 3 × 20,000 admits, CPU time). */
+export function benchGuard(): Record<string, string> {
+  const script = path.join(root, 'bench', 'guard.py');
+  const out = execFileSync('python3', [script], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+  const r = JSON.parse(out.trim().split('\n').at(-1)!) as { perRequestUs: number; python: string };
+  return {
+    [`memory guard overhead per request (Python ${r.python}, median of 3 × 20,000)`]: `${r.perRequestUs.toFixed(1)} µs CPU (target < 1 ms)`,
+  };
+}
+
 export function benchSimulator(): Record<string, string> {
   const endpoint = exampleEndpoint('recommender');
   const { primary, fallback } = simVariantsFrom(endpoint);
@@ -248,6 +258,7 @@ async function main(): Promise<void> {
   const rows: Record<string, string> = {
     ...benchBreaker(),
     ...(await benchCalls()),
+    ...benchGuard(),
     ...benchSimulator(),
     ...benchFleet(),
     ...(await benchFleetCalls()),

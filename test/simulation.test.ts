@@ -320,7 +320,10 @@ describe('the guard matrix and the sweep flags', () => {
     expect(minute.oomEvents).toBe(0);
     expect(bare.rejectedByGuard).toBe(0);
     const summary = matrixSummary(rows);
-    expect(summary).toContain(`| recommender | footprint | guard | 1 | 0 | 0 |`);
+    const pct = (n: number, d: number) => ((100 * n) / d).toFixed(2);
+    expect(summary).toContain(
+      `| recommender | footprint | guard | 1 | 0 | 0 | ${pct(guarded.failed, guarded.arrivals)} % | ${pct(guarded.rejectedByGuard + guarded.rejectedByBackstop, guarded.arrivals)} % |`,
+    );
     expect(summary).toContain(`| recommender | footprint | no guard | 1 | ${bare.oomEvents > 0 ? 1 : 0} | ${bare.oomEvents} |`);
     expect(matrixTable(rows).split('\n')).toHaveLength(2 + 3);
   });

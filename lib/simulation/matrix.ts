@@ -104,13 +104,14 @@ export function matrixSummary(rows: MatrixRow[]): string {
     groups.set(k, [...(groups.get(k) ?? []), r]);
   }
   const lines = [
-    '| example | memory model | container | runs | runs with an OOM | OOM events (total) | failed % (worst run) |',
-    '|---|---|---|---|---|---|---|',
+    '| example | memory model | container | runs | runs with an OOM | OOM events (total) | failed % (worst run) | refused by the guard % (worst run) |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   for (const [k, g] of groups) {
-    const worst = Math.max(...g.map(r => r.result.failed / Math.max(1, r.result.arrivals)));
+    const worst = (f: (x: SimResult) => number) => (100 * Math.max(...g.map(r => f(r.result) / Math.max(1, r.result.arrivals)))).toFixed(2);
+    const ooms = g.reduce((s, r) => s + r.result.oomEvents, 0);
     lines.push(
-      `| ${k} | ${g.length} | ${g.filter(r => r.result.oomEvents > 0).length} | ${g.reduce((s, r) => s + r.result.oomEvents, 0)} | ${(100 * worst).toFixed(2)} % |`,
+      `| ${k} | ${g.length} | ${g.filter(r => r.result.oomEvents > 0).length} | ${ooms} | ${worst(x => x.failed)} % | ${worst(x => x.rejectedByGuard + x.rejectedByBackstop)} % |`,
     );
   }
   return lines.join('\n');

@@ -24,6 +24,7 @@ import argparse
 import importlib.util
 import inspect
 import json
+import logging
 import math
 import multiprocessing
 import os
@@ -88,6 +89,9 @@ def _gpu():
 def _measure_point(model_dir, code_dir, size, repeats, queue):
     """In a fresh process: load the model, then the peak memory a request of ``size`` adds, and its latency."""
     os.environ["RESILIENT_ENDPOINT_PROFILING"] = "1"  # LengthTiers lifts its caps: the whole distribution is measured
+    # The helper's start-up notices (no guard, no metrics, no parameter outside SageMaker) would repeat
+    # once per size point; the profile is what this process reports.
+    logging.getLogger("resilient_endpoint_runtime").setLevel(logging.ERROR)
     try:
         module = load_module(code_dir)
         model = call(module.model_fn, model_dir)
@@ -140,6 +144,7 @@ def measure(model_dir, code_dir, sizes, repeats=3, timeout=600):
 
 def _soak(model_dir, code_dir, sizes, queue):
     os.environ["RESILIENT_ENDPOINT_PROFILING"] = "1"
+    logging.getLogger("resilient_endpoint_runtime").setLevel(logging.ERROR)
     try:
         module = load_module(code_dir)
         model = call(module.model_fn, model_dir)
@@ -268,7 +273,14 @@ def size_points(sizes, n):
 
 def run(args):
     code_dir = args.code_dir or os.path.join(args.model_dir, "code")
+    # The hooks only; the parent's import path stays as it was, so that the processes it spawns to measure
+    # run this profiler, not the copy of the helper packed beside the model's code.
+    saved_path, saved_modules = list(sys.path), set(sys.modules)
     module = load_module(code_dir)
+    sys.path[:] = saved_path
+    for name in set(sys.modules) - saved_modules:
+        if name.split(".")[0] == "resilient_endpoint_runtime":
+            del sys.modules[name]
     for hook in ("profile_request", "request_size"):
         if not hasattr(module, hook):
             raise SystemExit("%s/inference.py needs a %s() hook for the profiler (see the module's docstring)" % (code_dir, hook))

@@ -1,0 +1,75 @@
+"""The profiler on a model with a known memory curve (standard library only: runs without frameworks)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNTIME = os.path.dirname(HERE)
+
+# A request of size n holds n KiB for the request's duration: the curve's linear term is 1024 bytes per unit.
+INFERENCE = textwrap.dedent('''
+    import json
+    KEEP = []
+    def model_fn(model_dir):
+        return {"unit": 1024}
+    def input_fn(body, content_type):
+        return json.loads(body)
+    def predict_fn(data, model):
+        block = bytearray(model["unit"] * data["n"])
+        for i in range(0, len(block), 4096):
+            block[i] = 1  # touch every page: resident, not only reserved
+        return {"n": data["n"], "sum": sum(block[::4096])}
+    def output_fn(prediction, accept):
+        return json.dumps(prediction)
+    def profile_request(size):
+        return json.dumps({"n": int(size)}), "application/json"
+    def request_size(data):
+        return data["n"]
+''')
+
+
+def model_dir(decoy_helper):
+    d = tempfile.mkdtemp()
+    code = os.path.join(d, "code")
+    os.makedirs(code)
+    with open(os.path.join(code, "inference.py"), "w") as f:
+        f.write(INFERENCE)
+    if decoy_helper:
+        # A model packs its own copy of the helper beside inference.py (as the examples do); an older or
+        # broken copy there must not be what the profiler's measuring processes run.
+        pkg = os.path.join(code, "resilient_endpoint_runtime")
+        os.makedirs(pkg)
+        with open(os.path.join(pkg, "__init__.py"), "w") as f:
+            f.write("raise ImportError('the decoy copy of the helper beside the model code was imported')\n")
+    return d
+
+
+def profile(d, *args):
+    out = os.path.join(d, "memory-profile.json")
+    run = subprocess.run([sys.executable, "-m", "resilient_endpoint_runtime.profile", "--model-dir", d, *args, "--out", out],
+                         cwd=RUNTIME, capture_output=True, text=True, timeout=300)
+    return run, (json.load(open(out)) if run.returncode == 0 else None)
+
+
+class ProfilerTest(unittest.TestCase):
+    def test_the_curve_of_a_model_that_holds_one_kib_per_unit(self):
+        run, p = profile(model_dir(True), "--lengths", "powerlaw:1000:60000", "--count", "200", "--points", "4", "--repeats", "1", "--soak", "50")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(len(p["points"]), 4)
+        big = max(p["points"], key=lambda x: x["size"])
+        # The largest point holds size KiB; RSS peaks come in pages, and the interpreter adds a little.
+        self.assertGreater(big["peakBytes"], 0.9 * 1024 * big["size"])
+        self.assertLess(big["peakBytes"], 1.5 * 1024 * big["size"] + 2**20)
+        at = lambda n: p["curve"]["a"] + p["curve"]["b"] * n + p["curve"]["c"] * n * n  # noqa: E731
+        self.assertAlmostEqual(at(50000) / (1024 * 50000), 1.0, delta=0.3)
+        self.assertIn("curve: bytes =", run.stdout)
+        # The helper's start-up notices are not repeated once per measuring process.
+        self.assertNotIn("memory guard off", run.stdout + run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
