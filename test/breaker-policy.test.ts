@@ -519,3 +519,85 @@ describe('de-escalation waits for settled capacity; recovery is a probe that end
     expect(parseState(serializeState(s, []), 0)).toEqual(s);
   });
 });
+
+describe('a drill override (sagemaker-resilient-endpoint drill)', () => {
+  const cool = (now: number): MemoryPoint[] => Array.from({ length: 15 }, (_, i) => ({ t: now - (15 - i) * MIN, v: 40 }));
+  /** Minute by minute on cool memory and an InService endpoint, from `state`, applying weights. */
+  function minutes(state: BreakerState, from: number, n: number) {
+    let weights = { Primary: 1, Fallback: 0 };
+    const out: { now: number; state: string; level: number; drill: boolean; reasons: string[] }[] = [];
+    for (let i = 0; i < n; i++) {
+      const now = from + i * MIN;
+      const d = decide(state, { memory: cool(now) }, inService(weights.Primary, weights.Fallback), V, DEFAULT_CONFIG, now);
+      if (d.setWeights) weights = d.setWeights as typeof weights;
+      state = d.next;
+      out.push({ now, state: state.state, level: d.level, drill: state.drill !== undefined, reasons: d.reasons });
+    }
+    return { out, weights, state };
+  }
+  const T0 = 100 * MIN;
+  const drillOn = (to: 'DEGRADED' | 'OPEN', holdMinutes: number): BreakerState => ({
+    ...initialState(0),
+    drill: { to, until: T0 + holdMinutes * MIN, id: 'gameday-1' },
+  });
+
+  test('cool memory, CLOSED: the drill forces DEGRADED (level 1, half the traffic) and holds it until it expires', () => {
+    const { out } = minutes(drillOn('DEGRADED', 20), T0, 20);
+    expect(out.every(m => m.state === 'DEGRADED' && m.level === 1 && m.drill)).toBe(true);
+    expect(out[0].reasons[0]).toMatch(/^drill gameday-1: held at DEGRADED until /);
+  });
+
+  test('OPEN sends everything to the fallback at level 2', () => {
+    const d = decide(drillOn('OPEN', 5), { memory: cool(T0) }, inService(1, 0), V, DEFAULT_CONFIG, T0);
+    expect(d.next.state).toBe('OPEN');
+    expect(d.level).toBe(2);
+    expect(d.setWeights).toEqual({ Primary: 0, Fallback: 1 });
+    expect(d.changed).toBe(true);
+  });
+
+  test('at expiry the override is dropped and the normal evaluation recovers it with its hysteresis, back to CLOSED', () => {
+    const { out } = minutes(drillOn('DEGRADED', 10), T0, 60);
+    const ended = out.findIndex(m => !m.drill);
+    expect(out[ended].now).toBe(T0 + 10 * MIN);
+    expect(out[ended].reasons).toContain("drill gameday-1 ended: the breaker's own evaluation takes over");
+    // Recovery is the breaker's own: stepped, never straight to CLOSED.
+    const after = out.slice(ended).map(m => m.state);
+    expect(after).toContain('RECOVERING');
+    expect(after.at(-1)).toBe('CLOSED');
+    expect(after.indexOf('RECOVERING')).toBeLessThan(after.indexOf('CLOSED'));
+  });
+
+  test('a real escalation beyond the drill still happens: critical memory during a DEGRADED drill opens', () => {
+    const hot: MemoryPoint[] = [{ t: T0 - 30_000, v: 97 }];
+    const d = decide(
+      { ...drillOn('DEGRADED', 10), state: 'DEGRADED', share: 0.5, entryShare: 0.5 },
+      { memory: hot },
+      inService(0.5, 0.5),
+      V,
+      DEFAULT_CONFIG,
+      T0,
+    );
+    expect(d.next.state).toBe('OPEN');
+    expect(d.next.drill?.id).toBe('gameday-1');
+  });
+
+  test('holds even without fresh data (the drill is not a reading)', () => {
+    const d = decide(drillOn('DEGRADED', 10), { memory: [] }, inService(1, 0), V, DEFAULT_CONFIG, T0);
+    expect(d.next.state).toBe('DEGRADED');
+  });
+
+  test('the override round-trips through the stored state; an expired one is dropped with a change to write', () => {
+    const s = drillOn('OPEN', 3);
+    expect(parseState(serializeState(s, []), 0).drill).toEqual(s.drill);
+    const d = decide(
+      { ...s, state: 'OPEN', share: 1, entryShare: 1, since: T0 },
+      { memory: cool(T0 + 3 * MIN) },
+      inService(0, 1),
+      V,
+      DEFAULT_CONFIG,
+      T0 + 3 * MIN,
+    );
+    expect(d.next.drill).toBeUndefined();
+    expect(d.changed).toBe(true);
+  });
+});

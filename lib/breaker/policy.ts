@@ -113,7 +113,24 @@ export interface BreakerState {
   readonly failedProbes?: number;
   /** CLOSED only: when recovery reached CLOSED (epoch ms), for the probation. */
   readonly recoveredAt?: number;
+  /** A game day in progress (`sagemaker-resilient-endpoint drill`): the state is held at least at `drill.to` until it expires. */
+  readonly drill?: DrillOverride;
 }
+
+/**
+ * A drill's override, written into the state item by `sagemaker-resilient-endpoint drill`: until
+ * `until` the breaker is at least in state `to` (a real escalation beyond it still happens); from then
+ * on the override is dropped and the normal evaluation takes over, recovering with its usual hysteresis.
+ */
+export interface DrillOverride {
+  readonly to: 'DEGRADED' | 'OPEN';
+  /** Epoch ms at which the override expires (the drill sets it to now when it ends or is interrupted). */
+  readonly until: number;
+  /** The drill's id, for the decision log. */
+  readonly id: string;
+}
+
+const RANK: Record<BreakerStateName, number> = { CLOSED: 0, RECOVERING: 1, DEGRADED: 2, OPEN: 3 };
 
 /** One memory datapoint: epoch ms and the normalised max of host and GPU memory (%). */
 export interface MemoryPoint {
@@ -341,6 +358,27 @@ export function decide(
     }
   }
 
+  // A drill holds the state at least at its target until it expires; then it is dropped and the
+  // evaluation above is the breaker's own (from the drill's state: recovery with the usual hysteresis).
+  const drill = prev.drill;
+  if (drill && now < drill.until) {
+    const until = new Date(drill.until).toISOString();
+    if (RANK[next.state] < RANK[drill.to]) {
+      const share = drill.to === 'OPEN' ? 1 : config.degradedFallbackShare;
+      next =
+        prev.state === drill.to
+          ? { ...prev, drill }
+          : { state: drill.to, since: now, share, entryShare: share, step: 0, failedProbes: prev.failedProbes, drill };
+      reasons.splice(0, reasons.length, `drill ${drill.id}: held at ${drill.to} until ${until}`);
+    } else {
+      next = { ...next, drill };
+      reasons.push(`drill ${drill.id} in progress until ${until}`);
+    }
+  } else if (drill) {
+    next = withoutDrill(next);
+    reasons.push(`drill ${drill.id} ended: the breaker's own evaluation takes over`);
+  }
+
   // Weights follow the state, capped by what the fallback's instances in service can carry; reconcile
   // with what the endpoint has (idempotent, self-healing).
   let setWeights: Record<string, number> | undefined;
@@ -370,7 +408,8 @@ export function decide(
     next.step !== prev.step ||
     Math.abs(next.share - prev.share) > EPS ||
     (next.failedProbes ?? 0) !== failed ||
-    next.recoveredAt !== prev.recoveredAt;
+    next.recoveredAt !== prev.recoveredAt ||
+    next.drill?.until !== prev.drill?.until;
   const capacity = capacityPlan(next, endpoint, variants, config);
   return { next, level: LEVEL[next.state], changed, setWeights, effectiveShare, capacity, reasons };
 }
@@ -410,6 +449,11 @@ function capacityPlan(next: BreakerState, endpoint: EndpointView | undefined, v:
   return { suspendPrimaryScaleIn, fallbackMinCapacity: Math.min(fc.max, Math.max(fc.min, need)) };
 }
 
+function withoutDrill(s: BreakerState): BreakerState {
+  const { drill: _drill, ...rest } = s;
+  return rest;
+}
+
 function round(x: number): number {
   return Math.round(x * 1e4) / 1e4;
 }
@@ -435,6 +479,9 @@ export function tryParseState(raw: string | undefined): BreakerState | undefined
         step: Number.isFinite(o.step) ? o.step : 0,
         ...(Number.isInteger(o.failedProbes) && o.failedProbes > 0 ? { failedProbes: o.failedProbes } : {}),
         ...(Number.isFinite(o.recoveredAt) ? { recoveredAt: o.recoveredAt } : {}),
+        ...(o.drill && ['DEGRADED', 'OPEN'].includes(o.drill.to) && Number.isFinite(o.drill.until)
+          ? { drill: { to: o.drill.to, until: o.drill.until, id: String(o.drill.id ?? 'drill') } }
+          : {}),
       };
     }
   } catch {
@@ -459,6 +506,7 @@ export function serializeState(s: BreakerState, reasons: string[]): string {
     step: s.step,
     failedProbes: s.failedProbes,
     recoveredAt: s.recoveredAt,
+    drill: s.drill,
     reasons: reasons.slice(0, 3),
   });
 }
