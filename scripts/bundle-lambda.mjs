@@ -33,3 +33,21 @@ for (const name of names) {
   rmSync(join(root, 'dist', 'lambda-bundles', name, 'meta.json'), { force: true });
   console.log(`bundled lambda/${name} -> ${outfile.replace(root + '/', '')} (${statSync(outfile).size} bytes)`);
 }
+
+// The operator commands (doctor, drill) run on the user's machine, where no AWS SDK is installed: the
+// SDK clients they use are bundled in.
+{
+  const outfile = join(root, 'dist', 'cli-bundles', 'ops.js');
+  await build({
+    entryPoints: [join(root, 'bin', 'ops', 'index.ts')],
+    outfile,
+    bundle: true,
+    minify: true,
+    treeShaking: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    logLevel: 'warning',
+  });
+  console.log(`bundled bin/ops -> ${outfile.replace(root + '/', '')} (${statSync(outfile).size} bytes)`);
+}

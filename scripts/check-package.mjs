@@ -2,7 +2,7 @@
 // plain-JavaScript CDK app outside the source tree (no TypeScript, esbuild or Docker there),
 // synthesize an endpoint with it and check the result. Then runs the README's quick start, as
 // written, through `cdk synth --strict` in that app: it must synthesize with no warning.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,7 +73,21 @@ console.log('consumer app synthesized ' + types.length + ' resources (' + [...ne
   });
   if (!existsSync(join(work, 'sim', 'chart.svg')) || !sim.includes('| autoscaling + breaker'))
     throw new Error(`the shipped simulator printed:\n${sim}`);
-  console.log(`package check: ${shipped.bin[pkg.name]} plans incident B as 4 × ml.m5.xlarge and simulates the shipped clustering example`);
+  // doctor and drill carry the AWS SDK in their bundle: the consumer installed none. With no AWS to talk
+  // to (a closed local port), doctor still runs and reports that it could not check.
+  const help = execFileSync(process.execPath, [cli, 'drill', '--help'], { cwd: work, encoding: 'utf8' });
+  if (!help.includes('--to DEGRADED|OPEN')) throw new Error(`drill --help printed:\n${help}`);
+  const doc = spawnSync(process.execPath, [cli, 'doctor', '--endpoint', 'nowhere', '--json'], {
+    cwd: work,
+    encoding: 'utf8',
+    env: { ...process.env, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y', AWS_ENDPOINT_URL: 'http://127.0.0.1:9' },
+  });
+  const report = JSON.parse(doc.stdout || '{}');
+  if (doc.status !== 1 || report.endpointName !== 'nowhere' || !/could not check/.test(report.checks?.[0]?.saw ?? ''))
+    throw new Error(`doctor exited ${doc.status} and printed:\n${doc.stdout}\n${doc.stderr}`);
+  console.log(
+    `package check: ${shipped.bin[pkg.name]} plans incident B as 4 × ml.m5.xlarge, simulates the shipped clustering example, and runs doctor and drill from their bundle`,
+  );
 
   // The README's quick start: the first ```ts block after "## Quick start", compiled to JavaScript
   // here (the consumer has no TypeScript), then `cdk synth --strict` with the library's CLI.

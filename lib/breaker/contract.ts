@@ -57,6 +57,9 @@ export const BREAKER_SETTINGS_TAG = 'resilient-endpoint:breaker-settings';
  */
 export const ENDPOINT_EVENT_TYPES = ['SageMaker Endpoint State Change', 'SageMaker Endpoint Deployment State Change'];
 
+/** Tag key on the scalable targets a breaker may change (valued with the breaker's id); its grant is conditioned on it. */
+export const BREAKER_TAG = 'resilient-endpoint:circuit-breaker';
+
 /** What every breaker alarm's name holds, between the variant and the metric. */
 export const BREAKER_ALARM_MARK = '-breaker-';
 

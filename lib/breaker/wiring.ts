@@ -16,10 +16,10 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { VariantAutoScaling } from '../auto-scaling';
 import { acknowledgeWildcard } from '../nag';
-import { BREAKER_ENV as ENV, BREAKER_NAMESPACE } from './contract';
+import { BREAKER_ENV as ENV, BREAKER_NAMESPACE, BREAKER_TAG } from './contract';
 
 /** Tag on the scalable targets a breaker may adjust (its IAM grant is conditioned on it). */
-export const BREAKER_TAG = 'resilient-endpoint:circuit-breaker';
+export { BREAKER_TAG };
 /** Where the pre-built Lambda bundle lives, for the source tree and the packed library alike (undefined: not built). */
 export function lambdaBundleDir(name: string): string | undefined {
   const candidates = [

@@ -1,0 +1,338 @@
+import { ApplicationAutoScalingClient, DescribeScalableTargetsCommand, ListTagsForResourceCommand } from '@aws-sdk/client-application-auto-scaling';
+import {
+  CloudWatchClient,
+  CloudWatchServiceException,
+  DescribeAlarmsCommand,
+  GetMetricDataCommand,
+  ListMetricsCommand,
+  MetricAlarm,
+} from '@aws-sdk/client-cloudwatch';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeRuleCommand, EventBridgeClient, ListRuleNamesByTargetCommand } from '@aws-sdk/client-eventbridge';
+import { LambdaClient, ListFunctionsCommand } from '@aws-sdk/client-lambda';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DescribeEndpointCommand, DescribeEndpointConfigCommand, SageMakerClient, SageMakerServiceException } from '@aws-sdk/client-sagemaker';
+import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
+import { GetParameterCommand, GetServiceSettingCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { opsClients } from '../bin/ops/aws';
+import { doctor, formatReport, spacingSeconds } from '../bin/ops/doctor';
+import { doctorMain } from '../bin/ops/index';
+import { BREAKER_TAG } from '../lib/breaker/contract';
+import { serializeState } from '../lib/breaker/policy';
+import { CloudWatchFake } from './cloudwatch-fake';
+
+const sm = mockClient(SageMakerClient);
+const cw = mockClient(CloudWatchClient);
+const sns = mockClient(SNSClient);
+const lambda = mockClient(LambdaClient);
+const ddb = mockClient(DynamoDBClient);
+const ssm = mockClient(SSMClient);
+const aas = mockClient(ApplicationAutoScalingClient);
+const ev = mockClient(EventBridgeClient);
+const s3 = mockClient(S3Client);
+const clients = opsClients('us-east-1', 1);
+
+const NOW = Date.UTC(2026, 11, 1, 12, 0, 30);
+const EP = 'rec';
+const TOPIC = 'arn:aws:sns:us-east-1:123456789012:rec-alarms';
+const FN_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:Rec-CircuitBreakerFn-1A2B3C';
+const DIMS = { EndpointName: EP, VariantName: 'Primary' };
+
+/** The breaker function's environment as the CircuitBreaker construct writes it. */
+const ENV = {
+  ENDPOINT_NAME: EP,
+  PRIMARY_VARIANT: 'Primary',
+  FALLBACK_VARIANT: 'Fallback',
+  PARAMETER_NAME: '/rec/level',
+  TABLE_NAME: 'Rec-BreakerState-XYZ',
+  GPU_COUNT: '1',
+  METRIC_PERIOD_SECONDS: '10',
+  PER_GPU_METRICS: 'false',
+  PRIMARY_CAPACITY: JSON.stringify({ min: 2, max: 4, qpsPerInstance: 150 }),
+  FALLBACK_CAPACITY: JSON.stringify({ min: 1, max: 4, qpsPerInstance: 150 }),
+};
+
+function alarm(name: string, over: Partial<MetricAlarm> = {}): MetricAlarm {
+  return {
+    AlarmName: name,
+    StateValue: 'OK',
+    StateUpdatedTimestamp: new Date(NOW - 86_400_000),
+    Period: 60,
+    EvaluationPeriods: 5,
+    AlarmActions: [TOPIC],
+    OKActions: [TOPIC],
+    ...over,
+  };
+}
+
+/** A healthy account: the recommender on g4dn.2xlarge with 10-s enhanced metrics, as deployed by the construct. */
+function healthy(opts: { tenSecondPoints?: boolean; gpuDims?: string[][]; alarms?: MetricAlarm[]; subscriptions?: string[] } = {}) {
+  sm.on(DescribeEndpointCommand).resolves({
+    EndpointName: EP,
+    EndpointArn: `arn:aws:sagemaker:us-east-1:123456789012:endpoint/${EP}`,
+    EndpointConfigName: 'rec-config-1',
+    EndpointStatus: 'InService',
+    CreationTime: new Date(NOW - 86_400_000),
+    LastModifiedTime: new Date(NOW - 86_400_000),
+    ProductionVariants: [
+      { VariantName: 'Primary', CurrentWeight: 1, DesiredWeight: 1, CurrentInstanceCount: 2, DesiredInstanceCount: 2 },
+      { VariantName: 'Fallback', CurrentWeight: 0, DesiredWeight: 0, CurrentInstanceCount: 1, DesiredInstanceCount: 1 },
+    ],
+  });
+  sm.on(DescribeEndpointConfigCommand).resolves({
+    EndpointConfigName: 'rec-config-1',
+    EndpointConfigArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint-config/rec-config-1',
+    CreationTime: new Date(NOW - 86_400_000),
+    ProductionVariants: [
+      { VariantName: 'Primary', ModelName: 'm1', InstanceType: 'ml.g4dn.2xlarge', InitialInstanceCount: 2 },
+      { VariantName: 'Fallback', ModelName: 'm2', InstanceType: 'ml.g4dn.2xlarge', InitialInstanceCount: 1 },
+    ],
+    MetricsConfig: { EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 10 },
+    DataCaptureConfig: {
+      EnableCapture: true,
+      InitialSamplingPercentage: 1,
+      DestinationS3Uri: 's3://rec-capture/datacapture',
+      CaptureOptions: [{ CaptureMode: 'Input' }, { CaptureMode: 'Output' }],
+    },
+  });
+  // CloudWatch as SageMaker fills it: memory every 10 s (or every minute), invocations per minute, the breaker function's runs.
+  const fake = new CloudWatchFake();
+  for (let t = NOW - 20 * 60_000; t < NOW - 20_000; t += opts.tenSecondPoints === false ? 60_000 : 10_000) {
+    fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, 40).put('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, t, 55);
+  }
+  const lastMinute = Math.floor(NOW / 60_000) * 60_000 - 60_000;
+  fake.putMinutes('AWS/SageMaker', 'Invocations', DIMS, lastMinute, Array(60).fill(6000));
+  fake.putMinutes('AWS/Lambda', 'Invocations', { FunctionName: 'Rec-CircuitBreakerFn-1A2B3C' }, lastMinute, Array(10).fill(1));
+  fake.putMinutes('AWS/Lambda', 'Errors', { FunctionName: 'Rec-CircuitBreakerFn-1A2B3C' }, lastMinute, Array(10).fill(0));
+  cw.on(GetMetricDataCommand).callsFake(input => fake.getMetricData(input, NOW));
+  const variantLevel = [
+    { Name: 'EndpointName', Value: EP },
+    { Name: 'VariantName', Value: 'Primary' },
+  ];
+  cw.on(ListMetricsCommand, { MetricName: 'MemoryUtilization' }).resolves({
+    Metrics: [{ Namespace: '/aws/sagemaker/Endpoints', MetricName: 'MemoryUtilization', Dimensions: variantLevel }],
+  });
+  const gpuSets = opts.gpuDims ?? [
+    ['EndpointName', 'VariantName'],
+    ['AcceleratorId', 'EndpointName', 'InstanceId', 'VariantName'],
+  ];
+  cw.on(ListMetricsCommand, { MetricName: 'GPUMemoryUtilization' }).resolves({
+    Metrics: gpuSets.map(set => ({
+      Namespace: '/aws/sagemaker/Endpoints',
+      MetricName: 'GPUMemoryUtilization',
+      Dimensions: set.map(Name => ({ Name, Value: Name === 'EndpointName' ? EP : Name === 'VariantName' ? 'Primary' : 'x' })),
+    })),
+  });
+  cw.on(DescribeAlarmsCommand).resolves({
+    MetricAlarms: opts.alarms ?? [
+      alarm(`${EP}-Primary-MemoryUtilization`),
+      alarm(`${EP}-Primary-breaker-HostMemory`, { Period: 10, EvaluationPeriods: 1, AlarmActions: [] }),
+    ],
+    CompositeAlarms: [{ AlarmName: `${EP}-composite` }],
+  });
+  sns.on(ListSubscriptionsByTopicCommand).resolves({
+    Subscriptions: (opts.subscriptions ?? ['arn:aws:sns:us-east-1:123456789012:rec-alarms:0b3f']).map(SubscriptionArn => ({
+      SubscriptionArn,
+      Protocol: 'email',
+      TopicArn: TOPIC,
+    })),
+  });
+  lambda.on(ListFunctionsCommand).resolves({
+    Functions: [
+      { FunctionName: 'Other', FunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:Other', Environment: { Variables: { FOO: 'bar' } } },
+      { FunctionName: 'Rec-CircuitBreakerFn-1A2B3C', FunctionArn: FN_ARN, Environment: { Variables: ENV } },
+    ],
+  });
+  ev.on(ListRuleNamesByTargetCommand).resolves({ RuleNames: ['Rec-Schedule', 'Rec-Alarms', 'Rec-EndpointEvents'] });
+  ev.on(DescribeRuleCommand).resolves({ State: 'ENABLED' });
+  const state = { state: 'CLOSED' as const, since: NOW - 3_600_000, share: 0, entryShare: 0, step: 0 };
+  ddb.on(GetItemCommand).resolves({ Item: { pk: { S: 'breaker' }, version: { N: '12' }, state: { S: serializeState(state, []) } } });
+  ssm.on(GetParameterCommand).resolves({ Parameter: { Name: '/rec/level', Value: serializeState(state, []) } });
+  ssm.on(GetServiceSettingCommand).resolves({ ServiceSetting: { SettingId: '/ssm/parameter-store/high-throughput-enabled', SettingValue: 'false' } });
+  aas.on(DescribeScalableTargetsCommand).resolves({
+    ScalableTargets: ['Primary', 'Fallback'].map((v, i) => ({
+      ServiceNamespace: 'sagemaker',
+      ResourceId: `endpoint/${EP}/variant/${v}`,
+      ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+      MinCapacity: i === 0 ? 2 : 1,
+      MaxCapacity: 4,
+      RoleARN:
+        'arn:aws:iam::123456789012:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint',
+      CreationTime: new Date(NOW - 86_400_000),
+      ScalableTargetARN: `arn:aws:application-autoscaling:us-east-1:123456789012:scalable-target/0ec${i}`,
+    })),
+  });
+  aas.on(ListTagsForResourceCommand).resolves({ Tags: { [BREAKER_TAG]: 'c8a1b2' } });
+  s3.on(ListObjectsV2Command).resolves({ KeyCount: 1, Contents: [{ Key: 'datacapture/rec/Primary/2026/12/01/12/x.jsonl' }] });
+}
+
+const byId = async () => {
+  const r = await doctor(clients, EP, NOW);
+  return {
+    r,
+    c: Object.fromEntries(
+      r.checks.map(x => [`${x.id}${r.checks.filter(y => y.id === x.id).length > 1 ? `:${r.checks.filter(y => y.id === x.id).indexOf(x)}` : ''}`, x]),
+    ),
+  };
+};
+
+beforeEach(() => {
+  for (const m of [sm, cw, sns, lambda, ddb, ssm, aas, ev, s3]) m.reset();
+});
+
+test('a healthy deployment: every check passes, nothing fails, exit code 0', async () => {
+  healthy();
+  const { r } = await byId();
+  expect(r.checks.filter(x => x.result !== 'PASS')).toEqual([]);
+  expect(r.checks.map(x => x.id)).toEqual([
+    'endpoint',
+    'breaker-function',
+    'metrics-config',
+    'data-capture',
+    'ten-second-data',
+    'variant-series',
+    'alarms',
+    'alarm-subscribers',
+    'breaker-runs',
+    'breaker-rules',
+    'breaker-state',
+    'level-parameter',
+    'weights',
+    'scalable-targets',
+    'scalable-targets',
+    'capture-objects',
+    'parameter-store-throughput',
+  ]);
+  expect(r.ok).toBe(true);
+  expect(r.checks.find(x => x.id === 'ten-second-data')!.saw).toMatch(/MemoryUtilization: \d+ points, 10 s apart/);
+  expect(r.checks.find(x => x.id === 'breaker-function')!.saw).toBe('Rec-CircuitBreakerFn-1A2B3C');
+});
+
+test('a 10-second query answered with 1-minute points: WARN with what it means for detection, not FAIL', async () => {
+  healthy({ tenSecondPoints: false });
+  const { r } = await byId();
+  const x = r.checks.find(c => c.id === 'ten-second-data')!;
+  expect(x.result).toBe('WARN');
+  expect(x.saw).toMatch(/a 10-second query returned points a minute apart/);
+  expect(x.fix).toMatch(/1–2 minutes/);
+  expect(r.ok).toBe(true);
+});
+
+test('a topic whose only subscription is pending: FAIL (an alarm reaches no one), exit code 1', async () => {
+  healthy({ subscriptions: ['PendingConfirmation'] });
+  const x = (await byId()).r.checks.find(c => c.id === 'alarm-subscribers')!;
+  expect(x).toMatchObject({ result: 'FAIL', saw: 'rec-alarms: 1 subscription(s), none confirmed: an alarm reaches no one' });
+  expect(x.fix).toMatch(/confirm/);
+  const out: string[] = [];
+  expect(await doctorMain(['--endpoint', EP], clients, { log: s => out.push(s), error: s => out.push(s) })).toBe(1);
+  expect(out.join('\n')).toMatch(/\| alarm-subscribers \| FAIL \|/);
+});
+
+test('an alarm stuck in INSUFFICIENT_DATA past its evaluation window is named; one within it is not', async () => {
+  healthy({
+    alarms: [
+      alarm(`${EP}-Primary-Stage-inference-MemoryUtilization`, { StateValue: 'INSUFFICIENT_DATA', StateUpdatedTimestamp: new Date(NOW - 3_600_000) }),
+      alarm(`${EP}-Primary-MemoryUtilization`, { StateValue: 'INSUFFICIENT_DATA', StateUpdatedTimestamp: new Date(NOW - 120_000) }),
+    ],
+  });
+  const x = (await byId()).r.checks.find(c => c.id === 'alarms')!;
+  expect(x.result).toBe('WARN');
+  expect(x.saw).toMatch(/1 in INSUFFICIENT_DATA past their evaluation window: rec-Primary-Stage-inference-MemoryUtilization$/);
+});
+
+test("no per-GPU series with the breaker's dimension set: WARN naming the sets seen", async () => {
+  healthy({
+    gpuDims: [
+      ['EndpointName', 'VariantName'],
+      ['EndpointName', 'InstanceId', 'VariantName'],
+    ],
+  });
+  lambda.on(ListFunctionsCommand).resolves({
+    Functions: [
+      { FunctionName: 'Rec-CircuitBreakerFn-1A2B3C', FunctionArn: FN_ARN, Environment: { Variables: { ...ENV, PER_GPU_METRICS: 'true' } } },
+    ],
+  });
+  const x = (await byId()).r.checks.find(c => c.id === 'per-gpu-series')!;
+  expect(x.result).toBe('WARN');
+  expect(x.saw).toBe(
+    'GPUMemoryUtilization dimension sets: {EndpointName, VariantName}, {EndpointName, InstanceId, VariantName}; none is {AcceleratorId, EndpointName, InstanceId, VariantName}',
+  );
+});
+
+test('a throttled call is a WARN for that check; the others still run', async () => {
+  healthy();
+  cw.on(DescribeAlarmsCommand).rejects(
+    new CloudWatchServiceException({ name: 'Throttling', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Rate exceeded' }),
+  );
+  const { r } = await byId();
+  expect(r.checks.find(c => c.id === 'alarms')).toMatchObject({
+    result: 'WARN',
+    saw: expect.stringMatching(/AWS throttled the call \(Throttling\)/),
+  });
+  expect(r.checks.find(c => c.id === 'breaker-state')!.result).toBe('PASS');
+  expect(r.ok).toBe(true);
+});
+
+test('no such endpoint: one FAIL and nothing else is checked; --json prints the report', async () => {
+  sm.on(DescribeEndpointCommand).rejects(
+    new SageMakerServiceException({
+      name: 'ValidationException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+      message: 'Could not find endpoint "nope".',
+    }),
+  );
+  const out: string[] = [];
+  expect(await doctorMain(['--endpoint', 'nope', '--json'], clients, { log: s => out.push(s), error: s => out.push(s) })).toBe(1);
+  const r = JSON.parse(out.join(''));
+  expect(r.checks).toEqual([{ id: 'endpoint', result: 'FAIL', saw: 'no endpoint named nope in this Region', fix: 'check --endpoint and --region' }]);
+});
+
+test('a drill in progress and a disabled rule are reported', async () => {
+  healthy();
+  const drilled = {
+    state: 'DEGRADED' as const,
+    since: NOW - 60_000,
+    share: 0.5,
+    entryShare: 0.5,
+    step: 0,
+    drill: { to: 'DEGRADED' as const, until: NOW + 240_000, id: 'drill-x' },
+  };
+  ddb.on(GetItemCommand).resolves({ Item: { pk: { S: 'breaker' }, version: { N: '13' }, state: { S: serializeState(drilled, []) } } });
+  ev.on(DescribeRuleCommand, { Name: 'Rec-Schedule' }).resolves({ State: 'DISABLED' });
+  const { r } = await byId();
+  expect(r.checks.find(c => c.id === 'breaker-state')).toMatchObject({ result: 'WARN', saw: expect.stringMatching(/drill drill-x holds it until/) });
+  expect(r.checks.find(c => c.id === 'breaker-rules')).toMatchObject({ result: 'FAIL', saw: 'disabled: Rec-Schedule (DISABLED)' });
+});
+
+test('usage errors exit 2 with the usage; --help exits 0', async () => {
+  const out: string[] = [];
+  const o = { log: (s: string) => out.push(s), error: (s: string) => out.push(s) };
+  expect(await doctorMain([], clients, o)).toBe(2);
+  expect(await doctorMain(['--endpoint'], clients, o)).toBe(2);
+  expect(await doctorMain(['--help'], clients, o)).toBe(0);
+  expect(out.join('\n')).toMatch(/--endpoint NAME is required[\s\S]*usage: sagemaker-resilient-endpoint doctor/);
+});
+
+test('spacing comes from the timestamps, in any order', () => {
+  expect(spacingSeconds([new Date(60_000), new Date(0), new Date(120_000)])).toBe(60);
+  expect(spacingSeconds([new Date(0)])).toBeUndefined();
+});
+
+test('the table has a row per check and the counts', async () => {
+  healthy({ subscriptions: [] });
+  const text = formatReport(await doctor(clients, EP, NOW));
+  expect(text).toMatch(/^doctor: rec at 2026-12-01T12:00:30.000Z/);
+  expect(text).toMatch(/\| alarm-subscribers \| FAIL \| rec-alarms: no subscription: an alarm reaches no one \| set monitoring.notify/);
+  expect(text).toMatch(/16 PASS, 0 WARN, 1 FAIL, 0 SKIP: FAILED$/);
+});
+
+test('when AWS cannot be reached at all the report fails (a pipeline must not read it as healthy)', async () => {
+  sm.on(DescribeEndpointCommand).rejects(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:443'), { name: 'Error' }));
+  const r = await doctor(clients, EP, NOW);
+  expect(r.checks).toEqual([
+    expect.objectContaining({ id: 'endpoint', result: 'FAIL', saw: 'could not check: Error: connect ECONNREFUSED 127.0.0.1:443' }),
+  ]);
+  expect(r.ok).toBe(false);
+});
