@@ -43,7 +43,7 @@ if (workers !== '6') throw new Error('expected 6 workers, got ' + workers);
 const simulation = require('${pkg.name}/simulation');
 if (typeof simulation.runSimulation !== 'function' || typeof simulation.calibrateIncidentA !== 'function') throw new Error('the simulation entry point is missing');
 const facade = require('${pkg.name}').simulation;
-if (Object.keys(facade).sort().join() !== 'SimulationTrace,Simulator,Traces') throw new Error('the root simulation namespace should hold the facade only, got ' + Object.keys(facade));
+if (Object.keys(facade).sort().join() !== 'SimulationMemoryModel,SimulationTrace,Simulator,Traces') throw new Error('the root simulation namespace should hold the facade only, got ' + Object.keys(facade));
 const report = facade.Simulator.compare(facade.Traces.fromValues(Array(300).fill(50)), stack.node.findChild('Endpoint'));
 if (report.outcomes.length !== 4 || !report.chartSvg.startsWith('<svg')) throw new Error('Simulator.compare returned ' + JSON.stringify(report.outcomes));
 console.log('consumer app synthesized ' + types.length + ' resources (' + [...new Set(types)].length + ' types), workers=' + workers + '; simulation entry point loads; '

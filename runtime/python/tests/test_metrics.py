@@ -38,6 +38,7 @@ class StageMemoryPublisherTest(unittest.TestCase):
         namespace, data = self.cw.calls[0]
         self.assertEqual(namespace, "ResilientEndpoint/Application")
         self.assertEqual(data[0]["MetricName"], "MemoryUtilization")
+        self.assertEqual(data[0]["Unit"], "Percent")  # the alarms' threshold is a percentage
         self.assertEqual(data[0]["Dimensions"], [
             {"Name": "EndpointName", "Value": "rec-endpoint"},
             {"Name": "VariantName", "Value": "Primary"},

@@ -10,6 +10,8 @@ class LengthTiersTest(unittest.TestCase):
     def test_level_0_full_length_up_to_the_maximum(self):
         seq = list(range(1000))
         self.assertEqual(self.t.apply(seq, 0), seq)
+        exactly = list(range(1024))  # MAX_SEQ_LEN itself is accepted (incident A: "> 1024 rejected")
+        self.assertEqual(self.t.apply(exactly, 0), exactly)
 
     def test_over_the_maximum_is_rejected_at_every_level_as_a_4xx(self):
         for level in (0, 1, 2):
@@ -54,6 +56,9 @@ class LengthTiersTest(unittest.TestCase):
             LengthTiers(max_len=100, degraded_len=200)
         with self.assertRaises(ValueError):
             LengthTiers(max_len=0, degraded_len=0)
+        with self.assertRaises(ValueError):
+            LengthTiers(max_len=100, degraded_len=101)
+        self.assertEqual(LengthTiers(max_len=100, degraded_len=100).degraded_len, 100)
 
 
 if __name__ == "__main__":
