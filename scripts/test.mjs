@@ -12,12 +12,12 @@ const steps = {
   python: { cmd: 'npm run test:python --silent', why: 'runtime helper and example inference code' },
   package: { cmd: 'node scripts/check-package.mjs', needs: ['bundle'], why: 'npm tarball in a plain JavaScript app; README quick start' },
   lint: { cmd: 'npm run lint --silent', why: 'eslint and prettier' },
-  floor: { cmd: 'node scripts/check-floor.mjs', why: 'type-check and tests against the lowest peer versions' },
+  floor: { cmd: 'node scripts/check-floor.mjs', needs: ['bundle'], why: 'type-check and templates at the lowest peer versions' },
   jsii: { cmd: 'node scripts/check-jsii.mjs', needs: ['bundle'], why: 'jsii assembly, Python bindings, README Python quick start' },
 };
 const lanes = [
-  ['compile', 'bundle', 'jest', 'python'],
-  ['lint', 'floor', 'jsii', 'package'],
+  ['compile', 'bundle', 'jest'],
+  ['lint', 'python', 'floor', 'jsii', 'package'],
 ];
 
 const serial = process.argv.includes('--serial');
