@@ -6,7 +6,10 @@
 import { spawn } from 'node:child_process';
 
 const steps = {
-  compile: { cmd: 'npx tsc -p tsconfig.json', why: 'type-check and build lib, lambda, bin, bench and tests into dist/' },
+  compile: {
+    cmd: 'npx tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/tsconfig.tsbuildinfo',
+    why: 'type-check and build lib, lambda, bin, bench and tests into dist/',
+  },
   bundle: { cmd: 'npm run bundle --silent', needs: ['compile'], why: 'Lambda bundle and example model archives' },
   jest: { cmd: 'npx jest --silent', needs: ['bundle'], why: 'unit, template and simulator tests' },
   python: { cmd: 'npm run test:python --silent', why: 'runtime helper and example inference code' },

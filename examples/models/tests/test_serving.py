@@ -5,6 +5,7 @@ stand-in for each image's serving stack (harness.py), and the profiler and the m
 Without the frameworks these tests are skipped, and say so: `apt-get install -y python3-torch
 python3-sklearn python3-numpy python3-boto3`, then run them with /usr/bin/python3.
 """
+import functools
 import json
 import os
 import subprocess
@@ -163,10 +164,16 @@ def profile(name, *args):
         return json.load(f), run.stdout
 
 
+@functools.lru_cache(maxsize=None)
+def recommender_profile():
+    """The recommender profiled once for the suite (a profile is ~5 s of CPU: a fresh process per size point)."""
+    return profile("recommender", "--lengths", "powerlaw:5:3000", "--mobile-extra", "15%", "--count", "400", "--points", "4", "--repeats", "1", "--soak", "150")
+
+
 @unittest.skipUnless(TORCH and SKLEARN, "torch / scikit-learn not installed: the profiler on the examples is skipped " + INSTALL)
 class ProfilerTest(unittest.TestCase):
     def test_the_recommender_grows_with_the_square_of_the_sequence_length(self):
-        p, printed = profile("recommender", "--lengths", "powerlaw:5:3000", "--mobile-extra", "15%", "--count", "400", "--points", "4", "--repeats", "1", "--soak", "150")
+        p, printed = recommender_profile()
         self.assertEqual(p["sizeUnit"], "events")
         self.assertGreater(p["curve"]["c"], 0)
         sizes = [q["size"] for q in p["points"] if "error" not in q]
@@ -223,7 +230,7 @@ print(json.dumps({"answers": answers, "peak": peak, "budget": budget, "rejected"
 @unittest.skipUnless(TORCH and SKLEARN, "torch not installed: the guard's power-law replay is skipped " + INSTALL)
 class GuardReplayTest(unittest.TestCase):
     def test_a_power_law_replay_on_a_small_budget_every_request_served_or_cleanly_refused_and_the_peak_under_budget(self):
-        p, _ = profile("recommender", "--lengths", "powerlaw:5:3000", "--count", "200", "--points", "4", "--repeats", "1", "--soak", "0")
+        p, _ = recommender_profile()
         run = subprocess.run([sys.executable, "-c", REPLAY, HERE, os.path.join(ROOT, "runtime", "python"), tempfile.mkdtemp(), json.dumps(p["curve"])],
                              capture_output=True, text=True, timeout=600)
         self.assertEqual(run.returncode, 0, run.stderr[-3000:])
