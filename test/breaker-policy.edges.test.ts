@@ -1,0 +1,280 @@
+/**
+ * The policy at its edges: each test pins one boundary or guard the README states (a threshold is "at
+ * or above", data exactly as old as the staleness limit is fresh, the probation, what counts as a
+ * change worth writing, the fallback's capacity cap, a stored state that is not ours). Written from the
+ * bugs a mutation run (npm run mutation) showed that no other test noticed.
+ */
+import { BreakerState, coolFor, DEFAULT_CONFIG, decide, EndpointView, MemoryPoint, tryParseState } from '../lib/breaker/policy';
+
+const V = { primary: 'Primary', fallback: 'Fallback' };
+const MIN = 60_000;
+const NOW = 60 * MIN;
+const inService = (p: number, f: number, instances?: Record<string, number>): EndpointView => ({
+  status: 'InService',
+  weights: { Primary: p, Fallback: f },
+  ...(instances ? { instances } : {}),
+});
+const closed: BreakerState = { state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0 };
+const degraded: BreakerState = { state: 'DEGRADED', since: 0, share: 0.5, entryShare: 0.5, step: 0 };
+const open: BreakerState = { state: 'OPEN', since: NOW - 10 * MIN, share: 1, entryShare: 1, step: 0 };
+/** One-minute points ending 90 s before NOW (CloudWatch's delay), oldest first. */
+const minutes = (values: number[], end = NOW - 90_000): MemoryPoint[] => values.map((v, i) => ({ t: end - (values.length - 1 - i) * MIN, v }));
+const at = (v: number): MemoryPoint[] => minutes([v]);
+const cool = minutes([40, 40, 40, 40, 40, 40]);
+
+describe('coolFor: the hysteresis window', () => {
+  const tenSeconds = (n: number, v = 40) => Array.from({ length: n }, (_, i) => ({ t: i * 10_000, v }));
+
+  test('one point is never enough; two one-minute buckets cover a one-minute dwell', () => {
+    expect(coolFor([{ t: 0, v: 10 }], 70, 60)).toBe(false);
+    expect(coolFor([{ t: 0, v: 10 }], 70, 0)).toBe(false);
+    expect(
+      coolFor(
+        [
+          { t: 0, v: 10 },
+          { t: MIN, v: 10 },
+        ],
+        70,
+        60,
+      ),
+    ).toBe(true);
+  });
+
+  test('a hot point just before the dwell does not count; one inside it does', () => {
+    const pts = tenSeconds(40);
+    // The dwell of 300 s ends one bucket after the newest point: it starts at the 11th point (index 10).
+    pts[9] = { ...pts[9], v: 90 };
+    expect(coolFor(pts, 70, 300)).toBe(true);
+    pts[10] = { ...pts[10], v: 90 };
+    expect(coolFor(pts, 70, 300)).toBe(false);
+  });
+
+  test('a point missing right before the newest is a hole, whatever the last gap is', () => {
+    const pts = tenSeconds(40).filter((_, i) => i !== 38);
+    expect(coolFor(pts, 70, 300)).toBe(false);
+  });
+
+  test('a repeated timestamp does not shrink the spacing to zero', () => {
+    const pts = tenSeconds(40);
+    pts.splice(20, 0, { ...pts[20] });
+    expect(coolFor(pts, 70, 300)).toBe(true);
+  });
+
+  test('memory exactly at the recovery level is not below it', () => {
+    expect(coolFor(tenSeconds(40, 70), 70, 300)).toBe(false);
+    expect(coolFor(tenSeconds(40, 69.9), 70, 300)).toBe(true);
+  });
+});
+
+describe('thresholds are "at or above", and data exactly at the staleness limit is fresh', () => {
+  test('memory exactly at 95 % opens; exactly at 80 % degrades', () => {
+    expect(decide(closed, { memory: at(95) }, inService(1, 0), V, DEFAULT_CONFIG, NOW).next.state).toBe('OPEN');
+    expect(decide(closed, { memory: at(80) }, inService(1, 0), V, DEFAULT_CONFIG, NOW).next.state).toBe('DEGRADED');
+  });
+
+  test('a 5XX rate exactly at 5 % with exactly the minimum invocations opens; one invocation fewer is not judged', () => {
+    const with20 = decide(closed, { memory: at(40), errors: 1, invocations: 20 }, inService(1, 0), V, DEFAULT_CONFIG, NOW);
+    expect(with20.next.state).toBe('OPEN');
+    const with19 = decide(closed, { memory: at(40), errors: 19, invocations: 19 }, inService(1, 0), V, DEFAULT_CONFIG, NOW);
+    expect(with19.next.state).toBe('CLOSED');
+  });
+
+  test('errors without an invocation count are not judged', () => {
+    expect(decide(closed, { memory: at(40), errors: 50 }, inService(1, 0), V, DEFAULT_CONFIG, NOW).next.state).toBe('CLOSED');
+  });
+
+  test('the newest point exactly 5 minutes old still counts; a millisecond older, it does not', () => {
+    const five = [{ t: NOW - 300_000, v: 90 }];
+    expect(decide(closed, { memory: five }, inService(1, 0), V, DEFAULT_CONFIG, NOW).next.state).toBe('DEGRADED');
+    expect(decide(closed, { memory: five }, inService(1, 0), V, DEFAULT_CONFIG, NOW + 1).next.state).toBe('CLOSED');
+  });
+
+  test('a point without a value (NaN) is skipped: the breaker judges the newest real one', () => {
+    const memory = [...at(90), { t: NOW - 30_000, v: NaN }];
+    expect(decide(closed, { memory }, inService(1, 0), V, DEFAULT_CONFIG, NOW).next.state).toBe('DEGRADED');
+  });
+
+  test('a stale 1-minute series cannot stand in for holes in the fine one', () => {
+    const fine = [{ t: NOW - 20_000, v: 40 }]; // one fresh point: not enough for the dwell
+    const oldMinutes = minutes([40, 40, 40, 40, 40, 40], NOW - 301_000);
+    expect(decide(degraded, { memory: fine, minuteMemory: oldMinutes }, inService(0.5, 0.5), V, DEFAULT_CONFIG, NOW).next.state).toBe('DEGRADED');
+    const freshMinutes = minutes([40, 40, 40, 40, 40, 40]);
+    expect(decide(degraded, { memory: fine, minuteMemory: freshMinutes }, inService(0.5, 0.5), V, DEFAULT_CONFIG, NOW).next.state).toBe('RECOVERING');
+  });
+});
+
+describe('what is stored: only a real change is written', () => {
+  test('OPEN and still critical: nothing changes, not even the time it opened (the dwell counts from entry)', () => {
+    const d = decide(open, { memory: at(97) }, inService(0, 1), V, DEFAULT_CONFIG, NOW);
+    expect(d.next).toEqual(open);
+    expect(d.changed).toBe(false);
+    expect(d.reasons[0]).toMatch(/still critical/);
+  });
+
+  test('OPEN, errors still high at normal memory: held', () => {
+    const d = decide(open, { memory: cool, errors: 100, invocations: 1000 }, inService(0, 1), V, DEFAULT_CONFIG, NOW);
+    expect(d.next.state).toBe('OPEN');
+    expect(d.changed).toBe(false);
+  });
+
+  test('DEGRADED that escalates to OPEN keeps its failed-probe count; CLOSED past probation forgets it', () => {
+    const d = decide({ ...degraded, failedProbes: 2 }, { memory: at(96) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, NOW);
+    expect(d.next).toMatchObject({ state: 'OPEN', failedProbes: 2 });
+    const longAgo = { ...closed, failedProbes: 2, recoveredAt: NOW - 11 * MIN };
+    const hot = decide(longAgo, { memory: at(85) }, inService(1, 0), V, DEFAULT_CONFIG, NOW);
+    expect(hot.next).toMatchObject({ state: 'DEGRADED', failedProbes: 0 });
+    expect(hot.reasons[0]).not.toMatch(/failed probe/);
+  });
+
+  test('hot within the probation after CLOSED is a failed probe; exactly at its end it is not', () => {
+    const recent = { ...closed, failedProbes: 1, recoveredAt: NOW - 9 * MIN };
+    expect(decide(recent, { memory: at(85) }, inService(1, 0), V, DEFAULT_CONFIG, NOW).next).toMatchObject({ state: 'DEGRADED', failedProbes: 2 });
+    const ended = { ...closed, failedProbes: 1, recoveredAt: NOW - 10 * MIN };
+    expect(decide(ended, { memory: at(85) }, inService(1, 0), V, DEFAULT_CONFIG, NOW).next.failedProbes).toBe(0);
+  });
+
+  test('CLOSED and cool past the probation: the probe record is dropped and written once, the time CLOSED kept', () => {
+    const past = { ...closed, since: NOW - 20 * MIN, failedProbes: 1, recoveredAt: NOW - 10 * MIN };
+    const d = decide(past, { memory: cool }, inService(1, 0), V, DEFAULT_CONFIG, NOW);
+    expect(d.next).toEqual({ state: 'CLOSED', since: NOW - 20 * MIN, share: 0, entryShare: 0, step: 0 });
+    expect(d.changed).toBe(true);
+    const within = { ...past, recoveredAt: NOW - 10 * MIN + 1 };
+    const kept = decide(within, { memory: cool }, inService(1, 0), V, DEFAULT_CONFIG, NOW);
+    expect(kept.next).toEqual(within);
+    expect(kept.changed).toBe(false);
+  });
+
+  test('a recovery step is a change even when only the step moves (same share, no fallback)', () => {
+    const recovering: BreakerState = { state: 'RECOVERING', since: NOW - 3 * MIN, share: 0, entryShare: 0, step: 1 };
+    const d = decide(
+      recovering,
+      { memory: cool },
+      { status: 'InService', weights: { Primary: 1 } },
+      { primary: 'Primary' },
+      { ...DEFAULT_CONFIG, hasFallback: false },
+      NOW,
+    );
+    expect(d.next).toMatchObject({ state: 'RECOVERING', step: 2 });
+    expect(d.changed).toBe(true);
+  });
+
+  test('a recovery step waits exactly the step time: 119 s hold, 120 s step', () => {
+    const recovering = (ago: number): BreakerState => ({ state: 'RECOVERING', since: NOW - ago, share: 1 / 3, entryShare: 0.5, step: 1 });
+    expect(decide(recovering(119_000), { memory: cool }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, NOW).next.step).toBe(1);
+    expect(decide(recovering(120_000), { memory: cool }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, NOW).next.step).toBe(2);
+  });
+
+  test('the last step says CLOSED; the others name their step', () => {
+    const at2: BreakerState = { state: 'RECOVERING', since: NOW - 3 * MIN, share: 1 / 6, entryShare: 0.5, step: 2 };
+    expect(decide(at2, { memory: cool }, inService(5 / 6, 1 / 6), V, DEFAULT_CONFIG, NOW).reasons[0]).toBe('last recovery step: CLOSED');
+    const at1 = { ...at2, step: 1, share: 1 / 3 };
+    expect(decide(at1, { memory: cool }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, NOW).reasons[0]).toBe('recovery step 2/3');
+  });
+
+  test('weights already where they should be are not written again, within rounding', () => {
+    expect(decide(degraded, { memory: at(75) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, NOW).setWeights).toBeUndefined();
+    expect(decide(degraded, { memory: at(75) }, inService(0.50000001, 0.49999999), V, DEFAULT_CONFIG, NOW).setWeights).toBeUndefined();
+    expect(decide(degraded, { memory: at(75) }, inService(0.6, 0.5), V, DEFAULT_CONFIG, NOW).setWeights).toEqual({ Primary: 0.5, Fallback: 0.5 });
+  });
+
+  test('weights with a variant missing from the endpoint are written', () => {
+    expect(decide(degraded, { memory: at(75) }, { status: 'InService', weights: { Primary: 0.5 } }, V, DEFAULT_CONFIG, NOW).setWeights).toEqual({
+      Primary: 0.5,
+      Fallback: 0.5,
+    });
+  });
+});
+
+describe("the fallback's capacity caps the share", () => {
+  const capacities = {
+    ...V,
+    primaryCapacity: { min: 2, max: 4, qpsPerInstance: 100 },
+    fallbackCapacity: { min: 1, max: 4, qpsPerInstance: 50 },
+  };
+
+  test('1 fallback instance of 50 QPS beside 2 primary ones of 100: 25 % of the traffic, said in the reasons', () => {
+    const d = decide(closed, { memory: at(85) }, inService(1, 0, { Primary: 2, Fallback: 1 }), capacities, DEFAULT_CONFIG, NOW);
+    expect(d.effectiveShare).toBe(0.25);
+    expect(d.setWeights).toEqual({ Primary: 0.75, Fallback: 0.25 });
+    expect(d.reasons.join(' ')).toMatch(/fallback share held at 0.25 of 0.5/);
+  });
+
+  test('enough fallback instances: the whole share, and no "held" reason', () => {
+    const d = decide(closed, { memory: at(85) }, inService(1, 0, { Primary: 2, Fallback: 2 }), capacities, DEFAULT_CONFIG, NOW);
+    expect(d.effectiveShare).toBe(0.5);
+    expect(d.reasons.join(' ')).not.toMatch(/held at/);
+  });
+
+  test('without the instance counts of both variants the target share is used', () => {
+    expect(decide(closed, { memory: at(85) }, inService(1, 0, { Primary: 2 }), capacities, DEFAULT_CONFIG, NOW).effectiveShare).toBe(0.5);
+    expect(decide(closed, { memory: at(85) }, inService(1, 0, { Fallback: 1 }), capacities, DEFAULT_CONFIG, NOW).effectiveShare).toBe(0.5);
+    const noPrimaryCapacity = { ...capacities, primaryCapacity: undefined };
+    expect(
+      decide(closed, { memory: at(85) }, inService(1, 0, { Primary: 2, Fallback: 1 }), noPrimaryCapacity, DEFAULT_CONFIG, NOW).effectiveShare,
+    ).toBe(0.5);
+  });
+
+  test('no primary instance in service: the fallback may take its full share', () => {
+    expect(decide(closed, { memory: at(85) }, inService(1, 0, { Primary: 0, Fallback: 1 }), capacities, DEFAULT_CONFIG, NOW).effectiveShare).toBe(
+      0.5,
+    );
+  });
+
+  test("the fallback's minimum follows the primary's instances in service, at the fallback's QPS per instance", () => {
+    // 3 primary instances × 100 QPS × 50 % = 150 QPS on the fallback: 3 instances of 50.
+    const d = decide(closed, { memory: at(85) }, inService(1, 0, { Primary: 3, Fallback: 1 }), capacities, DEFAULT_CONFIG, NOW);
+    expect(d.capacity).toEqual({ suspendPrimaryScaleIn: true, fallbackMinCapacity: 3 });
+    // Unknown instances: the primary's minimum (2 × 100 × 50 % = 100 QPS: 2 of 50).
+    expect(decide(closed, { memory: at(85) }, undefined, capacities, DEFAULT_CONFIG, NOW).capacity.fallbackMinCapacity).toBe(2);
+    // CLOSED: back to its configured minimum.
+    expect(decide(closed, { memory: at(40) }, inService(1, 0), capacities, DEFAULT_CONFIG, NOW).capacity).toEqual({
+      suspendPrimaryScaleIn: false,
+      fallbackMinCapacity: 1,
+    });
+  });
+
+  test('no fallback: only the scale-in hold', () => {
+    const d = decide(
+      closed,
+      { memory: at(85) },
+      { status: 'InService', weights: { Primary: 1 } },
+      { primary: 'Primary' },
+      { ...DEFAULT_CONFIG, hasFallback: false },
+      NOW,
+    );
+    expect(d.capacity).toEqual({ suspendPrimaryScaleIn: true });
+  });
+});
+
+describe('a stored state that is not ours parses as nothing', () => {
+  test.each([
+    ['empty', ''],
+    ['null', 'null'],
+    ['a number', '42'],
+    ['an unknown state', '{"state":"HALF_OPEN","since":1,"share":0}'],
+    ['no since', '{"state":"CLOSED","share":0}'],
+    ['a share above 1', '{"state":"DEGRADED","since":1,"share":1.5}'],
+    ['a negative share', '{"state":"DEGRADED","since":1,"share":-0.1}'],
+    ['not JSON', '{state'],
+  ])('%s', (_, raw) => {
+    expect(tryParseState(raw)).toBeUndefined();
+  });
+
+  test('a valid state keeps what it has and defaults what it lacks', () => {
+    expect(tryParseState('{"state":"DEGRADED","since":5,"share":0.5}')).toEqual({
+      state: 'DEGRADED',
+      since: 5,
+      share: 0.5,
+      entryShare: 0.5,
+      step: 0,
+    });
+    expect(tryParseState('{"state":"CLOSED","since":5,"share":0,"failedProbes":0}')).toEqual({
+      state: 'CLOSED',
+      since: 5,
+      share: 0,
+      entryShare: 0,
+      step: 0,
+    });
+    expect(tryParseState('{"state":"OPEN","since":5,"share":1,"drill":{"to":"HALF","until":9}}')).not.toHaveProperty('drill');
+  });
+});
