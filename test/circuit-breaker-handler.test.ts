@@ -315,6 +315,30 @@ test("the level is retried until it lands while SSM throttles (the containers' r
   expect(published()).toMatchObject({ level: 1, state: 'DEGRADED' });
 });
 
+test('SSM throttling that does not end: 6 attempts with waits that grow (0.1 … 1.6 s), then a clean failure the next evaluation repairs; other errors are not retried', async () => {
+  await stored(CLOSED);
+  metrics([90], []);
+  endpoint();
+  ssm.on(PutParameterCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }));
+  const started = Date.now();
+  const r = await evaluate(alarmEvent, settings, clients, NOW);
+  const waited = Date.now() - started;
+  expect(r.outcome).toBe('failed');
+  expect(r.reasons[0]).toMatch(/^ThrottlingException: Rate exceeded/);
+  expect(r.calls.filter(c => c === 'ssm:PutParameter')).toHaveLength(6);
+  expect(waited).toBeGreaterThanOrEqual(3000); // 100 + 200 + 400 + 800 + 1600 ms
+  expect(ssm.commandCalls(PutParameterCommand)[0].args[0].input).toMatchObject({ Name: settings.parameterName, Overwrite: true, Type: 'String' });
+
+  ssm.reset();
+  param();
+  ssm
+    .on(PutParameterCommand)
+    .rejects(Object.assign(new Error('not authorized'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }));
+  const denied = await evaluate(alarmEvent, settings, clients, NOW);
+  expect(denied.outcome).toBe('failed');
+  expect(denied.calls.filter(c => c === 'ssm:PutParameter')).toHaveLength(1);
+});
+
 describe('capacity follows the state (Application Auto Scaling settings, never counts)', () => {
   const registered = () => aas.commandCalls(RegisterScalableTargetCommand).map(c => c.args[0].input);
 
