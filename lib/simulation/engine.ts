@@ -275,6 +275,12 @@ interface Instance {
   active: Req[];
   queue: { len: number; arrive: number; scale: number }[];
 }
+/** Starts `req` in slot `s` of `inst`: the slot is busy until it finishes, and it is the slot's latest request. */
+function occupy(inst: Instance, s: number, req: Req): void {
+  inst.slots[s] = req.finish;
+  inst.lastInSlot[s] = req;
+  inst.active.push(req);
+}
 interface Published {
   t: number;
   availableAt: number;
@@ -547,18 +553,10 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
               rejectedByBackstop++;
               continue;
             }
-            const finish = start + serviceTime(vs.v, len * scale);
-            inst.slots[s] = finish;
-            const req = { arrive, start, finish, mem, worker, est: estimate };
-            inst.lastInSlot[s] = req;
-            inst.active.push(req);
+            occupy(inst, s, { arrive, start, finish: start + serviceTime(vs.v, len * scale), mem, worker, est: estimate });
             continue;
           }
-          const finish = start + serviceTime(vs.v, len * scale);
-          inst.slots[s] = finish;
-          const req = { arrive, start, finish, mem, worker, est: mem };
-          inst.lastInSlot[s] = req;
-          inst.active.push(req);
+          occupy(inst, s, { arrive, start, finish: start + serviceTime(vs.v, len * scale), mem, worker, est: mem });
         }
         if (qi) inst.queue.splice(0, qi);
         // What cannot start this second waits in the model server's queue; beyond its limit: 503.
