@@ -157,3 +157,94 @@ test.each([1, 10, 30])('steady state: the AWS calls of one evaluation of %i endp
   expect(r.calls.length).toBe(2 * Math.ceil(n / 10) + Math.ceil(n / 100) + Math.ceil((6 * n) / 500));
   expect(r.calls).not.toContain('sagemaker:DescribeEndpoint');
 });
+
+test('an event that is not a trigger is ignored without a call', async () => {
+  const f = await fleet(2, () => 88);
+  const r = await evaluateFleet({ source: 'aws.s3', 'detail-type': 'Object Created', detail: {} }, f.settings, clients, NOW);
+  expect(r).toEqual({ outcome: 'ignored', endpoints: {}, calls: [] });
+  expect(ssm.calls()).toHaveLength(0);
+  expect(JSON.parse((console.log as jest.Mock).mock.calls[0][0])).toMatchObject({
+    outcome: 'ignored',
+    reasons: ['not a schedule, alarm or endpoint state-change event'],
+    event: { source: 'aws.s3', detailType: 'Object Created' },
+  });
+});
+
+test("the reads of a degrading evaluation, in order, and each endpoint's own calls after them", async () => {
+  const f = await fleet(2, i => (i === 0 ? 88 : 45));
+  const send = jest.spyOn(clients.dynamodb, 'send');
+  const r = await evaluateFleet(schedule, f.settings, clients, NOW);
+  expect(r.outcome).toBe('evaluated');
+  expect(r.calls.slice(0, 4)).toEqual(['ssm:GetParameters', 'dynamodb:BatchGetItem', 'ssm:GetParameters', 'cloudwatch:GetMetricData']);
+  // ep-0 degrades: its own calls (the endpoint's weights, the level, the state write) come after the batched reads.
+  expect(r.calls.slice(4)).toEqual(r.endpoints['ep-0'].calls.concat(r.endpoints['ep-1'].calls));
+  expect(r.endpoints['ep-0'].calls).toEqual(expect.arrayContaining(['sagemaker:UpdateEndpointWeightsAndCapacities', 'ssm:PutParameter']));
+  // The states are read consistently: the version a conditional write compares with must be the newest.
+  const batch = send.mock.calls.map(([c]) => c.input as any).find(i => i.RequestItems);
+  expect(batch.RequestItems[f.settings.tableName]).toEqual({ Keys: [{ pk: { S: 'ep-0' } }, { pk: { S: 'ep-1' } }], ConsistentRead: true });
+  // The decision log names each endpoint's outcome and state.
+  const lines = (console.log as jest.Mock).mock.calls.map(([l]) => JSON.parse(l));
+  expect(lines.find(l => l.component === 'circuit-breaker-fleet')).toEqual({
+    component: 'circuit-breaker-fleet',
+    endpoints: { 'ep-0': 'evaluated DEGRADED', 'ep-1': 'evaluated CLOSED' },
+    calls: r.calls.length,
+  });
+});
+
+test('endpoints of one period share a GetMetricData over the widest of their windows, oldest first', async () => {
+  const f = await fleet(2, () => 45);
+  // ep-1 judges its error rate over 30 minutes: the shared range must reach back that far.
+  const wide = JSON.parse(f.params.get('/cfg/ep-1')!);
+  f.params.set('/cfg/ep-1', JSON.stringify({ ...wide, errorWindowSeconds: 1800 }));
+  await evaluateFleet(schedule, f.settings, clients, NOW);
+  const [input] = cw.commandCalls(GetMetricDataCommand).map(c => c.args[0].input);
+  const minute = Math.floor(NOW / 60_000) * 60_000;
+  expect(input).toMatchObject({ StartTime: new Date(minute - 30 * 60_000), EndTime: new Date(minute), ScanBy: 'TimestampAscending' });
+  expect(input.MetricDataQueries!.map(q => q.Id)).toEqual(['e0_mem', 'e0_err', 'e0_inv', 'e1_mem', 'e1_err', 'e1_inv']);
+});
+
+test("a failed endpoint's reason names the error", async () => {
+  const f = await fleet(
+    1,
+    () => 88,
+    () => {
+      throw new TypeError('a bug that only this endpoint hits');
+    },
+  );
+  const r = await evaluateFleet(schedule, f.settings, clients, NOW);
+  expect(r.endpoints['ep-0']).toEqual({ outcome: 'failed', reasons: ['TypeError: a bug that only this endpoint hits'], calls: [] });
+  const line = (console.log as jest.Mock).mock.calls.map(([l]) => JSON.parse(l)).find(l => l.component === 'circuit-breaker-fleet');
+  expect(line.endpoints).toEqual({ 'ep-0': 'failed' });
+});
+
+test('an alarm of no endpoint of this fleet evaluates none (and reads no state)', async () => {
+  const f = await fleet(2, () => 88);
+  const alarm = {
+    source: 'aws.cloudwatch',
+    'detail-type': 'CloudWatch Alarm State Change',
+    detail: { alarmName: 'other-Primary-breaker-HostMemory' },
+  };
+  const r = await evaluateFleet(alarm, f.settings, clients, NOW);
+  expect(r.endpoints).toEqual({});
+  expect(r.calls).toEqual(['ssm:GetParameters']);
+});
+
+test('a CLOSED endpoint whose published level is not CLOSED (a level write that was lost) is read and republished, not skipped', async () => {
+  const f = await fleet(2, () => 45);
+  // ep-0: the table says CLOSED, its parameter still says DEGRADED; ep-1: level 0 but a stale state name.
+  f.params.set('/level/ep-0', JSON.stringify({ level: 1, state: 'DEGRADED' }));
+  f.params.set('/level/ep-1', JSON.stringify({ level: 0, state: 'RECOVERING' }));
+  const r = await evaluateFleet(schedule, f.settings, clients, NOW);
+  for (const name of ['ep-0', 'ep-1']) {
+    expect(r.endpoints[name].calls).toContain('sagemaker:DescribeEndpoint');
+    expect(JSON.parse(f.params.get(`/level/${name}`)!)).toMatchObject({ level: 0, state: 'CLOSED' });
+  }
+});
+
+test('an endpoint whose level parameter does not exist yet is evaluated and its level written', async () => {
+  const f = await fleet(1, () => 45);
+  f.params.delete('/level/ep-0');
+  const r = await evaluateFleet(schedule, f.settings, clients, NOW);
+  expect(r.endpoints['ep-0']).toMatchObject({ outcome: 'evaluated', state: 'CLOSED' });
+  expect(JSON.parse(f.params.get('/level/ep-0')!)).toMatchObject({ level: 0, state: 'CLOSED' });
+});

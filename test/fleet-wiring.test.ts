@@ -86,6 +86,21 @@ describe.each(NAMES)("endpoint '%s' (its name a prefix of another, or another's 
       (r.Properties.EventPattern?.detail?.EndpointName ?? []).includes(name),
     );
     expect(endpointRules).toHaveLength(1);
+    // The patterns match the events as the services send them (source and detail-type of CloudWatch's
+    // alarm state changes and of SageMaker's endpoint events), and a failed delivery is retried, then kept.
+    expect(rules[0][1].Properties.EventPattern).toEqual({
+      source: ['aws.cloudwatch'],
+      'detail-type': ['CloudWatch Alarm State Change'],
+      detail: { alarmName: expect.arrayContaining([`${name}-Primary-breaker-HostMemory`]) },
+    });
+    expect(endpointRules[0][1].Properties.EventPattern).toEqual({
+      source: ['aws.sagemaker'],
+      'detail-type': ['SageMaker Endpoint State Change', 'SageMaker Endpoint Deployment State Change'],
+      detail: { EndpointName: expect.arrayContaining([name]) },
+    });
+    for (const [, rule] of [rules[0], endpointRules[0]]) {
+      expect(rule.Properties.Targets[0]).toMatchObject({ RetryPolicy: { MaximumRetryAttempts: 2 }, DeadLetterConfig: { Arn: expect.anything() } });
+    }
   });
 
   test("the function's environment names its settings parameter, whose value names its own level parameter", () => {

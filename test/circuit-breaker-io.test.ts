@@ -1,0 +1,477 @@
+/**
+ * The breaker function's thin AWS layer, piece by piece: the CloudWatch queries it sends and how it
+ * reads CloudWatch's answers, the Application Auto Scaling calls that hold capacity, its settings and
+ * its log and metric lines, and the Lambda entry point's choice of mode. Answers are shaped as the
+ * services return them (MetricDataResult with Date timestamps, ScalableTarget with its SuspendedState,
+ * the SDK's own exception classes).
+ */
+import {
+  ApplicationAutoScalingClient,
+  DescribeScalableTargetsCommand,
+  RegisterScalableTargetCommand,
+  ScalableTarget,
+  ValidationException,
+} from '@aws-sdk/client-application-auto-scaling';
+import { CloudWatchClient, GetMetricDataCommand, LimitExceededException, MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { GetParametersCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { applyCapacity, capacityChanges, readTargets, sameCapacity } from '../lambda/circuit-breaker/capacity';
+import { metricQueries, metricWindow, parseReadings, perGpuSeries, readMetrics } from '../lambda/circuit-breaker/metrics';
+import { Clients, createClients, fleetSettingsFromEnv, HandlerSettings, settingsFromEnv } from '../lambda/circuit-breaker/settings';
+import { emitMetric, summarize } from '../lambda/circuit-breaker/telemetry';
+import { BREAKER_NAMESPACE } from '../lib/breaker/contract';
+import { DEFAULT_CONFIG } from '../lib/breaker/policy';
+import { breakerSettings } from './breaker-settings';
+
+const cw = mockClient(CloudWatchClient);
+const aas = mockClient(ApplicationAutoScalingClient);
+const ssm = mockClient(SSMClient);
+const clients: Clients = createClients(1);
+let logged: string[];
+beforeEach(() => {
+  cw.reset();
+  aas.reset();
+  ssm.reset();
+  logged = [];
+  jest.spyOn(console, 'log').mockImplementation((line: string) => void logged.push(line));
+});
+afterEach(() => jest.restoreAllMocks());
+
+const NOW = Date.UTC(2026, 10, 29, 12, 0, 37, 500); // 12:00:37.5
+const MINUTE = Date.UTC(2026, 10, 29, 12, 0, 0);
+const at = (t: number) => new Date(t);
+/** A MetricDataResult as GetMetricData returns it (timestamps as Date, ascending). */
+const result = (Id: string, points: [number, number][]): MetricDataResult => ({
+  Id,
+  Label: Id,
+  StatusCode: 'Complete',
+  Timestamps: points.map(([t]) => at(t)),
+  Values: points.map(([, v]) => v),
+});
+
+describe('what the breaker asks CloudWatch', () => {
+  test('the range ends on the last whole period (10 s, or the minute for 60 s and longer) and starts ≥ 15 minutes earlier on a minute', () => {
+    expect(metricWindow(breakerSettings('e', { metricPeriodSeconds: 10 }), NOW)).toEqual({
+      end: Date.UTC(2026, 10, 29, 12, 0, 30),
+      start: Date.UTC(2026, 10, 29, 11, 45, 0),
+    });
+    for (const P of [60, 300]) {
+      expect(metricWindow(breakerSettings('e', { metricPeriodSeconds: P }), NOW)).toEqual({ end: MINUTE, start: MINUTE - 15 * 60_000 });
+    }
+    // 5-minute data still ends on the minute, not on the 5 minutes (12:03:20 → 12:03).
+    expect(metricWindow(breakerSettings('e', { metricPeriodSeconds: 300 }), MINUTE + 200_000).end).toBe(MINUTE + 180_000);
+    // An error window longer than 15 minutes widens the range to it.
+    expect(metricWindow(breakerSettings('e', { errorWindowSeconds: 1800 }), NOW).start).toBe(MINUTE - 30 * 60_000);
+  });
+
+  test('the queries: memory at the period, its 1-minute twin below 60 s, GPU memory only with GPUs, and the two 1-minute counts', () => {
+    const ids = (o: Partial<HandlerSettings>) => metricQueries(breakerSettings('e', o), 'x_').map(q => q.Id);
+    expect(ids({ metricPeriodSeconds: 60, gpuCount: 0 })).toEqual(['x_mem', 'x_err', 'x_inv']);
+    expect(ids({ metricPeriodSeconds: 60, gpuCount: 1 })).toEqual(['x_mem', 'x_gpu', 'x_err', 'x_inv']);
+    expect(ids({ metricPeriodSeconds: 10, gpuCount: 0 })).toEqual(['x_mem', 'x_mem60', 'x_err', 'x_inv']);
+    expect(ids({ metricPeriodSeconds: 10, gpuCount: 4 })).toEqual(['x_mem', 'x_gpu', 'x_mem60', 'x_gpu60', 'x_err', 'x_inv']);
+    const byId = Object.fromEntries(
+      metricQueries(breakerSettings('rec', { metricPeriodSeconds: 10, gpuCount: 4 }), '').map(q => [q.Id, q.MetricStat]),
+    );
+    const dims = [
+      { Name: 'EndpointName', Value: 'rec' },
+      { Name: 'VariantName', Value: 'Primary' },
+    ];
+    expect(byId.gpu60).toEqual({
+      Metric: { Namespace: '/aws/sagemaker/Endpoints', MetricName: 'GPUMemoryUtilization', Dimensions: dims },
+      Period: 60,
+      Stat: 'Maximum',
+    });
+    expect(byId.mem).toEqual({
+      Metric: { Namespace: '/aws/sagemaker/Endpoints', MetricName: 'MemoryUtilization', Dimensions: dims },
+      Period: 10,
+      Stat: 'Maximum',
+    });
+    expect(byId.err).toEqual({
+      Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocation5XXErrors', Dimensions: dims },
+      Period: 60,
+      Stat: 'Sum',
+    });
+  });
+
+  test('one GetMetricData, oldest first, over the window', async () => {
+    cw.on(GetMetricDataCommand).resolves({ MetricDataResults: [] });
+    const calls: string[] = [];
+    await readMetrics(breakerSettings('e'), clients, NOW, calls);
+    expect(calls).toEqual(['cloudwatch:GetMetricData']);
+    expect(cw.commandCalls(GetMetricDataCommand)[0].args[0].input).toMatchObject({
+      StartTime: at(MINUTE - 15 * 60_000),
+      EndTime: at(MINUTE),
+      ScanBy: 'TimestampAscending',
+    });
+  });
+});
+
+describe('the per-GPU query', () => {
+  const multi = breakerSettings('e', { gpuCount: 4, perGpuMetrics: true });
+  test('only for more than one GPU with per-GPU data; a Metrics Insights query at 1 minute, oldest first', async () => {
+    cw.on(GetMetricDataCommand).resolves({ MetricDataResults: [result('gpudev', [[MINUTE - 60_000, 91]])] });
+    for (const s of [breakerSettings('e', { gpuCount: 1, perGpuMetrics: true }), breakerSettings('e', { gpuCount: 4, perGpuMetrics: false })]) {
+      const calls: string[] = [];
+      expect(await perGpuSeries(s, clients, NOW, calls)).toEqual([]);
+      expect(calls).toEqual([]);
+    }
+    const calls: string[] = [];
+    expect(await perGpuSeries(multi, clients, NOW, calls)).toEqual([{ t: MINUTE - 60_000, v: 91 }]);
+    expect(calls).toEqual(['cloudwatch:GetMetricData']);
+    const input = cw.commandCalls(GetMetricDataCommand)[0].args[0].input;
+    expect(input.MetricDataQueries).toEqual([{ Id: 'gpudev', Expression: expect.stringMatching(/^SELECT MAX\(GPUMemoryUtilization\)/), Period: 60 }]);
+    expect(input.ScanBy).toBe('TimestampAscending');
+  });
+
+  test('a rejected query costs only the per-GPU data, and says why', async () => {
+    cw.on(GetMetricDataCommand).rejects(new LimitExceededException({ message: 'too many', $metadata: {} }));
+    expect(await perGpuSeries(multi, clients, NOW, [])).toEqual([]);
+    expect(logged.map(l => JSON.parse(l))).toEqual([
+      {
+        component: 'circuit-breaker',
+        level: 'warn',
+        endpoint: 'e',
+        message: 'per-GPU query failed (LimitExceededException): judging the mean GPU only',
+      },
+    ]);
+  });
+});
+
+describe("reading CloudWatch's answer", () => {
+  const fine = breakerSettings('e', { metricPeriodSeconds: 10, gpuCount: 2 });
+  const t = (s: number) => MINUTE - 60_000 + s * 1000;
+
+  test('host and GPU points merge by time, in time order, the mean GPU being the summed metric over the GPUs', () => {
+    const r = parseReadings(
+      fine,
+      [
+        result('mem', [
+          [t(0), 50],
+          [t(20), 55],
+        ]),
+        result('gpu', [
+          [t(10), 170], // 2 GPUs: 85 % on average, at a time the host has no point
+          [t(20), 100],
+        ]),
+      ],
+      '',
+      [],
+      NOW,
+    );
+    expect(r.memory).toEqual([
+      { t: t(0), v: 50 },
+      { t: t(10), v: 85 },
+      { t: t(20), v: 55 },
+    ]);
+  });
+
+  test('a timestamp without a value is dropped', () => {
+    const broken: MetricDataResult = { Id: 'mem', Timestamps: [at(t(0)), at(t(10))], Values: [60] };
+    expect(parseReadings(fine, [broken], '', [], NOW).memory).toEqual([{ t: t(0), v: 60 }]);
+  });
+
+  test('no 10-second data: the 1-minute series (host and GPU) stands in, and is not given twice', () => {
+    const r = parseReadings(fine, [result('mem60', [[t(0), 40]]), result('gpu60', [[t(0), 180]])], '', [], NOW);
+    expect(r.memory).toEqual([{ t: t(0), v: 90 }]);
+    expect(r.minuteMemory).toBeUndefined();
+    // With 10-second data the 1-minute maxima come beside it.
+    const both = parseReadings(fine, [result('mem', [[t(50), 41]]), result('mem60', [[t(0), 70]])], '', [], NOW);
+    expect(both.memory).toEqual([{ t: t(50), v: 41 }]);
+    expect(both.minuteMemory).toEqual([{ t: t(0), v: 70 }]);
+  });
+
+  test('at a 1-minute period there is no separate 1-minute series; no memory data is no memory points', () => {
+    const minute = breakerSettings('e', { metricPeriodSeconds: 60 });
+    const r = parseReadings(minute, [result('mem', [[t(0), 40]])], '', [], NOW);
+    expect(r.minuteMemory).toBeUndefined();
+    expect(r.maxSpacingSeconds).toBe(60);
+    expect(parseReadings(minute, [], '', [], NOW).memory).toEqual([]);
+    expect(parseReadings(breakerSettings('e', { metricPeriodSeconds: 300 }), [], '', [], NOW).maxSpacingSeconds).toBe(300);
+  });
+
+  test('errors and invocations: the whole minutes of the window, not the minute in progress; no counts at all is no data', () => {
+    const s = breakerSettings('e', { errorWindowSeconds: 120 });
+    const r = parseReadings(
+      s,
+      [
+        result('err', [
+          [MINUTE - 180_000, 50], // before the window
+          [MINUTE - 120_000, 1],
+          [MINUTE - 60_000, 2],
+          [MINUTE, 40], // the minute in progress
+        ]),
+        result('inv', [
+          [MINUTE - 120_000, 100],
+          [MINUTE - 60_000, 100],
+          [MINUTE, 100],
+        ]),
+      ],
+      '',
+      [],
+      NOW,
+    );
+    expect(r).toMatchObject({ errors: 3, invocations: 200 });
+    // Requests without any 5XX datapoint: no errors. No requests either: nothing known.
+    expect(parseReadings(s, [result('inv', [[MINUTE - 60_000, 10]])], '', [], NOW)).toMatchObject({ errors: 0, invocations: 10 });
+    const none = parseReadings(s, [], '', [], NOW);
+    expect(none.errors).toBeUndefined();
+    expect(none.invocations).toBeUndefined();
+  });
+});
+
+// ---------- capacity ----------
+const scaled = breakerSettings('rec', {
+  primaryCapacity: { min: 2, max: 4, qpsPerInstance: 150 },
+  fallbackCapacity: { min: 1, max: 4, qpsPerInstance: 150 },
+});
+const target = (variant: string, o: Partial<ScalableTarget> = {}): ScalableTarget => ({
+  ServiceNamespace: 'sagemaker',
+  ResourceId: `endpoint/rec/variant/${variant}`,
+  ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+  MinCapacity: 1,
+  MaxCapacity: 4,
+  RoleARN:
+    'arn:aws:iam::123456789012:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint',
+  CreationTime: at(0),
+  SuspendedState: { DynamicScalingInSuspended: false, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: false },
+  ...o,
+});
+const live = (...ts: ScalableTarget[]) => new Map(ts.map(x => [x.ResourceId!, x]));
+const hold = { suspendPrimaryScaleIn: true, fallbackMinCapacity: 3 };
+const release = { suspendPrimaryScaleIn: false, fallbackMinCapacity: 1 };
+
+describe('capacity holds', () => {
+  test('sameCapacity: both fields must match; nothing recorded is the template (scale-in on, the configured minimum)', () => {
+    expect(sameCapacity(hold, hold, scaled)).toBe(true);
+    expect(sameCapacity(hold, { ...hold, fallbackMinCapacity: 2 }, scaled)).toBe(false);
+    expect(sameCapacity(hold, { ...hold, suspendPrimaryScaleIn: false }, scaled)).toBe(false);
+    expect(sameCapacity(release, undefined, scaled)).toBe(true);
+    expect(sameCapacity({ suspendPrimaryScaleIn: true, fallbackMinCapacity: 1 }, undefined, scaled)).toBe(false);
+    expect(sameCapacity({ suspendPrimaryScaleIn: false, fallbackMinCapacity: 2 }, undefined, scaled)).toBe(false);
+    const unscaled = breakerSettings('rec');
+    expect(sameCapacity({ suspendPrimaryScaleIn: false, fallbackMinCapacity: undefined }, undefined, unscaled)).toBe(true);
+  });
+
+  test('the targets read are the scaled variants only, by resource id; a failed read says so and gives nothing', async () => {
+    aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target('Primary')] });
+    const calls: string[] = [];
+    const got = await readTargets(breakerSettings('rec', { primaryCapacity: scaled.primaryCapacity }), clients, calls);
+    expect([...got!.keys()]).toEqual(['endpoint/rec/variant/Primary']);
+    expect(calls).toEqual(['application-autoscaling:DescribeScalableTargets']);
+    expect(aas.commandCalls(DescribeScalableTargetsCommand)[0].args[0].input).toEqual({
+      ServiceNamespace: 'sagemaker',
+      ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+      ResourceIds: ['endpoint/rec/variant/Primary'],
+    });
+    await readTargets(breakerSettings('rec', { fallbackCapacity: scaled.fallbackCapacity }), clients, []);
+    expect(aas.commandCalls(DescribeScalableTargetsCommand)[1].args[0].input.ResourceIds).toEqual(['endpoint/rec/variant/Fallback']);
+    aas.on(DescribeScalableTargetsCommand).rejects(new ValidationException({ message: 'no', $metadata: {} }));
+    expect(await readTargets(scaled, clients, [])).toBeUndefined();
+    expect(JSON.parse(logged[0])).toMatchObject({
+      level: 'warn',
+      endpoint: 'rec',
+      message: 'DescribeScalableTargets failed (ValidationException): comparing with what was last applied',
+    });
+  });
+
+  test('holding: scale-in suspended with the other two suspensions as read, the fallback minimum raised', () => {
+    const someoneElse = target('Primary', {
+      SuspendedState: { DynamicScalingInSuspended: false, DynamicScalingOutSuspended: true, ScheduledScalingSuspended: true },
+    });
+    const changes = capacityChanges(scaled, hold, live(someoneElse, target('Fallback')), undefined);
+    expect(changes).toEqual([
+      {
+        what: 'Primary: scale-in suspended',
+        input: {
+          ServiceNamespace: 'sagemaker',
+          ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+          ResourceId: 'endpoint/rec/variant/Primary',
+          SuspendedState: { DynamicScalingInSuspended: true, DynamicScalingOutSuspended: true, ScheduledScalingSuspended: true },
+        },
+      },
+      {
+        what: 'Fallback: minimum capacity 3',
+        input: {
+          ServiceNamespace: 'sagemaker',
+          ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+          ResourceId: 'endpoint/rec/variant/Fallback',
+          MinCapacity: 3,
+        },
+      },
+    ]);
+    // A target read without a SuspendedState: nothing was suspended.
+    const bare = capacityChanges(scaled, hold, live(target('Primary', { SuspendedState: undefined }), target('Fallback')), undefined);
+    expect(bare[0].input.SuspendedState).toEqual({
+      DynamicScalingInSuspended: true,
+      DynamicScalingOutSuspended: false,
+      ScheduledScalingSuspended: false,
+    });
+  });
+
+  test('releasing, and re-applying what a stack update reset', () => {
+    const held = live(
+      target('Primary', { SuspendedState: { DynamicScalingInSuspended: true, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: false } }),
+      target('Fallback', { MinCapacity: 3 }),
+    );
+    expect(capacityChanges(scaled, release, held, hold).map(c => c.what)).toEqual(['Primary: scale-in resumed', 'Fallback: minimum capacity 1']);
+    // The record says held, the live targets say reset: "again".
+    expect(capacityChanges(scaled, hold, live(target('Primary'), target('Fallback')), hold).map(c => c.what)).toEqual([
+      'Primary: scale-in suspended again (the target was reset)',
+      'Fallback: minimum capacity 3 again (the target was reset)',
+    ]);
+    // Already as wanted: nothing to do.
+    expect(capacityChanges(scaled, hold, held, hold)).toEqual([]);
+  });
+
+  test('without live targets the record is compared; without a record, the template', () => {
+    expect(capacityChanges(scaled, hold, undefined, hold)).toEqual([]);
+    expect(capacityChanges(scaled, hold, undefined, undefined).map(c => c.what)).toEqual([
+      'Primary: scale-in suspended',
+      'Fallback: minimum capacity 3',
+    ]);
+    expect(capacityChanges(scaled, release, undefined, undefined)).toEqual([]);
+    expect(capacityChanges(scaled, release, undefined, hold).map(c => c.what)).toEqual(['Primary: scale-in resumed', 'Fallback: minimum capacity 1']);
+    // Without live targets and without a record, the primary is not touched when it is not to be held.
+    expect(capacityChanges(scaled, { suspendPrimaryScaleIn: false, fallbackMinCapacity: 2 }, undefined, undefined).map(c => c.what)).toEqual([
+      'Fallback: minimum capacity 2',
+    ]);
+  });
+
+  test('a variant that is not scaled, or whose target is not there, is left alone', () => {
+    // Live targets were read but neither variant has one (deleted, or not yet created): no call to make.
+    expect(capacityChanges(scaled, hold, live(), hold)).toEqual([]);
+    expect(
+      capacityChanges(breakerSettings('rec', { fallbackCapacity: scaled.fallbackCapacity }), hold, undefined, undefined).map(c => c.what),
+    ).toEqual(['Fallback: minimum capacity 3']);
+    expect(capacityChanges(breakerSettings('rec', { primaryCapacity: scaled.primaryCapacity }), hold, undefined, undefined).map(c => c.what)).toEqual(
+      ['Primary: scale-in suspended'],
+    );
+    expect(capacityChanges({ ...scaled, fallbackVariant: undefined }, hold, undefined, undefined).map(c => c.what)).toEqual([
+      'Primary: scale-in suspended',
+    ]);
+    expect(capacityChanges(scaled, { suspendPrimaryScaleIn: true, fallbackMinCapacity: undefined }, undefined, undefined).map(c => c.what)).toEqual([
+      'Primary: scale-in suspended',
+    ]);
+  });
+
+  test('a failed RegisterScalableTarget is named in the reasons and retried next time', async () => {
+    aas.on(RegisterScalableTargetCommand).rejects(new ValidationException({ message: 'no', $metadata: {} }));
+    const reasons: string[] = [];
+    const calls: string[] = [];
+    expect(await applyCapacity(clients, capacityChanges(scaled, hold, undefined, undefined).slice(0, 1), calls, reasons)).toBe(false);
+    expect(reasons).toEqual(['Primary: scale-in suspended failed (ValidationException): retried on the next evaluation']);
+    expect(calls).toEqual(['application-autoscaling:RegisterScalableTarget']);
+  });
+});
+
+// ---------- settings ----------
+describe("the function's settings", () => {
+  const base = { ENDPOINT_NAME: 'rec', PRIMARY_VARIANT: 'Primary', PARAMETER_NAME: '/p', TABLE_NAME: 't' };
+  test('defaults for what the environment leaves out', () => {
+    expect(settingsFromEnv(base)).toEqual({
+      endpointName: 'rec',
+      primaryVariant: 'Primary',
+      fallbackVariant: undefined,
+      parameterName: '/p',
+      tableName: 't',
+      gpuCount: 0,
+      errorWindowSeconds: 600,
+      metricPeriodSeconds: 60,
+      perGpuMetrics: false,
+      primaryCapacity: undefined,
+      fallbackCapacity: undefined,
+      dryRun: false,
+      metricNamespace: BREAKER_NAMESPACE,
+      config: { ...DEFAULT_CONFIG, hasFallback: false },
+    });
+    expect(
+      settingsFromEnv({ ...base, PER_GPU_METRICS: 'false', DRY_RUN: 'false', ERROR_WINDOW_SECONDS: '900', METRIC_NAMESPACE: 'Mine' }),
+    ).toMatchObject({
+      perGpuMetrics: false,
+      dryRun: false,
+      errorWindowSeconds: 900,
+      metricNamespace: 'Mine',
+    });
+  });
+
+  test('a missing required variable is named', () => {
+    expect(() => settingsFromEnv({ ...base, TABLE_NAME: '' })).toThrow('missing environment variable TABLE_NAME');
+    expect(() => fleetSettingsFromEnv({ TABLE_NAME: 't' })).toThrow('missing environment variable CONFIG_PARAMETERS');
+  });
+
+  test("a fleet's parameter names, empty entries dropped", () => {
+    expect(fleetSettingsFromEnv({ TABLE_NAME: 't', CONFIG_PARAMETERS: '/a,,/b,' })).toEqual({ tableName: 't', configParameters: ['/a', '/b'] });
+  });
+
+  test('each client retries up to the attempts asked for', async () => {
+    const c = createClients(5); // not the SDK default of 3
+    for (const client of [c.sagemaker, c.cloudwatch, c.ssm, c.dynamodb, c.autoscaling]) expect(await client.config.maxAttempts()).toBe(5);
+  });
+});
+
+// ---------- telemetry ----------
+describe('log and metric lines', () => {
+  test('the metrics line is Embedded Metric Format: namespace, the EndpointName dimension, three metrics with units', () => {
+    emitMetric(breakerSettings('rec', { metricNamespace: 'NS' }), 'DEGRADED', 0.25);
+    const line = JSON.parse(logged[0]);
+    expect(line).toEqual({
+      _aws: {
+        Timestamp: expect.any(Number),
+        CloudWatchMetrics: [
+          {
+            Namespace: 'NS',
+            Dimensions: [['EndpointName']],
+            Metrics: [
+              { Name: 'BreakerState', Unit: 'None' },
+              { Name: 'FallbackSharePercent', Unit: 'Percent' },
+              { Name: 'DegradeLevel', Unit: 'None' },
+            ],
+          },
+        ],
+      },
+      EndpointName: 'rec',
+      BreakerState: 1,
+      FallbackSharePercent: 25,
+      DegradeLevel: 1,
+    });
+  });
+
+  test('an event is summarized by its source and type; anything else by its type', () => {
+    expect(summarize({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} })).toEqual({
+      source: 'aws.events',
+      detailType: 'Scheduled Event',
+    });
+    expect(summarize(null)).toBe('object');
+    expect(summarize('x')).toBe('string');
+    expect(summarize(undefined)).toBe('undefined');
+  });
+});
+
+// ---------- the entry point ----------
+describe('the Lambda entry point', () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    process.env = { ...saved };
+    jest.resetModules();
+  });
+  const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
+
+  test('a function with endpoints settings parameters runs as a fleet, with its own clients', async () => {
+    process.env = { ...saved, TABLE_NAME: 't', CONFIG_PARAMETERS: '/a' };
+    ssm.on(GetParametersCommand).resolves({ Parameters: [] });
+    const { handler } = await import('../lambda/circuit-breaker/handler');
+    const r = await handler(schedule);
+    expect(r).toMatchObject({ outcome: 'evaluated', endpoints: {}, calls: ['ssm:GetParameters'] });
+    expect(ssm.commandCalls(GetParametersCommand)[0].args[0].input).toEqual({ Names: ['/a'] });
+  });
+
+  test('otherwise it serves one endpoint', async () => {
+    process.env = { ...saved, ...{ ENDPOINT_NAME: 'rec', PRIMARY_VARIANT: 'Primary', PARAMETER_NAME: '/p', TABLE_NAME: 't' } };
+    delete process.env.CONFIG_PARAMETERS;
+    const { handler } = await import('../lambda/circuit-breaker/handler');
+    const r = await handler({ source: 'somewhere.else' });
+    expect(r).toMatchObject({ outcome: 'ignored' });
+    expect(r).not.toHaveProperty('endpoints');
+  });
+});
