@@ -265,6 +265,19 @@ describe('while the endpoint is Updating (autoscaling, a deployment, a weight ch
     expect(r.reasons.join()).toMatch(/in progress/);
     expect(published()).toMatchObject({ level: 1 });
   });
+
+  test.each([
+    ['another ValidationException', 'ValidationException', 'The variant(s) "[Fallback]" is/are not present in the endpoint'],
+    ['another error that mentions in-progress', 'ThrottlingException', 'Rate exceeded while in-progress'],
+  ])('%s on the weight change is a failure, not "in progress"', async (_, name, message) => {
+    await stored(CLOSED);
+    metrics([90], []);
+    endpoint();
+    sm.on(UpdateEndpointWeightsAndCapacitiesCommand).rejects(new SageMakerServiceException({ name, $fault: 'client', $metadata: {}, message }));
+    const r = await evaluate(schedule, settings, clients, NOW).catch((e: Error) => ({ outcome: 'threw', reasons: [`${e.name}: ${e.message}`] }));
+    expect(r.outcome).not.toBe('evaluated');
+    expect(r.reasons).toEqual([`${name}: ${message}`]);
+  });
 });
 
 test('a capacity update ("SageMaker Endpoint Deployment State Change", as SageMaker sends it) triggers an evaluation', async () => {
