@@ -45,6 +45,36 @@ describe('recommender example breaker', () => {
     expect(JSON.stringify(err.Metrics)).toMatch(/"Period":600/);
   });
 
+  test("the 5XX rate is errors over invocations, 0 below 20 invocations (the policy's minimum)", () => {
+    const err = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).find(a => a.Properties.AlarmName.endsWith('breaker-ErrorRate'));
+    const expr = err.Properties.Metrics.find((q: any) => q.Expression);
+    expect(expr).toMatchObject({ Expression: 'IF(inv >= 20, err / inv, 0)', ReturnData: true });
+    expect(
+      err.Properties.Metrics.filter((q: any) => q.MetricStat).map((q: any) => [q.Id, q.MetricStat.Metric.MetricName, q.MetricStat.Stat]),
+    ).toEqual([
+      ['err', 'Invocation5XXErrors', 'Sum'],
+      ['inv', 'Invocations', 'Sum'],
+    ]);
+  });
+
+  test('both rules deliver to the function, retried twice, then to the dead-letter queue', () => {
+    const rules = Object.values(t.findResources('AWS::Events::Rule')) as any[];
+    const fn = Object.keys(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } }));
+    const own = rules.filter(
+      r => r.Properties.ScheduleExpression === 'rate(1 minute)' || r.Properties.EventPattern?.source?.[0] === 'aws.cloudwatch',
+    );
+    expect(own).toHaveLength(2);
+    for (const r of own) {
+      expect(r.Properties.Targets).toEqual([
+        expect.objectContaining({
+          Arn: { 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^(${fn.join('|')})$`)), 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 2 },
+          DeadLetterConfig: { Arn: expect.anything() },
+        }),
+      ]);
+    }
+  });
+
   test('EventBridge rule on those alarms and a 1-minute schedule, both to the function', () => {
     t.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
@@ -237,4 +267,17 @@ test('metric publishing: opt out to 1-minute standard metrics; other periods are
     metricPublishing: { frequency: Duration.seconds(15) },
   });
   expect(synthError(bad.app)).toMatch(/metricPublishing\.frequency \(s\): got 15; allowed: 10, 30, 60, 120, 180, 240, 300/);
+});
+
+test('on 4 GPUs the summed GPU metric alarms at 4 × the level, the hottest single GPU at the level itself', () => {
+  const { stack } = newStack();
+  new ResilientEndpoint(stack, 'E', {
+    endpointName: 'big',
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE,
+    circuitBreaker: { degradeAtPercent: 75 },
+  });
+  const alarms = (Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties);
+  expect(alarms.find(a => a.AlarmName === 'big-Primary-breaker-GpuMemory')).toMatchObject({ MetricName: 'GPUMemoryUtilization', Threshold: 300 });
+  expect(alarms.find(a => a.AlarmName === 'big-Primary-breaker-HottestGpuMemory')).toMatchObject({ Threshold: 75 });
 });
