@@ -156,6 +156,7 @@ const rows: [string, Record<string, unknown>, string, string][] = [
   ['breaker degrade at 0 %', { circuitBreaker: { degradeAtPercent: 0 } }, 'circuitBreaker.degradeAtPercent', 'got 0'],
   ['breaker 5XX rate at 0 %', { circuitBreaker: { errorRateThresholdPercent: 0 } }, 'circuitBreaker.errorRateThresholdPercent', 'got 0'],
   ['breaker recover above degrade', { circuitBreaker: { recoverBelowPercent: 85 } }, 'circuitBreaker thresholds', 'recover 85 / degrade 80'],
+  ['breaker degrade at the critical level', { circuitBreaker: { degradeAtPercent: 95 } }, 'circuitBreaker thresholds', 'degrade 95 / critical 95'],
   ['breaker recovery in 0 steps', { circuitBreaker: { recoverySteps: 0 } }, 'circuitBreaker.recoverySteps', 'got 0'],
   ['breaker dwell of 10 s', { circuitBreaker: { minDwell: Duration.seconds(10) } }, 'circuitBreaker.minDwell', 'got 10'],
   [
