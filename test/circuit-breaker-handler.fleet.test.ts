@@ -25,6 +25,10 @@ afterAll(() => db.stop());
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 30);
 const LAST_MINUTE = Math.floor(NOW / 60_000) * 60_000 - 60_000;
 const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
+/** A CloudWatch alarm state-change event as EventBridge delivers it, for a breaker alarm's name. */
+const alarmEvent = (alarmName: string) => ({ source: 'aws.cloudwatch', 'detail-type': 'CloudWatch Alarm State Change', detail: { alarmName } });
+/** The fleet's decision log line (the last evaluation's), parsed. */
+const fleetLogLine = () => (console.log as jest.Mock).mock.calls.map(([l]) => JSON.parse(l)).find(l => l.component === 'circuit-breaker-fleet');
 
 /** n endpoints' settings parameters, level parameters, state items and metrics, as a fleet finds them. */
 async function fleet(
@@ -135,11 +139,7 @@ test('an endpoint that is Updating waits for its weights; the others are not hel
 
 test('an alarm or endpoint event evaluates only its endpoint', async () => {
   const f = await fleet(3, () => 88);
-  const alarm = {
-    source: 'aws.cloudwatch',
-    'detail-type': 'CloudWatch Alarm State Change',
-    detail: { alarmName: 'ep-2-Primary-breaker-HostMemory' },
-  };
+  const alarm = alarmEvent('ep-2-Primary-breaker-HostMemory');
   expect(Object.keys((await evaluateFleet(alarm, f.settings, clients, NOW)).endpoints)).toEqual(['ep-2']);
   const event = {
     source: 'aws.sagemaker',
@@ -183,8 +183,7 @@ test("the reads of a degrading evaluation, in order, and each endpoint's own cal
   const batch = send.mock.calls.map(([c]) => c.input as any).find(i => i.RequestItems);
   expect(batch.RequestItems[f.settings.tableName]).toEqual({ Keys: [{ pk: { S: 'ep-0' } }, { pk: { S: 'ep-1' } }], ConsistentRead: true });
   // The decision log names each endpoint's outcome and state.
-  const lines = (console.log as jest.Mock).mock.calls.map(([l]) => JSON.parse(l));
-  expect(lines.find(l => l.component === 'circuit-breaker-fleet')).toEqual({
+  expect(fleetLogLine()).toEqual({
     component: 'circuit-breaker-fleet',
     endpoints: { 'ep-0': 'evaluated DEGRADED', 'ep-1': 'evaluated CLOSED' },
     calls: r.calls.length,
@@ -213,17 +212,12 @@ test("a failed endpoint's reason names the error", async () => {
   );
   const r = await evaluateFleet(schedule, f.settings, clients, NOW);
   expect(r.endpoints['ep-0']).toEqual({ outcome: 'failed', reasons: ['TypeError: a bug that only this endpoint hits'], calls: [] });
-  const line = (console.log as jest.Mock).mock.calls.map(([l]) => JSON.parse(l)).find(l => l.component === 'circuit-breaker-fleet');
-  expect(line.endpoints).toEqual({ 'ep-0': 'failed' });
+  expect(fleetLogLine().endpoints).toEqual({ 'ep-0': 'failed' });
 });
 
 test('an alarm of no endpoint of this fleet evaluates none (and reads no state)', async () => {
   const f = await fleet(2, () => 88);
-  const alarm = {
-    source: 'aws.cloudwatch',
-    'detail-type': 'CloudWatch Alarm State Change',
-    detail: { alarmName: 'other-Primary-breaker-HostMemory' },
-  };
+  const alarm = alarmEvent('other-Primary-breaker-HostMemory');
   const r = await evaluateFleet(alarm, f.settings, clients, NOW);
   expect(r.endpoints).toEqual({});
   expect(r.calls).toEqual(['ssm:GetParameters']);
