@@ -220,9 +220,10 @@ export class ListRules {
 
   /** Adds a value whose deployed length is `length`. */
   public add(value: string, length: number): void {
-    const grow = length + 3; // quotes and a comma
     let group = this.groups[this.groups.length - 1];
-    if (!group || (group.size + grow > EVENT_PATTERN_LIMIT && group.values.length > 0)) {
+    // A rule holds at least one value, so a value longer than the limit gets a rule of its own (and the
+    // validation reports it); a further value adds its quotes and a comma.
+    if (!group || group.size + length + 3 > EVENT_PATTERN_LIMIT) {
       const values: string[] = [];
       const n = this.groups.length + 1;
       const rule = new events.Rule(this.scope, n === 1 ? this.id : `${this.id}${n}`, {
@@ -233,8 +234,8 @@ export class ListRules {
       group = { values, size: JSON.stringify(this.pattern([])).length, rule };
       this.groups.push(group);
     }
+    group.size += length + (group.values.length ? 3 : 2); // ,"value" or, the first, "value"
     group.values.push(value);
-    group.size += grow;
   }
 }
 
