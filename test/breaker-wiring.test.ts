@@ -6,11 +6,12 @@ import { App, Aws, Fn, Lazy, NestedStack, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import fc from 'fast-check';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
 import { deployedLength, EVENT_PATTERN_LIMIT, ListRules, sharedEnvironmentBytes } from '../lib/breaker/wiring';
-import { iamStatements } from './util';
+import { iamStatements, synthError } from './util';
 
 const env = { account: '123456789012', region: 'us-east-1' };
 const newApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -179,5 +180,48 @@ describe("a shared breaker's grant on scalable targets, tagged or by condition k
     });
     expect(Object.keys(targets)).toHaveLength(4); // E0 and E2, primary and fallback
     expect(Object.keys(t.findResources('AWS::ApplicationAutoScaling::ScalableTarget'))).toHaveLength(6);
+  });
+});
+
+describe("a shared breaker's role against IAM's quota of managed policies per role", () => {
+  const image = ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3');
+  // aws-cdk-lib moves a role's policy over 10 KB into managed policies under the role (a fleet of ~70
+  // endpoints needs 10); here they are added directly, as many as each case needs.
+  const withManaged = (count: number, managedPolicyQuota?: number) => {
+    const app = newApp();
+    const stack = new Stack(app, 'Quota', { env });
+    const shared = new SharedCircuitBreaker(stack, 'Breaker', { managedPolicyQuota });
+    new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, circuitBreaker: { shared } });
+    const role = shared.function.role as iam.Role;
+    for (let i = 0; i < count; i++) {
+      new iam.ManagedPolicy(role, `Overflow${i}`, {
+        roles: [role],
+        statements: [new iam.PolicyStatement({ actions: ['ssm:GetParameter'], resources: [`arn:aws:ssm:us-east-1:123456789012:parameter/p${i}`] })],
+      });
+    }
+    return synthError(app);
+  };
+
+  test("more than IAM's default 10 fails at synth, naming the count, the quota and both fixes", () => {
+    expect(withManaged(10)).toBe('');
+    expect(withManaged(11)).toMatch(
+      /\[Quota\/Breaker\] the shared breaker function's role needs 11 managed policies for the grants of 1 endpoints .*allowed: 10 per role \(IAM's default quota; the deploy would fail\)\. Fix: split the endpoints across fleets in separate stacks, or raise the IAM quota \(up to 20\) and pass it as managedPolicyQuota/,
+    );
+  });
+
+  test('a raised quota (managedPolicyQuota) is the limit instead, and the message names it', () => {
+    expect(withManaged(12, 12)).toBe('');
+    expect(withManaged(13, 12)).toMatch(/needs 13 managed policies .*allowed: 12 per role \(managedPolicyQuota; the deploy would fail\)/);
+  });
+
+  test('managedPolicyQuota outside what IAM allows (10 to 20, whole) is a clear synth error, each value named', () => {
+    for (const q of [10, 20]) expect(withManaged(0, q)).toBe('');
+    for (const q of [9, 21, 12.5, 0]) {
+      expect(withManaged(0, q)).toMatch(
+        new RegExp(
+          `\\[Quota/Breaker\\] managedPolicyQuota: got ${q}; allowed: an integer from 10 to 20\\. Fix: give the account's quota of managed policies per role`,
+        ),
+      );
+    }
   });
 });

@@ -12,6 +12,7 @@ import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { VariantAutoScaling } from '../auto-scaling';
+import { PropErrors } from '../validation';
 import { BREAKER_ENV as ENV, BREAKER_NAMESPACE, ENDPOINT_EVENT_TYPES } from './contract';
 import {
   BREAKER_TAG,
@@ -117,7 +118,18 @@ export class SharedCircuitBreaker extends Construct {
    * per role (real-account.md item 25).
    */
   private validateLimits(): string[] {
-    const errors: string[] = [];
+    const props = new PropErrors();
+    // IAM's quota of managed policies per role: 10 by default, raised on request to at most 20 (IAM quotas;
+    // AWS knowledge center "iam-increase-policy-size").
+    props.range(
+      'managedPolicyQuota',
+      this.props.managedPolicyQuota,
+      IAM_MANAGED_POLICIES_PER_ROLE,
+      20,
+      "give the account's quota of managed policies per role (IAM's default 10, at most 20), or leave it unset",
+      true,
+    );
+    const errors: string[] = [...props.all];
     if (!this.names.length) {
       errors.push(`got no endpoints; allowed: at least one. Fix: pass it as circuitBreaker.shared of a ResilientEndpoint, or remove it`);
     }
@@ -192,7 +204,7 @@ export interface SharedCircuitBreakerProps {
   /**
    * The quota of managed policies per IAM role in the account (IAM's default is 10, adjustable to 20).
    * The function's grants name every endpoint, and aws-cdk-lib moves a policy over 10 KB into 6 KB
-   * managed policies; synthesis fails when more are needed than this.
+   * managed policies; synthesis fails when more are needed than this. An integer from 10 to 20.
    * @default 10
    */
   readonly managedPolicyQuota?: number;
