@@ -30,7 +30,23 @@ const props = {
     instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
   },
 };
-const breaker = { degradeAtPercent: 75, criticalAtPercent: 92, recoverBelowPercent: 60, minDwell: Duration.minutes(7), dryRun: true };
+// Every option of the policy away from its default (DEFAULT_CONFIG), so a setting the construct drops or
+// mixes up shows in what the function reads.
+const breaker = {
+  degradeAtPercent: 75,
+  criticalAtPercent: 92,
+  recoverBelowPercent: 60,
+  errorRateThresholdPercent: 7,
+  minInvocations: 35,
+  minDwell: Duration.minutes(7),
+  recoveryDwell: Duration.minutes(11),
+  recoveryStepInterval: Duration.minutes(4),
+  recoverySteps: 5,
+  maxFailedProbes: 6,
+  maxProbeWait: Duration.hours(2),
+  degradedFallbackSharePercent: 30,
+  dryRun: true,
+};
 
 function ownFunctionSettings(): HandlerSettings {
   const stack = new Stack(new App(), 'Own', { env: { account: '123456789012', region: 'us-east-1' } });
@@ -66,13 +82,24 @@ test("the function's environment parses to the construct's settings", () => {
     errorWindowSeconds: 600,
     dryRun: true,
     metricNamespace: BREAKER_NAMESPACE,
-    config: expect.objectContaining({
+    config: {
       degradeAtPercent: 75,
       criticalAtPercent: 92,
       recoverBelowPercent: 60,
+      errorRateOpen: 0.07,
+      minInvocations: 35,
       minDwellSeconds: 420,
+      recoveryDwellSeconds: 660,
+      recoveryStepSeconds: 240,
+      recoverySteps: 5,
+      degradedFallbackShare: 0.3,
+      maxFailedProbes: 6,
+      maxProbeWaitSeconds: 7200,
+      // Not options: the policy's own.
+      staleAfterSeconds: 300,
+      probationSeconds: 600,
       hasFallback: true,
-    }),
+    },
   });
   expect(s.parameterName).toMatch(/^<ref:/); // the level parameter's generated name
   expect(s.primaryCapacity).toEqual({ min: expect.any(Number), max: expect.any(Number), qpsPerInstance: 150 });
