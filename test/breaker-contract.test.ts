@@ -4,7 +4,7 @@
  * with the construct's props intact — both ways to reach the function give the same settings.
  */
 import { App, Duration, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { HandlerSettings, settingsFromEnv, settingsFromParameter } from '../lambda/circuit-breaker/settings';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
 import { Construct } from 'constructs';
@@ -120,5 +120,32 @@ test('a bundle that was never built is a synth error saying how to build it, not
   bundledCode(scope, 'no-such-function');
   expect(scope.node.validate()).toEqual([
     expect.stringMatching(/the pre-built Lambda bundle 'no-such-function' is missing .* Fix: run 'npm run bundle' \(or 'npm ci', which builds it\)/),
+  ]);
+});
+
+test('without a fallback variant the function is told so: no fallback name or capacity, hasFallback false', () => {
+  const stack = new Stack(new App(), 'Alone', { env: { account: '123456789012', region: 'us-east-1' } });
+  new ResilientEndpoint(stack, 'E', { ...props, fallback: undefined, circuitBreaker: {} });
+  const [fn] = Object.values(
+    Template.fromStack(stack).findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { ENDPOINT_NAME: 'reco' } } } }),
+  );
+  const vars = fn.Properties.Environment.Variables as Record<string, unknown>;
+  expect(vars.FALLBACK_VARIANT).toBe('');
+  expect(vars).not.toHaveProperty('FALLBACK_CAPACITY');
+  const s = settingsFromEnv(Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, deployed(v)])));
+  expect(s.fallbackVariant).toBeUndefined();
+  expect(s.fallbackCapacity).toBeUndefined();
+  expect(s.config.hasFallback).toBe(false);
+  expect(s.primaryCapacity).toBeDefined();
+});
+
+test("the level parameter starts CLOSED at level 0: what the container reads before the breaker's first evaluation", () => {
+  const stack = new Stack(new App(), 'Start', { env: { account: '123456789012', region: 'us-east-1' } });
+  new ResilientEndpoint(stack, 'E', props);
+  const levels = Template.fromStack(stack).findResources('AWS::SSM::Parameter', {
+    Properties: { Description: Match.stringLikeRegexp('degrade level') },
+  });
+  expect(Object.values(levels).map(p => JSON.parse(p.Properties.Value))).toEqual([
+    { level: 0, state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0, reasons: ['initial'] },
   ]);
 });
