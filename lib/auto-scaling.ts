@@ -192,8 +192,25 @@ export function validateAutoScaling(p: VariantAutoScalingProps): PropErrors {
   const cap = p.capacity ?? { min: p.initialInstanceCount, max: p.initialInstanceCount * 2 };
   e.range(`${pre}.capacity.min`, cap.min, 1, 10000, 'use at least 1: plain variants cannot scale to zero', true);
   e.range(`${pre}.capacity.max`, cap.max, 1, 10000, 'use a whole number of instances ≥ 1', true);
-  if (cap.min > cap.max) e.add(`${pre}.capacity`, `min ${cap.min} > max ${cap.max}`, 'min ≤ max', 'raise max or lower min');
-  if (p.initialInstanceCount < cap.min || p.initialInstanceCount > cap.max) {
+  // The bounds are used at synth (the breaker's settings, the readiness checks, the simulator), so they
+  // must be literal: a token (e.g. a CfnParameter) would be read as its placeholder number.
+  for (const [bound, value] of [
+    ['min', cap.min],
+    ['max', cap.max],
+  ] as const) {
+    if (Token.isUnresolved(value)) {
+      e.add(
+        `${pre}.capacity.${bound}`,
+        new Described('a token'),
+        'a literal integer from 1 to 10000 (the breaker, the readiness checks and the simulator use the bounds at synth)',
+        'give a number; to vary it per environment, read it in the app (e.g. from context) rather than from a CfnParameter',
+      );
+    }
+  }
+  const literal = (...values: number[]) => !values.some(v => Token.isUnresolved(v));
+  if (literal(cap.min, cap.max) && cap.min > cap.max)
+    e.add(`${pre}.capacity`, `min ${cap.min} > max ${cap.max}`, 'min ≤ max', 'raise max or lower min');
+  if (literal(cap.min, cap.max, p.initialInstanceCount) && (p.initialInstanceCount < cap.min || p.initialInstanceCount > cap.max)) {
     e.add(
       `${pre}.instanceCount`,
       p.initialInstanceCount,
@@ -208,7 +225,7 @@ export function validateAutoScaling(p: VariantAutoScalingProps): PropErrors {
     e.add(`${pre}.concurrentRequestsPerModelTarget`, p.concurrentRequestsPerModelTarget, 'a number > 0', 'e.g. 4 in-flight requests per model copy');
   }
   (p.schedules ?? []).forEach((s, i) => {
-    if (Token.isUnresolved(cap.min) || Token.isUnresolved(cap.max)) return;
+    if (!literal(cap.min, cap.max)) return;
     const min = s.minCapacity;
     const max = s.maxCapacity;
     if (min === undefined && max === undefined)

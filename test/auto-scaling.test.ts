@@ -1,8 +1,9 @@
 // Autoscaling on QPS per instance (lib/auto-scaling.ts).
-import { TimeZone } from 'aws-cdk-lib';
+import { CfnParameter, Duration, TimeZone, Token } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, VariantAutoScaling } from '../lib';
+import { cronProblems, validateAutoScaling } from '../lib/auto-scaling';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 import { newStack, synthError, exampleStacks } from './util';
 
@@ -109,4 +110,277 @@ test('scaling metric helper', () => {
   const e = new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
   expect(e.metricInvocationsPerInstance()).toMatchObject({ metricName: 'InvocationsPerInstance', statistic: 'Sum', namespace: 'AWS/SageMaker' });
   expect(e.autoScaling.Primary.invocationsPolicy).toBeInstanceOf(appscaling.TargetTrackingScalingPolicy);
+});
+
+describe('validateAutoScaling: every rule with its exact message (construct path added by the CDK)', () => {
+  const base = { endpointName: 'ep', variantName: 'Primary', instanceType: SageMakerInstanceType.ML_M5_XLARGE, initialInstanceCount: 2 };
+  const cron = appscaling.Schedule.cron({ hour: '19', minute: '0' });
+  const check = (p: Partial<Parameters<typeof validateAutoScaling>[0]>) => validateAutoScaling({ ...base, ...p }).all;
+  const P = 'autoScaling[Primary]';
+
+  test.each<[string, Partial<Parameters<typeof validateAutoScaling>[0]>]>([
+    ['the defaults', {}],
+    ['min = max = the initial count', { capacity: { min: 2, max: 2 } }],
+    ['an initial count at the max', { initialInstanceCount: 4, capacity: { min: 1, max: 4 } }],
+    ['a fractional QPS and concurrency', { qpsPerInstance: 0.5, concurrentRequestsPerModelTarget: 0.5 }],
+    ['a schedule with only a max, above the capacity min', { schedules: [{ schedule: cron, maxCapacity: 2 }] }],
+    ['a schedule with only a min, up to the capacity max', { schedules: [{ schedule: cron, minCapacity: 4 }] }],
+    ['a schedule raising both bounds past the capacity', { schedules: [{ schedule: cron, minCapacity: 8, maxCapacity: 10 }] }],
+    [
+      'at(...) and rate(...) schedules',
+      {
+        schedules: [
+          { schedule: appscaling.Schedule.rate(Duration.hours(1)), minCapacity: 3 },
+          { schedule: appscaling.Schedule.expression('at(2026-12-24T18:00:00)'), minCapacity: 3 },
+        ],
+      },
+    ],
+  ])('accepted: %s', (_name, p) => {
+    expect(check(p)).toEqual([]);
+  });
+
+  test.each<[string, Partial<Parameters<typeof validateAutoScaling>[0]>, string[]]>([
+    [
+      'min 0',
+      { capacity: { min: 0, max: 2 } },
+      [`${P}.capacity.min: got 0; allowed: an integer from 1 to 10000. Fix: use at least 1: plain variants cannot scale to zero`],
+    ],
+    [
+      'a fractional min',
+      { capacity: { min: 1.5, max: 2 } },
+      [`${P}.capacity.min: got 1.5; allowed: an integer from 1 to 10000. Fix: use at least 1: plain variants cannot scale to zero`],
+    ],
+    [
+      'a fractional max',
+      { capacity: { min: 2, max: 2.5 } },
+      [`${P}.capacity.max: got 2.5; allowed: an integer from 1 to 10000. Fix: use a whole number of instances ≥ 1`],
+    ],
+    [
+      'min > max',
+      { initialInstanceCount: 3, capacity: { min: 3, max: 2 } },
+      [
+        `${P}.capacity: got 'min 3 > max 2'; allowed: min ≤ max. Fix: raise max or lower min`,
+        `${P}.instanceCount: got 3; allowed: within capacity [3, 2]. Fix: set the initial instance count inside the capacity bounds`,
+      ],
+    ],
+    [
+      'an initial count above the max',
+      { initialInstanceCount: 5, capacity: { min: 1, max: 4 } },
+      [`${P}.instanceCount: got 5; allowed: within capacity [1, 4]. Fix: set the initial instance count inside the capacity bounds`],
+    ],
+    [
+      'no QPS',
+      { qpsPerInstance: 0 },
+      [`${P}.qpsPerInstance: got 0; allowed: a number > 0. Fix: give the requests per second one instance should carry, e.g. 150`],
+    ],
+    [
+      'a NaN QPS',
+      { qpsPerInstance: NaN },
+      [`${P}.qpsPerInstance: got NaN; allowed: a number > 0. Fix: give the requests per second one instance should carry, e.g. 150`],
+    ],
+    [
+      'no concurrency',
+      { concurrentRequestsPerModelTarget: 0 },
+      [`${P}.concurrentRequestsPerModelTarget: got 0; allowed: a number > 0. Fix: e.g. 4 in-flight requests per model copy`],
+    ],
+    [
+      'a schedule without bounds',
+      { schedules: [{ schedule: cron }] },
+      [`${P}.schedules[0]: got 'no bounds'; allowed: minCapacity and/or maxCapacity. Fix: e.g. { minCapacity: 4 }`],
+    ],
+    [
+      'a scheduled min 0 and a fractional max',
+      { schedules: [{ schedule: cron, minCapacity: 0, maxCapacity: 2.5 }] },
+      [
+        `${P}.schedules[0].minCapacity: got 0; allowed: an integer from 1 to 10000. Fix: use at least 1`,
+        `${P}.schedules[0].maxCapacity: got 2.5; allowed: an integer from 1 to 10000. Fix: use at least 1`,
+      ],
+    ],
+    [
+      'a scheduled min above the capacity max (the max stays)',
+      { schedules: [{ schedule: cron, minCapacity: 5 }] },
+      [
+        `${P}.schedules[0]: got min 5 > max 4; allowed: scheduled bounds with min ≤ max (unset ones keep capacity [2, 4]). Fix: set both minCapacity and maxCapacity on the scheduled action, or keep the scheduled min within the capacity max`,
+      ],
+    ],
+    [
+      'a scheduled max below the capacity min (the min stays)',
+      { schedules: [{ schedule: cron, maxCapacity: 1 }] },
+      [
+        `${P}.schedules[0]: got min 2 > max 1; allowed: scheduled bounds with min ≤ max (unset ones keep capacity [2, 4]). Fix: set both minCapacity and maxCapacity on the scheduled action, or keep the scheduled min within the capacity max`,
+      ],
+    ],
+    [
+      'a second schedule that is not an expression',
+      {
+        schedules: [
+          { schedule: cron, minCapacity: 3 },
+          { schedule: appscaling.Schedule.expression('every evening'), minCapacity: 3 },
+        ],
+      },
+      [
+        `${P}.schedules[1].schedule: got 'every evening'; allowed: a cron(...), at(...) or rate(...) expression. Fix: use appscaling.Schedule.cron({ hour: "19", minute: "0" })`,
+      ],
+    ],
+    [
+      'an expression with text before it',
+      { schedules: [{ schedule: appscaling.Schedule.expression('daily cron(0 19 * * ? *)'), minCapacity: 3 }] },
+      [
+        `${P}.schedules[0].schedule: got 'daily cron(0 19 * * ? *)'; allowed: a cron(...), at(...) or rate(...) expression. Fix: use appscaling.Schedule.cron({ hour: "19", minute: "0" })`,
+      ],
+    ],
+    [
+      'a schedule missing (plain JavaScript)',
+      { schedules: [{ minCapacity: 3 } as any] },
+      [
+        `${P}.schedules[0].schedule: got 'undefined'; allowed: a cron(...), at(...) or rate(...) expression. Fix: use appscaling.Schedule.cron({ hour: "19", minute: "0" })`,
+      ],
+    ],
+    [
+      'a cron hour out of range',
+      { schedules: [{ schedule: appscaling.Schedule.expression('cron(0 25 * * ? *)'), minCapacity: 3 }] },
+      [
+        `${P}.schedules[0].schedule: got 'cron(0 25 * * ? *)'; allowed: hour 0–23 (got '25'). Fix: fix the cron field, e.g. appscaling.Schedule.cron({ hour: "19", minute: "0" })`,
+      ],
+    ],
+  ])('refused: %s', (_name, p, expected) => {
+    expect(check(p)).toEqual(expected);
+  });
+
+  test('bounds given as tokens (a CfnParameter) are refused with the reason, and not compared with anything else', () => {
+    const { stack } = newStack();
+    const param = (name: string) => Token.asNumber(new CfnParameter(stack, name, { type: 'Number' }).valueAsNumber);
+    const refused = (bound: string) =>
+      `${P}.capacity.${bound}: got a token; allowed: a literal integer from 1 to 10000 (the breaker, the readiness checks and the simulator use the bounds at synth). ` +
+      'Fix: give a number; to vary it per environment, read it in the app (e.g. from context) rather than from a CfnParameter';
+    expect(check({ capacity: { min: param('Min'), max: 4 }, schedules: [{ schedule: cron, maxCapacity: 1 }] })).toEqual([refused('min')]);
+    expect(check({ capacity: { min: 2, max: param('Max') }, schedules: [{ schedule: cron, minCapacity: 9 }] })).toEqual([refused('max')]);
+    expect(check({ capacity: { min: 0, max: param('Max2') } })).toEqual([
+      `${P}.capacity.min: got 0; allowed: an integer from 1 to 10000. Fix: use at least 1: plain variants cannot scale to zero`,
+      refused('max'),
+    ]);
+    expect(check({ initialInstanceCount: param('Count'), capacity: { min: 2, max: 4 } })).toEqual([]);
+  });
+});
+
+describe('cronProblems: the fields of an Application Auto Scaling cron expression', () => {
+  test.each<[string, string[]]>([
+    ['cron(0 19 * * ? *)', []],
+    [' cron(59 23 31 12 ? 2199) ', []],
+    ['cron(0 0 1 1 ? 1970)', []],
+    ['cron(0/15 8-18 ? JAN-DEC MON-FRI *)', []],
+    ['cron(0 0 ? jan,dec sun,sat *)', []],
+    ['cron(0 0 L * ? *)', []],
+    ['cron(0 0 15W * ? *)', []],
+    ['cron(0 0 ? * 6#3 *)', []],
+    ['cron(0 0 ? * 1,7 *)', []],
+    ['rate(5 minutes)', []],
+    ['at(2026-12-24T18:00:00)', []],
+    ['cron(60 0 * * ? *)', ["minute 0–59 (got '60')"]],
+    ['cron(0 24 * * ? *)', ["hour 0–23 (got '24')"]],
+    ['cron(0 0 0 * ? *)', ["day of month 1–31 (got '0')"]],
+    ['cron(0 0 32 * ? *)', ["day of month 1–31 (got '32')"]],
+    ['cron(0 0 ? 0 ? *)', ["month 1–12 (got '0')"]],
+    ['cron(0 0 ? 13 ? *)', ["month 1–12 (got '13')"]],
+    ['cron(0 0 ? FOO ? *)', ["month 1–12 (got 'FOO')"]],
+    ['cron(0 0 ? * 0 *)', ["day of week 1–7 (got '0')"]],
+    ['cron(0 0 ? * 8 *)', ["day of week 1–7 (got '8')"]],
+    ['cron(0 0 ? * SUN-FOO *)', ["day of week 1–7 (got 'FOO')"]],
+    ['cron(0 0 * * ? 1969)', ["year 1970–2199 (got '1969')"]],
+    ['cron(0 0 * * ? 2200)', ["year 1970–2199 (got '2200')"]],
+    ['cron(0 1,2,61 * * ? *)', ["hour 0–23 (got '61')"]],
+    ['cron(1.5 0 * * ? *)', ["minute 0–59 (got '1.5')"]],
+    ['cron(0/x 0 * * ? *)', ["minute step 'x' is not a number"]],
+    ['cron(0 19 * * ?)', ['6 cron fields (minute hour day month weekday year), got 5']],
+    ['cron(0 25 * 13 ? *)', ["hour 0–23 (got '25')", "month 1–12 (got '13')"]],
+  ])('%s', (expression, expected) => {
+    expect(cronProblems(expression)).toEqual(expected);
+  });
+});
+
+describe('VariantAutoScaling: what it deploys from its props', () => {
+  const scale = (p: Partial<ConstructorParameters<typeof VariantAutoScaling>[2]> = {}) => {
+    const { stack } = newStack();
+    const s = new VariantAutoScaling(stack, 'S', {
+      endpointName: 'ep',
+      variantName: 'Primary',
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      initialInstanceCount: 3,
+      ...p,
+    });
+    return { s, t: Template.fromStack(stack) };
+  };
+
+  test('by default: capacity from the initial count to twice it, 150 QPS, cooldowns 90 s out and 300 s in', () => {
+    const { s, t } = scale();
+    expect(s.capacity).toEqual({ min: 3, max: 6 });
+    expect([s.qpsPerInstance, s.scaleOutCooldown.toSeconds(), s.scaleInCooldown.toSeconds()]).toEqual([150, 90, 300]);
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      MinCapacity: 3,
+      MaxCapacity: 6,
+      ResourceId: 'endpoint/ep/variant/Primary',
+    });
+    expect(s.concurrencyPolicy).toBeUndefined();
+    t.resourceCountIs('AWS::ApplicationAutoScaling::ScalingPolicy', 1);
+  });
+
+  test('given values are used as given: QPS 200 → 12,000 per minute, the cooldowns, the concurrency target', () => {
+    const { s, t } = scale({
+      qpsPerInstance: 200,
+      scaleOutCooldown: Duration.seconds(30),
+      scaleInCooldown: Duration.minutes(10),
+      concurrentRequestsPerModelTarget: 6,
+      capacity: { min: 2, max: 9 },
+    });
+    expect(s.capacity).toEqual({ min: 2, max: 9 });
+    const config = (metric: string) => ({
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({
+        PredefinedMetricSpecification: { PredefinedMetricType: metric },
+        ScaleOutCooldown: 30,
+        ScaleInCooldown: 600,
+      }),
+    });
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', config('SageMakerVariantInvocationsPerInstance'));
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({ TargetValue: 12000 }),
+    });
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', config('SageMakerVariantConcurrentRequestsPerModelHighResolution'));
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({ TargetValue: 6 }),
+    });
+  });
+
+  test('the scaling role is the account-wide service-linked role (IAM ARNs have no Region)', () => {
+    const { t } = scale();
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      RoleARN: {
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            { Ref: 'AWS::Partition' },
+            ':iam::123456789012:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint',
+          ],
+        ],
+      },
+    });
+  });
+
+  test('each schedule is its own scheduled action with the bounds it sets (an unset one stays out), in order', () => {
+    const { t } = scale({
+      schedules: [
+        { schedule: appscaling.Schedule.cron({ hour: '19', minute: '0' }), minCapacity: 5, maxCapacity: 8 },
+        { schedule: appscaling.Schedule.cron({ hour: '23', minute: '30' }), maxCapacity: 4 },
+      ],
+    });
+    const [target] = Object.values(t.findResources('AWS::ApplicationAutoScaling::ScalableTarget'));
+    expect(target.Properties.ScheduledActions).toEqual([
+      {
+        ScheduledActionName: expect.stringMatching(/Schedule0/),
+        Schedule: 'cron(0 19 * * ? *)',
+        ScalableTargetAction: { MinCapacity: 5, MaxCapacity: 8 },
+      },
+      { ScheduledActionName: expect.stringMatching(/Schedule1/), Schedule: 'cron(30 23 * * ? *)', ScalableTargetAction: { MaxCapacity: 4 } },
+    ]);
+  });
 });
