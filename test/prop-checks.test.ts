@@ -1,0 +1,237 @@
+// The endpoint's prop checks one by one (lib/private/prop-checks.ts): each problem's exact message and
+// the stand-in that lets synthesis go on to report the others. test/bad-input.test.ts checks the same
+// rules through ResilientEndpoint, one row per bad prop; this pins their bounds and stand-ins.
+import { App, Aws, Duration, Size, Stack } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { Construct } from 'constructs';
+import { ContainerImage, SageMakerInstanceType } from '../lib';
+import {
+  publishingSettings,
+  requireProps,
+  storageSettings,
+  validateEndpointName,
+  validateInstanceType,
+  validateVariantName,
+} from '../lib/private/prop-checks';
+import type { VariantInfo } from '../lib/resilient-endpoint-props';
+import { PropErrors } from '../lib/validation';
+
+const NAME_RULE = 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit';
+
+describe('endpoint and variant names (SageMaker: ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62})', () => {
+  test.each(['a', '7', 'A1', 'rank-v2', 'a--b', 'a'.repeat(63)])('%s is accepted as it is', name => {
+    const e = new PropErrors();
+    expect(validateEndpointName(e, name)).toBe(name);
+    expect(validateVariantName(e, 'variantName', name)).toBe(name);
+    expect(e.all).toEqual([]);
+  });
+
+  test.each(['', '-a', 'a-', 'a_b', 'a b', 'a.b', 'a'.repeat(64)])('%j is refused, with a stand-in so synthesis goes on', name => {
+    const e = new PropErrors();
+    expect(validateEndpointName(e, name)).toBe('invalid-endpoint-name');
+    expect(validateVariantName(e, 'fallback.variantName', name)).toBe('InvalidfallbackvariantName');
+    expect(e.all).toEqual([
+      `endpointName: got '${name}'; allowed: ${NAME_RULE}. Fix: rename the endpoint, e.g. 'recommender-prod', or omit endpointName for a generated one`,
+      `fallback.variantName: got '${name}'; allowed: ${NAME_RULE}. Fix: use e.g. 'Primary'`,
+    ]);
+  });
+
+  test('a name that is a token is known only at deploy: passed through unchecked', () => {
+    const e = new PropErrors();
+    const name = `${Aws.STACK_NAME}_x`;
+    expect(validateEndpointName(e, name)).toBe(name);
+    expect(validateVariantName(e, 'variantName', name)).toBe(name);
+    expect(e.all).toEqual([]);
+  });
+});
+
+describe('required props a plain-JavaScript caller may leave out', () => {
+  const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
+
+  test('both given: returned as they are, no error', () => {
+    const e = new PropErrors();
+    const props = { model: { image }, instanceType: SageMakerInstanceType.ML_G4DN_XLARGE, endpointName: 'x' };
+    expect(requireProps(e, props)).toEqual(props);
+    expect(e.all).toEqual([]);
+  });
+
+  test('nothing at all: both named, with stand-ins (a placeholder image, ml.m5.xlarge)', () => {
+    const e = new PropErrors();
+    const p = requireProps(e, undefined);
+    expect(e.all).toEqual([
+      "model: got nothing; allowed: a model with a container image. Fix: pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }",
+      "instanceType: got nothing; allowed: a SageMakerInstanceType. Fix: pass e.g. SageMakerInstanceType.ML_M5_XLARGE, or SageMakerInstanceType.of('ml.m5.xlarge')",
+    ]);
+    expect(p.model.image).toEqual(ContainerImage.fromImageUri('missing-image'));
+    expect(p.instanceType).toBe(SageMakerInstanceType.ML_M5_XLARGE);
+  });
+
+  test('a model without an image, and an instance type given as a string: each named, the string kept as the type', () => {
+    const e = new PropErrors();
+    const p = requireProps(e, { model: { environment: { A: '1' } } as any, instanceType: 'ml.c5.2xlarge' as any });
+    expect(e.all).toEqual([
+      "model.image: got nothing; allowed: a model with a container image. Fix: pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }",
+      "instanceType: got 'ml.c5.2xlarge'; allowed: a SageMakerInstanceType. Fix: pass e.g. SageMakerInstanceType.ML_M5_XLARGE, or SageMakerInstanceType.of('ml.m5.xlarge')",
+    ]);
+    expect(p.model).toEqual({ environment: { A: '1' }, image: ContainerImage.fromImageUri('missing-image') });
+    expect(p.instanceType.name).toBe('ml.c5.2xlarge');
+  });
+});
+
+describe("metric publishing (the endpoint config's MetricsConfig)", () => {
+  const settings = (o?: Parameters<typeof publishingSettings>[1]) => {
+    const e = new PropErrors();
+    return { s: publishingSettings(e, o), errors: e.all };
+  };
+
+  test('by default: every 10 s with enhanced (per-GPU) metrics, detailed observability off', () => {
+    expect(settings()).toEqual({ s: { configured: true, frequencySeconds: 10, enhancedMetrics: true, detailedObservability: false }, errors: [] });
+  });
+
+  test.each([10, 30, 60, 120, 180, 240, 300])('every %i s is a frequency SageMaker accepts', f => {
+    expect(settings({ frequency: Duration.seconds(f) })).toEqual({
+      s: { configured: true, frequencySeconds: f, enhancedMetrics: true, detailedObservability: false },
+      errors: [],
+    });
+  });
+
+  test('another frequency is refused; 60 s stands in', () => {
+    expect(settings({ frequency: Duration.seconds(45) })).toEqual({
+      s: { configured: true, frequencySeconds: 60, enhancedMetrics: true, detailedObservability: false },
+      errors: [
+        'metricPublishing.frequency (s): got 45; allowed: 10, 30, 60, 120, 180, 240, 300. Fix: use e.g. Duration.seconds(10) or Duration.minutes(1)',
+      ],
+    });
+  });
+
+  test('the switches are used as given', () => {
+    expect(settings({ enhancedMetrics: false, detailedObservability: true }).s).toEqual({
+      configured: true,
+      frequencySeconds: 10,
+      enhancedMetrics: false,
+      detailedObservability: true,
+    });
+  });
+
+  test("off: SageMaker's defaults (60 s, no per-GPU series); off with a setting is a contradiction", () => {
+    const off = { configured: false, frequencySeconds: 60, enhancedMetrics: false, detailedObservability: false };
+    expect(settings({ enabled: false })).toEqual({ s: off, errors: [] });
+    const contradiction =
+      'metricPublishing: got enabled: false with frequency, enhancedMetrics or detailedObservability; allowed: either MetricsConfig (enabled) or none at all. Fix: drop the other settings, or leave enabled on';
+    for (const o of [{ frequency: Duration.seconds(10) }, { enhancedMetrics: true }, { detailedObservability: true }]) {
+      expect(settings({ enabled: false, ...o })).toEqual({ s: off, errors: [contradiction] });
+    }
+    expect(settings({ enabled: false, enhancedMetrics: false, detailedObservability: false }).errors).toEqual([]);
+  });
+});
+
+describe('storage: the volume size and key against the variants’ instance types', () => {
+  const variant = (t: SageMakerInstanceType) => ({ variantName: 'V', instanceType: t, instanceCount: 1, initialWeight: 1 }) as VariantInfo;
+  const run = (props: { volumeSize?: Size; volumeKmsKey?: unknown }, types: SageMakerInstanceType[]) => {
+    const stack = new Stack(new App(), 'S');
+    const scope = new Construct(stack, 'E');
+    const e = new PropErrors();
+    const s = storageSettings(scope, e, props, types.map(variant));
+    return {
+      s,
+      errors: e.all,
+      warnings: Annotations.fromStack(stack)
+        .findWarning('*', Match.anyValue())
+        .map(w => String(w.entry.data)),
+    };
+  };
+
+  test('EBS-only types: the size in GiB, a key warns of nothing', () => {
+    expect(run({ volumeSize: Size.gibibytes(100), volumeKmsKey: {} }, [SageMakerInstanceType.ML_M5_XLARGE])).toEqual({
+      s: { volumeGiB: 100, ebsOnly: true },
+      errors: [],
+      warnings: [],
+    });
+    expect(run({}, [SageMakerInstanceType.ML_M5_XLARGE]).s).toEqual({ volumeGiB: undefined, ebsOnly: true });
+  });
+
+  test('a local-NVMe type: a volume size is refused (SageMaker rejects VolumeSizeInGB), a key warns that it does not reach the NVMe', () => {
+    const r = run({ volumeSize: Size.gibibytes(100), volumeKmsKey: {} }, [SageMakerInstanceType.ML_M5_XLARGE, SageMakerInstanceType.ML_G4DN_XLARGE]);
+    expect(r.s).toEqual({ volumeGiB: 100, ebsOnly: false });
+    expect(r.errors).toEqual([
+      'volumeSize: got 100 GiB; allowed: no volume size on instance types with local NVMe storage (ml.g4dn.xlarge). Fix: remove volumeSize: those types use their local NVMe disk and SageMaker rejects VolumeSizeInGB',
+    ]);
+    expect(r.warnings).toEqual([
+      expect.stringMatching(
+        /^volumeKmsKey does not encrypt the local NVMe storage of ml\.g4dn\.xlarge: that storage is encrypted by a hardware module on the instance\. The key is still set on the endpoint config\./,
+      ),
+    ]);
+    expect(run({}, [SageMakerInstanceType.ML_G4DN_XLARGE])).toEqual({ s: { volumeGiB: undefined, ebsOnly: false }, errors: [], warnings: [] });
+  });
+
+  test.each([
+    [Size.gibibytes(1), []],
+    [Size.gibibytes(512), []],
+    [Size.mebibytes(512), ['volumeSize (GiB): got 0.5; allowed: an integer from 1 to 512. Fix: use Size.gibibytes(1..512)']],
+    [Size.gibibytes(513), ['volumeSize (GiB): got 513; allowed: an integer from 1 to 512. Fix: use Size.gibibytes(1..512)']],
+  ])('volume size %s', (size, expected) => {
+    expect(run({ volumeSize: size }, [SageMakerInstanceType.ML_M5_XLARGE]).errors).toEqual(expected);
+  });
+});
+
+describe('instance types: the name and, when given, the hardware', () => {
+  const run = (t: SageMakerInstanceType) => {
+    const stack = new Stack(new App(), 'S');
+    const scope = new Construct(stack, 'E');
+    const e = new PropErrors();
+    validateInstanceType(scope, e, 'instanceType', t);
+    return {
+      errors: e.all,
+      warnings: Annotations.fromStack(stack)
+        .findWarning('*', Match.anyValue())
+        .map(w => String(w.entry.data)),
+    };
+  };
+
+  test('a catalog type: nothing to say', () => {
+    expect(run(SageMakerInstanceType.ML_G5_12XLARGE)).toEqual({ errors: [], warnings: [] });
+  });
+
+  test('a name that is not ml.<family>.<size>', () => {
+    for (const name of ['m5.xlarge', 'ml.m5', 'ml.M5.xlarge', 'ml.m5.xlarge ']) {
+      expect(run(SageMakerInstanceType.of(name, { vCpus: 4, memoryGiB: 16 })).errors).toEqual([
+        `instanceType: got '${name}'; allowed: an ml.* instance type such as 'ml.m5.xlarge'. Fix: use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)`,
+      ]);
+    }
+  });
+
+  test('a given spec: each field in its range', () => {
+    expect(run(SageMakerInstanceType.of('ml.x9.large', { vCpus: 2, memoryGiB: 0.5 })).errors).toEqual([]);
+    expect(
+      run(SageMakerInstanceType.of('ml.x9.large', { vCpus: 0, memoryGiB: 0.4, gpuCount: 1.5, gpuMemoryGiB: 0.5, localNvmeGB: -1 })).errors,
+    ).toEqual([
+      'instanceType (ml.x9.large) spec.vCpus: got 0; allowed: an integer from 1 to 1000000. Fix: give the whole number of vCPUs, e.g. 4',
+      'instanceType (ml.x9.large) spec.gpuCount: got 1.5; allowed: an integer from 0 to 1000000. Fix: give the whole number of GPUs (0 for CPU types)',
+      'instanceType (ml.x9.large) spec.localNvmeGB: got -1; allowed: an integer from 0 to 1000000. Fix: give the local NVMe size in whole GB (0 for EBS-only types)',
+      'instanceType (ml.x9.large) spec.memoryGiB: got 0.4; allowed: a number from 0.5 to 1000000. Fix: give the host memory in GiB, e.g. 16',
+      'instanceType (ml.x9.large) spec.gpuMemoryGiB: got 0.5; allowed: a number from 1 to 10000. Fix: give the memory of one GPU in GiB, e.g. 16',
+    ]);
+    // A GPU type needs the memory of its GPUs; a CPU type may leave it at 0.
+    expect(run(SageMakerInstanceType.of('ml.x9.large', { vCpus: 4, memoryGiB: 16, gpuCount: 1 })).errors).toEqual([
+      'instanceType (ml.x9.large) spec.gpuMemoryGiB: got 0; allowed: a number from 1 to 10000. Fix: give the memory of one GPU in GiB, e.g. 16',
+    ]);
+    expect(run(SageMakerInstanceType.of('ml.x9.large', { vCpus: 4, memoryGiB: 16, gpuMemoryGiB: -1 })).errors).toEqual([
+      'instanceType (ml.x9.large) spec.gpuMemoryGiB: got -1; allowed: a number from 0 to 10000. Fix: give 0 for CPU types',
+    ]);
+  });
+
+  test('an unknown type without a spec is not range-checked (its spec is a guess, warned about elsewhere)', () => {
+    expect(run(SageMakerInstanceType.of('ml.x9.large')).errors).toEqual([]);
+  });
+
+  test('a burstable type warns, naming it and why', () => {
+    expect(run(SageMakerInstanceType.ML_T2_MEDIUM)).toEqual({
+      errors: [],
+      warnings: [
+        expect.stringMatching(
+          /^instanceType is ml\.t2\.medium, a burstable demo-grade type \(incident B: 4 GiB, 110 s cold start, CPU credits run out, cannot autoscale\)\. Use e\.g\. ml\.m5\.xlarge for production\./,
+        ),
+      ],
+    });
+  });
+});
