@@ -3,6 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AlarmTier, ContainerImage, EndpointMonitoring, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
+import { validateMonitoring } from '../lib/monitoring/endpoint-monitoring';
 import { evaluateAlarm } from './metric-math';
 import { exampleStacks, nagFindings, newStack, synthError, warnings } from './util';
 
@@ -300,5 +301,62 @@ describe('alarms page for the right reasons, and reach someone', () => {
       StringEquals: { 'aws:SourceAccount': '123456789012' },
       ArnLike: { 'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':budgets::123456789012:*']] } },
     });
+  });
+});
+
+describe('validateMonitoring: every rule with its exact message', () => {
+  const check = (p: Parameters<typeof validateMonitoring>[0]) => validateMonitoring(p).all;
+  const pctRule = (name: string, example: number, v: number) =>
+    `monitoring.${name}: got ${v}; allowed: a percentage above 0 and at most 100 (0 would make the alarm fire on every datapoint, or never). Fix: give a percentage, e.g. ${example}`;
+  const percentages: [string, number][] = [
+    ['memoryThresholdPercent', 85],
+    ['gpuMemoryThresholdPercent', 85],
+    ['cpuThresholdPercent', 90],
+    ['diskThresholdPercent', 75],
+    ['stageMemoryThresholdPercent', 85],
+    ['errorRateThresholdPercent', 1],
+    ['modelErrorRateThresholdPercent', 1],
+    ['successRateThresholdPercent', 99],
+  ];
+
+  test.each(percentages)('%s: above 0 and at most 100, each bound and NaN (its example: %i)', (name, example) => {
+    for (const v of [0.01, 50, 100]) expect(check({ [name]: v })).toEqual([]);
+    for (const v of [0, -1, 100.5, NaN]) expect(check({ [name]: v })).toEqual([pctRule(name, example, v)]);
+  });
+
+  test('latency from 1 ms to 60 s; a budget of at least 1 USD', () => {
+    for (const ms of [1, 60000]) expect(check({ latencyP99Threshold: Duration.millis(ms) })).toEqual([]);
+    expect(check({ latencyP99Threshold: Duration.millis(60001) })).toEqual([
+      'monitoring.latencyP99Threshold (ms): got 60001; allowed: a number from 1 to 60000. Fix: use Duration.millis(1..60000); real-time containers must answer within 60 s',
+    ]);
+    expect(check({ monthlyBudgetUsd: 1 })).toEqual([]);
+    expect(check({ monthlyBudgetUsd: 0.5 })).toEqual([
+      'monitoring.monthlyBudgetUsd: got 0.5; allowed: a number from 1 to 1000000000. Fix: give the monthly budget in USD, e.g. 2000',
+    ]);
+  });
+
+  test('e-mail addresses, each bad one named', () => {
+    expect(check({ notify: { emails: ['oncall@example.com', 'a.b+c@d.co.uk'] } })).toEqual([]);
+    expect(check({ notify: { emails: ['oncall', 'a@b', 'x y@example.com', 'ok@example.com', '@example.com'] } })).toEqual(
+      ['oncall', 'a@b', 'x y@example.com', '@example.com'].map(
+        a => `monitoring.notify.emails: got '${a}'; allowed: an e-mail address. Fix: give e.g. 'oncall@example.com'`,
+      ),
+    );
+  });
+
+  test('stages: at least one when given, each 1–64 letters, digits, _ or -', () => {
+    expect(check({ stages: ['preprocess', 'inference_2', 'post-process', 'a'.repeat(64)] })).toEqual([]);
+    expect(check({ stages: [] })).toEqual([
+      "monitoring.stages: got '[]'; allowed: at least one stage name. Fix: list the stages, e.g. ['preprocess', 'inference']",
+    ]);
+    expect(check({ stages: ['ok', 'pre process', '', 'a'.repeat(65), 'x.y'] })).toEqual(
+      ['pre process', '', 'a'.repeat(65), 'x.y'].map(
+        s => `monitoring.stages: got '${s}'; allowed: letters, digits, _ and -, 1–64 characters. Fix: use e.g. 'inference'`,
+      ),
+    );
+  });
+
+  test('nothing given: nothing to report', () => {
+    expect(check({})).toEqual([]);
   });
 });
