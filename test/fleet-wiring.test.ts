@@ -4,7 +4,7 @@
 // condition), for endpoint names that are prefixes of each other. Then the real handler, fed those
 // settings, acts on exactly that endpoint's parameter.
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { DescribeEndpointCommand, SageMakerClient, UpdateEndpointWeightsAndCapacitiesCommand } from '@aws-sdk/client-sagemaker';
 import { GetParametersCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
@@ -16,7 +16,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { evaluateFleet } from '../lambda/circuit-breaker/fleet';
 import { Clients, createClients, fleetSettingsFromEnv } from '../lambda/circuit-breaker/settings';
-import { ContainerImage, ResilientEndpointFleet, SageMakerInstanceType } from '../lib';
+import { ContainerImage, ResilientEndpointFleet, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
 import { CloudWatchFake } from './cloudwatch-fake';
 import { LocalDynamoDb } from './local-dynamodb';
 
@@ -203,5 +203,56 @@ describe('the real handler, given the synthesized settings, acts on exactly the 
     const [levelId] = resources(nestedTemplate(name), 'AWS::SSM::Parameter').find(([, p]) => /degrade level/.test(p.Properties.Description))!;
     expect(ssm.commandCalls(PutParameterCommand).map(c => c.args[0].input.Name)).toEqual([`<nested:${name}/${levelId}>`]);
     expect(sm.commandCalls(UpdateEndpointWeightsAndCapacitiesCommand).map(c => c.args[0].input.EndpointName)).toEqual([name]);
+  });
+});
+
+describe('fleet.addEndpoint: which breaker each endpoint gets', () => {
+  const cpu = { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE };
+  const fleetIn = (id: string) => {
+    const s = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), id, { env });
+    return { s, f: new ResilientEndpointFleet(s, 'Models') };
+  };
+  const breakerFunctions = (t: Template) => Object.keys(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } }));
+
+  test('the first endpoint with a breaker creates the shared breaker; the next ones join it', () => {
+    const { s, f } = fleetIn('Join');
+    expect(f.sharedBreaker).toBeUndefined();
+    f.addEndpoint('a', cpu);
+    const shared = f.sharedBreaker;
+    expect(shared).toBeInstanceOf(SharedCircuitBreaker);
+    f.addEndpoint('b', cpu);
+    expect(f.sharedBreaker).toBe(shared);
+    expect(breakerFunctions(Template.fromStack(s))).toHaveLength(1);
+    expect(f.endpoints.map(e => e.circuitBreaker?.config.hasFallback)).toEqual([false, false]);
+  });
+
+  test('an endpoint with its breaker switched off gets none, and creates no shared breaker', () => {
+    const { s, f } = fleetIn('Off');
+    const e = f.addEndpoint('a', { ...cpu, circuitBreaker: { enabled: false } });
+    expect(e.circuitBreaker).toBeUndefined();
+    expect(f.sharedBreaker).toBeUndefined();
+    expect(breakerFunctions(Template.fromStack(s))).toEqual([]);
+    expect(breakerFunctions(Template.fromStack(e.node.scope as NestedStack))).toEqual([]);
+  });
+
+  test('circuitBreaker.shared names another shared breaker: the endpoint uses it, not the fleet’s', () => {
+    const { s, f } = fleetIn('Other');
+    const mine = new SharedCircuitBreaker(s, 'Mine');
+    f.addEndpoint('a', { ...cpu, circuitBreaker: { shared: mine, degradeAtPercent: 77 } });
+    expect(f.sharedBreaker).toBeUndefined();
+    // The endpoint's settings parameter (its value a JSON string joined with the level parameter's name).
+    const settings = Object.values(
+      Template.fromStack(f.endpoints[0].node.scope as NestedStack).findResources('AWS::SSM::Parameter', {
+        Properties: { Description: Match.stringLikeRegexp('read by the shared breaker function') },
+      }),
+    ).map(p => JSON.stringify(p.Properties.Value));
+    expect(settings).toEqual([expect.stringMatching(/degradeAtPercent\\":77,/)]); // the endpoint's own options kept beside the shared breaker
+    expect(breakerFunctions(Template.fromStack(s))).toHaveLength(1); // Mine's
+  });
+
+  test('each endpoint is a nested stack named for its id and its fleet', () => {
+    const { f } = fleetIn('Named');
+    const e = f.addEndpoint('ranker', cpu);
+    expect(Template.fromStack(e.node.scope as NestedStack).toJSON().Description).toBe('SageMaker endpoint ranker of fleet Named/Models');
   });
 });
