@@ -1,6 +1,6 @@
 import { Size } from 'aws-cdk-lib';
 import { SageMakerInstanceType } from './instance-types';
-import { MEMORY_BUDGET_SHARE, tuneModelServer } from './model-server';
+import { MEMORY_BUDGET_SHARE, tuneModelServer, wholeBytes } from './model-server';
 
 /** Inputs of the capacity planner. */
 export interface CapacityPlanProps {
@@ -84,8 +84,8 @@ export class CapacityPlan {
     const gpu = p.requiresGpu ?? p.gpuMemory !== undefined;
     const exact = ((p.p50LatencyMs * p.peakQps) / 1000) * safety;
     this.slotsNeeded = Math.ceil(exact - 1e-9);
-    const hostBytes = p.modelMemory?.toBytes();
-    const gpuBytes = p.gpuMemory?.toBytes();
+    const hostBytes = p.modelMemory && wholeBytes(p.modelMemory);
+    const gpuBytes = p.gpuMemory && wholeBytes(p.gpuMemory);
     const minVcpus = p.minVcpusPerInstance ?? 4;
     const candidates = (p.candidates ?? SageMakerInstanceType.all()).filter(
       t => !t.isBurstable && !t.specUnknown && (gpu ? t.isGpu : !t.isGpu) && t.spec.vCpus >= minVcpus,

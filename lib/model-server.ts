@@ -1,4 +1,4 @@
-import { Duration, Size } from 'aws-cdk-lib';
+import { Duration, Size, SizeRoundingBehavior } from 'aws-cdk-lib';
 import { SageMakerInstanceType } from './instance-types';
 import { Described, PropErrors } from './validation';
 
@@ -205,8 +205,8 @@ export function tuneModelServer(
   const spec = instanceType.spec;
   const server = options.server ?? ModelServer.SAGEMAKER_INFERENCE_TOOLKIT;
   const unsupported = (what: string, why: string) => warnings.push(`modelServer.${what} is set, but ${why}: it is not written.`);
-  const hostBytes = footprint?.host?.toBytes();
-  const gpuBytes = footprint?.gpu?.toBytes();
+  const hostBytes = footprint?.host && wholeBytes(footprint.host);
+  const gpuBytes = footprint?.gpu && wholeBytes(footprint.gpu);
   const memBytes = spec.memoryGiB * GIB;
   const gpuMemPerGpuBytes = spec.gpuMemoryGiB * GIB;
 
@@ -300,8 +300,8 @@ export function tuneModelServer(
   }
 
   // --- sizes and timeouts ---
-  const maxRequestBytes = options.maxRequestSize?.toBytes() ?? DEFAULT_MAX_REQUEST_BYTES;
-  const maxResponseBytes = options.maxResponseSize?.toBytes() ?? maxRequestBytes;
+  const maxRequestBytes = options.maxRequestSize ? wholeBytes(options.maxRequestSize) : DEFAULT_MAX_REQUEST_BYTES;
+  const maxResponseBytes = options.maxResponseSize ? wholeBytes(options.maxResponseSize) : maxRequestBytes;
   const sizeFix = `use a size from 1 KiB to ${MAX_SERVER_SIZE_BYTES} bytes (the servers read it as a 32-bit integer), e.g. Size.mebibytes(6), the real-time limit`;
   errors.range('modelServer.maxRequestSize (bytes)', maxRequestBytes, 1024, MAX_SERVER_SIZE_BYTES, sizeFix, true);
   errors.range('modelServer.maxResponseSize (bytes)', maxResponseBytes, 1024, MAX_SERVER_SIZE_BYTES, sizeFix, true);
@@ -371,6 +371,14 @@ export function tuneModelServer(
 }
 
 const GIB = 1024 * 1024 * 1024;
+
+/**
+ * A size in whole bytes, rounded up. `Size.toBytes()` throws for a size that is not a whole number of
+ * bytes (`Size.gibibytes(2.1)` is 2,254,857,830.4 bytes), which a footprint stated in GiB often is.
+ */
+export function wholeBytes(size: Size): number {
+  return Math.ceil(size.toBytes({ rounding: SizeRoundingBehavior.NONE }));
+}
 
 function clampInt(v: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, Math.round(v)));

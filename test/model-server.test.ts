@@ -2,9 +2,10 @@
 // server is detected from the image (lib/model-artifacts.ts).
 import { Duration, Size, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { ContainerImage, ModelServer, ResilientEndpoint, SageMakerInstanceType } from '../lib';
+import { CapacityPlan, ContainerImage, ModelServer, ResilientEndpoint, SageMakerInstanceType } from '../lib';
+import * as simulation from '../lib/simulation';
 import { modelServerOfRepository } from '../lib/model-artifacts';
-import { tuneModelServer } from '../lib/model-server';
+import { fmtBytes, ModelServerTuner, tuneModelServer } from '../lib/model-server';
 import { PropErrors } from '../lib/validation';
 import { newStack, warnings } from './util';
 
@@ -209,4 +210,215 @@ describe('model-server tuning', () => {
     expect(errors.all).toHaveLength(3);
     expect(errors.all[1]).toMatch(/modelDataDownloadTimeout \(s\): got 5; allowed: an integer from 60 to 3600/);
   });
+});
+
+describe('tuneModelServer: the whole result, hand-computed, for each rule', () => {
+  const { ML_M5_XLARGE: M5, ML_G4DN_XLARGE: G4, ML_G4DN_12XLARGE: G4X12 } = SageMakerInstanceType;
+  const tune = (t: SageMakerInstanceType, footprint?: { host?: Size; gpu?: Size }, o: Parameters<typeof tuneModelServer>[2] = {}) => {
+    const errors = new PropErrors();
+    return { ...tuneModelServer(t, footprint, o, errors), errors: errors.all };
+  };
+  const toolkitEnv = (workers: number, minutes = 1, seconds = 60, request = 6291456, response = request) => ({
+    SAGEMAKER_MODEL_SERVER_WORKERS: String(workers),
+    SAGEMAKER_MODEL_SERVER_TIMEOUT: String(minutes),
+    SAGEMAKER_MODEL_SERVER_TIMEOUT_SECONDS: String(seconds),
+    MMS_DEFAULT_RESPONSE_TIMEOUT: String(minutes),
+    MMS_DEFAULT_RESPONSE_TIMEOUT_SECONDS: String(seconds),
+    MMS_MAX_REQUEST_SIZE: String(request),
+    MMS_MAX_RESPONSE_SIZE: String(response),
+  });
+
+  test('ml.m5.xlarge, nothing stated: ⌊4 × 1.5⌋ = 6 workers, the 6 MiB limit, 60 s, the default timeouts', () => {
+    expect(tune(M5)).toEqual({
+      workers: 6,
+      workersReason: '⌊4 vCPU × 1.5⌋',
+      maxRequestBytes: 6291456,
+      maxResponseBytes: 6291456,
+      environment: toolkitEnv(6),
+      modelDataDownloadTimeoutSeconds: 3600,
+      containerStartupHealthCheckTimeoutSeconds: 900,
+      warnings: [],
+      server: ModelServer.SAGEMAKER_INFERENCE_TOOLKIT,
+      errors: [],
+    });
+  });
+
+  test('a host footprint caps CPU workers to what fits in 80 % of memory (12.8 GiB / 3 GiB → 4), and exactly 6 still fit at 2 GiB', () => {
+    const capped = tune(M5, { host: Size.gibibytes(3) });
+    expect([capped.workers, capped.workersReason, capped.errors]).toEqual([4, '⌊4 vCPU × 1.5⌋, capped to 4: 4 × 3 GiB ≤ 80 % of 16 GiB', []]);
+    expect(tune(M5, { host: Size.gibibytes(2) }).workers).toBe(6);
+    const tooBig = tune(M5, { host: Size.gibibytes(20) });
+    expect([tooBig.workers, tooBig.errors]).toEqual([
+      1,
+      [
+        'model.memoryFootprint.host: got 20 GiB; allowed: at most the ml.m5.xlarge memory (16 GiB). Fix: choose an instance type with more memory (see CapacityPlan) or shrink the model',
+      ],
+    ]);
+    expect(tune(M5, { host: Size.gibibytes(16) }).errors).toEqual([]); // as large as the memory: allowed (one copy, and a warning elsewhere)
+  });
+
+  test('GPU with a stated footprint: copies that fit in 80 % of each GPU, bounded by vCPUs and then by host memory', () => {
+    const three = tune(G4, { gpu: Size.gibibytes(4) });
+    expect([three.workers, three.workersReason, three.warnings]).toEqual([3, '3 model copies fit in 80 % of each of 1 GPU(s) of 16 GiB', []]);
+    expect(tune(G4, { gpu: Size.gibibytes(10) }).workersReason).toBe('1 model copy fit in 80 % of each of 1 GPU(s) of 16 GiB');
+    expect(tune(G4, { gpu: Size.gibibytes(1) }).workers).toBe(6); // 12 copies fit, ⌊4 × 1.5⌋ = 6 vCPU-bound
+    expect(tune(G4X12, { gpu: Size.gibibytes(4) }).workers).toBe(12);
+    const host = tune(G4X12, { gpu: Size.gibibytes(4), host: Size.gibibytes(20) }); // ⌊153.6 / 20⌋ = 7
+    expect([host.workers, host.workersReason]).toEqual([7, '3 model copies fit in 80 % of each of 4 GPU(s) of 16 GiB; capped to 7 by host memory']);
+    expect(tune(G4X12, { gpu: Size.gibibytes(4), host: Size.gibibytes(12) }).workers).toBe(12); // ⌊153.6 / 12⌋ = 12: not capped
+  });
+
+  test('GPU without a footprint: one worker per GPU, and a warning that asks for it', () => {
+    const t = tune(G4X12);
+    expect([t.workers, t.workersReason, t.warnings]).toEqual([
+      4,
+      'one worker per GPU (GPU footprint not stated)',
+      [
+        'ml.g4dn.12xlarge is a GPU instance but model.memoryFootprint.gpu is not stated: using one worker per GPU (4). State the footprint so workers can be sized to 80 % of GPU memory.',
+      ],
+    ]);
+  });
+
+  test('a GPU footprint on a CPU type, or larger than one GPU, is an error', () => {
+    expect(tune(M5, { gpu: Size.gibibytes(4) }).errors).toEqual([
+      'model.memoryFootprint.gpu: got 4 GiB; allowed: only on GPU instance types (ml.m5.xlarge has no GPU). Fix: remove memoryFootprint.gpu, or choose a GPU type such as ml.g4dn.xlarge',
+    ]);
+    expect(tune(G4, { gpu: Size.gibibytes(17) }).errors).toEqual([
+      "model.memoryFootprint.gpu: got 17 GiB; allowed: at most one GPU's memory on ml.g4dn.xlarge (16 GiB). Fix: choose a GPU with more memory, or cap the input length so one copy fits",
+    ]);
+    expect(tune(G4, { gpu: Size.gibibytes(16) }).errors).toEqual([]);
+  });
+
+  test('workers set explicitly: used (rounded), warned when the footprints say they cannot fit', () => {
+    expect(tune(M5, { host: Size.gibibytes(2) }, { workers: 6 })).toMatchObject({ workers: 6, workersReason: 'set explicitly', warnings: [] });
+    expect(tune(M5, undefined, { workers: 2.6 }).workers).toBe(3);
+    expect(tune(M5, { host: Size.gibibytes(2) }, { workers: 10 }).warnings).toEqual([
+      "modelServer.workers=10 × host footprint 2 GiB exceeds 80 % of ml.m5.xlarge's 16 GiB: expect OOM under load (at most 6 fit).",
+    ]);
+    expect(tune(G4, { gpu: Size.gibibytes(6) }, { workers: 2 }).warnings).toEqual([]); // ⌊12.8 / 6⌋ = 2 per GPU
+    expect(tune(G4, { gpu: Size.gibibytes(6) }, { workers: 3 }).warnings).toEqual([
+      "modelServer.workers=3 × GPU footprint 6 GiB exceeds 80 % of ml.g4dn.xlarge's GPU memory: expect GPU OOM (at most 2 fit).",
+    ]);
+    expect(tune(G4X12, { gpu: Size.gibibytes(15) }, { workers: 4 }).warnings).toEqual([]); // one copy per GPU always fits
+    expect(tune(M5, undefined, { workers: 0 }).errors).toEqual([
+      'modelServer.workers: got 0; allowed: an integer from 1 to 1000. Fix: give a whole number of worker processes, at least 1',
+    ]);
+  });
+
+  test('an instance type without known hardware: one worker, and why', () => {
+    expect(tune(SageMakerInstanceType.of('ml.x9.large'))).toMatchObject({
+      workers: 1,
+      workersReason: 'instance hardware unknown: one worker (pass an InstanceSpec to tune)',
+      errors: [],
+    });
+  });
+
+  test('sizes: from 1 KiB to a 32-bit integer, the response limit following the request one; above 6 MiB a warning', () => {
+    const big = tune(M5, undefined, { maxRequestSize: Size.mebibytes(10) });
+    expect([big.maxRequestBytes, big.maxResponseBytes, big.environment.MMS_MAX_RESPONSE_SIZE]).toEqual([10485760, 10485760, '10485760']);
+    expect(big.warnings).toEqual([
+      'modelServer.maxRequestSize is 10485760 bytes, above the 6291456 bytes (6 MiB) that real-time InvokeEndpoint accepts: SageMaker rejects larger requests before they reach the container, so the larger limit only matters for asynchronous inference.',
+    ]);
+    expect(tune(M5, undefined, { maxRequestSize: Size.mebibytes(1), maxResponseSize: Size.mebibytes(2) }).environment).toEqual(
+      toolkitEnv(6, 1, 60, 1048576, 2097152),
+    );
+    const fix = 'use a size from 1 KiB to 2147483647 bytes (the servers read it as a 32-bit integer), e.g. Size.mebibytes(6), the real-time limit';
+    expect(tune(M5, undefined, { maxRequestSize: Size.bytes(1023), maxResponseSize: Size.gibibytes(2) }).errors).toEqual([
+      `modelServer.maxRequestSize (bytes): got 1023; allowed: an integer from 1024 to 2147483647. Fix: ${fix}`,
+      `modelServer.maxResponseSize (bytes): got 2147483648; allowed: an integer from 1024 to 2147483647. Fix: ${fix}`,
+    ]);
+    expect(tune(M5, undefined, { maxRequestSize: Size.kibibytes(1), maxResponseSize: Size.bytes(2147483647) }).errors).toEqual([]);
+  });
+
+  test('the response timeout: whole minutes for MMS (rounded up), seconds elsewhere; above 60 s a warning; 1–3600 s', () => {
+    const t = tune(M5, undefined, { responseTimeout: Duration.seconds(90) });
+    expect(t.environment).toEqual(toolkitEnv(6, 2, 90));
+    expect(t.warnings).toEqual([
+      'modelServer.responseTimeout is 90 s, but a real-time container must answer within 60 s: requests will time out at SageMaker first.',
+    ]);
+    expect(tune(M5, undefined, { responseTimeout: Duration.seconds(30) }).environment).toEqual(toolkitEnv(6, 1, 30));
+    expect(tune(M5, undefined, { responseTimeout: Duration.seconds(60) }).warnings).toEqual([]);
+    expect(tune(M5, undefined, { responseTimeout: Duration.seconds(3601) }).errors).toEqual([
+      'modelServer.responseTimeout (s): got 3601; allowed: an integer from 1 to 3600. Fix: use Duration.seconds(1..3600)',
+    ]);
+  });
+
+  test('the job queue: written where the server has one, 1–100000', () => {
+    expect(tune(M5, undefined, { jobQueueSize: 250 }).environment).toEqual({ ...toolkitEnv(6), MMS_JOB_QUEUE_SIZE: '250' });
+    expect(tune(M5, undefined, { jobQueueSize: 0 }).errors).toEqual([
+      'modelServer.jobQueueSize: got 0; allowed: an integer from 1 to 100000. Fix: give a whole number of queued requests, e.g. 100',
+    ]);
+  });
+
+  test('the download and start-up timeouts: 60–3600 s, clamped into range while the error is reported', () => {
+    const t = tune(M5, undefined, { modelDataDownloadTimeout: Duration.seconds(59), containerStartupHealthCheckTimeout: Duration.seconds(4000) });
+    expect([t.modelDataDownloadTimeoutSeconds, t.containerStartupHealthCheckTimeoutSeconds]).toEqual([60, 3600]);
+    expect(t.errors).toEqual([
+      'modelServer.modelDataDownloadTimeout (s): got 59; allowed: an integer from 60 to 3600. Fix: use Duration.seconds(60..3600); the default 3600 suits large models',
+      'modelServer.containerStartupHealthCheckTimeout (s): got 4000; allowed: an integer from 60 to 3600. Fix: use Duration.seconds(60..3600)',
+    ]);
+    const given = tune(M5, undefined, { modelDataDownloadTimeout: Duration.minutes(20), containerStartupHealthCheckTimeout: Duration.minutes(5) });
+    expect([given.modelDataDownloadTimeoutSeconds, given.containerStartupHealthCheckTimeoutSeconds, given.errors]).toEqual([1200, 300, []]);
+  });
+
+  test('each server: exactly the variables it reads, and a warning for each setting it cannot take', () => {
+    const o = { responseTimeout: Duration.seconds(45), jobQueueSize: 50, maxRequestSize: Size.mebibytes(2) };
+    expect(tune(M5, undefined, { ...o, server: ModelServer.TORCHSERVE })).toMatchObject({
+      environment: {
+        SAGEMAKER_MODEL_SERVER_WORKERS: '6',
+        TS_DEFAULT_WORKERS_PER_MODEL: '6',
+        SAGEMAKER_MODEL_SERVER_TIMEOUT: '45',
+        TS_DEFAULT_RESPONSE_TIMEOUT: '45',
+        TS_MAX_REQUEST_SIZE: '2097152',
+        TS_MAX_RESPONSE_SIZE: '2097152',
+        TS_JOB_QUEUE_SIZE: '50',
+      },
+      warnings: [],
+    });
+    expect(tune(M5, undefined, { ...o, server: ModelServer.SCIKIT_LEARN })).toMatchObject({
+      environment: { SAGEMAKER_MODEL_SERVER_WORKERS: '6', SAGEMAKER_MODEL_SERVER_TIMEOUT: '45' },
+      warnings: [
+        "modelServer.maxRequestSize/maxResponseSize is set, but the scikit-learn image's nginx has no body-size limit to set: it is not written.",
+        'modelServer.jobQueueSize is set, but gunicorn has no such queue setting in the scikit-learn image: it is not written.',
+      ],
+    });
+    expect(tune(M5, undefined, { maxResponseSize: Size.mebibytes(2), server: ModelServer.SCIKIT_LEARN }).warnings).toHaveLength(1);
+    expect(tune(M5, undefined, { server: ModelServer.SCIKIT_LEARN }).warnings).toEqual([]);
+    expect(tune(M5, undefined, { ...o, server: ModelServer.XGBOOST })).toMatchObject({
+      environment: { SAGEMAKER_MODEL_SERVER_WORKERS: '6', SAGEMAKER_MODEL_SERVER_TIMEOUT: '45', MAX_CONTENT_LENGTH: '2097152' },
+      warnings: ['modelServer.jobQueueSize is set, but gunicorn has no such queue setting in the XGBoost image: it is not written.'],
+    });
+    expect(tune(M5, undefined, { server: ModelServer.XGBOOST }).warnings).toEqual([]);
+    expect(tune(M5, undefined, { ...o, server: ModelServer.NONE })).toMatchObject({ environment: {}, warnings: [] });
+  });
+
+  test('fmtBytes and ModelServerTuner.tune (every problem in one error)', () => {
+    expect([fmtBytes(1024 ** 3), fmtBytes(1.5 * 1024 ** 3), fmtBytes(1.2345 * 1024 ** 3), fmtBytes(512 * 2 ** 20), fmtBytes(1.25 * 2 ** 20)]).toEqual(
+      ['1 GiB', '1.5 GiB', '1.23 GiB', '512 MiB', '1.3 MiB'],
+    );
+    expect(ModelServerTuner.tune(M5).workers).toBe(6);
+    expect(() => ModelServerTuner.tune(M5, { host: Size.gibibytes(20) }, { workers: 0 })).toThrow(
+      /^modelServer\.workers: got 0; .*\nmodel\.memoryFootprint\.host: got 20 GiB; /,
+    );
+  });
+});
+
+test('a footprint that is not a whole number of bytes (2.1 GiB, incident B) is rounded up, not a stack trace', () => {
+  // Size.toBytes() throws for 2.1 GiB (2,254,857,830.4 bytes); the tuning, the container's variables,
+  // the capacity planner and the simulator each read a footprint.
+  const host = Size.gibibytes(2.1);
+  expect(() => host.toBytes()).toThrow(/cannot be converted into a whole number of bytes/);
+  expect(tuneModelServer(SageMakerInstanceType.ML_M5_XLARGE, { host: Size.gibibytes(3.3) }).workers).toBe(3); // ⌊12.8 / 3.3⌋
+  const { app, stack } = newStack();
+  new ResilientEndpoint(stack, 'E', {
+    model: {
+      image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1'),
+      memoryFootprint: { host, gpu: Size.gibibytes(3.3) },
+    },
+    instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
+  });
+  expect(envOf(stack)).toMatchObject({ RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: '2254857831', RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: '3543348020' });
+  expect(app.synth().stacks).toHaveLength(1);
+  expect(CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, modelMemory: host }).instanceCount).toBe(4); // incident B's plan: 4 × ml.m5.xlarge
+  expect(simulation.simVariantsFrom(stack.node.findChild('E') as ResilientEndpoint).primary.footprintBytes).toBe(3543348020);
 });

@@ -10,7 +10,7 @@ import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { MemoryProfile } from '../memory-profile';
-import { MemoryFootprint, ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer } from '../model-server';
+import { MemoryFootprint, ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer, wholeBytes } from '../model-server';
 import type { ModelProps, VariantInfo } from '../resilient-endpoint-props';
 import { PropErrors } from '../validation';
 
@@ -118,8 +118,8 @@ export function createModel(ctx: ModelContext, id: string, model: ModelProps, va
           // The worker's memory budget (the guard, the stage metrics) and the profiled curve.
           ...memory,
           // The stated footprint travels with the model so synth-time checks can verify workers × footprint.
-          ...(footprint?.host ? { RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(footprint.host.toBytes()) } : {}),
-          ...(footprint?.gpu ? { RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: String(footprint.gpu.toBytes()) } : {}),
+          ...(footprint?.host ? { RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(wholeBytes(footprint.host)) } : {}),
+          ...(footprint?.gpu ? { RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: String(wholeBytes(footprint.gpu)) } : {}),
           ...(model.environment ?? {}),
         }),
       }),

@@ -1,4 +1,5 @@
 import { ResilientEndpoint } from '../resilient-endpoint';
+import { wholeBytes } from '../model-server';
 import { workerBudgets } from '../private/models';
 import { VariantInfo } from '../resilient-endpoint-props';
 import {
@@ -28,9 +29,10 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
   const of = (v: VariantInfo): SimVariant => {
     const fp = v.model.memoryFootprint;
     const gpu = v.instanceType.isGpu;
-    const footprintBytes =
-      (gpu ? fp?.gpu?.toBytes() : fp?.host?.toBytes()) ??
-      (gpu ? 0.25 * v.instanceType.spec.gpuMemoryGiB : (0.8 * v.instanceType.spec.memoryGiB) / Math.max(1, v.tuning.workers)) * 1024 ** 3;
+    const stated = gpu ? fp?.gpu : fp?.host;
+    const footprintBytes = stated
+      ? wholeBytes(stated)
+      : (gpu ? 0.25 * v.instanceType.spec.gpuMemoryGiB : (0.8 * v.instanceType.spec.memoryGiB) / Math.max(1, v.tuning.workers)) * 1024 ** 3;
     const env = v.model.environment ?? {};
     const scaling = endpoint.autoScaling[v.variantName];
     const p = v.model.memoryProfile;
