@@ -1,9 +1,11 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { CfnParameter, Duration, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AlarmTier, ContainerImage, EndpointMonitoring, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 import { validateMonitoring } from '../lib/monitoring/endpoint-monitoring';
+import { EndpointMetricFactory } from '../lib/monitoring/metrics';
 import { evaluateAlarm } from './metric-math';
 import { exampleStacks, nagFindings, newStack, synthError, warnings } from './util';
 
@@ -358,5 +360,107 @@ describe('validateMonitoring: every rule with its exact message', () => {
 
   test('nothing given: nothing to report', () => {
     expect(check({})).toEqual([]);
+  });
+});
+
+describe('EndpointMetricFactory: each metric as SageMaker publishes it', () => {
+  const m = new EndpointMetricFactory('ep', 'Primary');
+  const dims = { EndpointName: 'ep', VariantName: 'Primary' };
+  const shape = (metric: any) => ({
+    namespace: metric.namespace,
+    metricName: metric.metricName,
+    statistic: metric.statistic,
+    period: metric.period.toSeconds(),
+    dimensions: metric.dimensions,
+  });
+
+  test.each<[keyof EndpointMetricFactory, string, string, string]>([
+    ['memoryUtilization', '/aws/sagemaker/Endpoints', 'MemoryUtilization', 'Maximum'],
+    ['gpuMemoryUtilization', '/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', 'Maximum'],
+    ['gpuUtilization', '/aws/sagemaker/Endpoints', 'GPUUtilization', 'Maximum'],
+    ['cpuUtilization', '/aws/sagemaker/Endpoints', 'CPUUtilization', 'Maximum'],
+    ['diskUtilization', '/aws/sagemaker/Endpoints', 'DiskUtilization', 'Maximum'],
+    ['invocations', 'AWS/SageMaker', 'Invocations', 'Sum'],
+    ['invocationsPerInstance', 'AWS/SageMaker', 'InvocationsPerInstance', 'Sum'],
+    ['invocation5xxErrors', 'AWS/SageMaker', 'Invocation5XXErrors', 'Sum'],
+    ['invocation4xxErrors', 'AWS/SageMaker', 'Invocation4XXErrors', 'Sum'],
+    ['invocationModelErrors', 'AWS/SageMaker', 'InvocationModelErrors', 'Sum'],
+    ['modelLatency', 'AWS/SageMaker', 'ModelLatency', 'p99'],
+    ['overheadLatency', 'AWS/SageMaker', 'OverheadLatency', 'Average'],
+    ['concurrentRequestsPerModel', 'AWS/SageMaker', 'ConcurrentRequestsPerModel', 'Maximum'],
+    ['invocation5xxRate', 'AWS/SageMaker', 'Invocation5XXErrors', 'Average'],
+  ])('%s: %s %s, %s over 1 minute, per endpoint and variant', (method, namespace, metricName, statistic) => {
+    expect(shape((m[method] as () => cloudwatch.Metric).call(m))).toEqual({ namespace, metricName, statistic, period: 60, dimensions: dims });
+  });
+
+  test('options override the period, the statistic and add dimensions; the 5XX rate stays an Average', () => {
+    expect(shape(m.memoryUtilization({ period: Duration.seconds(10), statistic: 'Average', dimensionsMap: { InstanceId: 'i-1' } }))).toEqual({
+      namespace: '/aws/sagemaker/Endpoints',
+      metricName: 'MemoryUtilization',
+      statistic: 'Average',
+      period: 10,
+      dimensions: { ...dims, InstanceId: 'i-1' },
+    });
+    expect(m.invocation5xxRate({ statistic: 'Sum' }).statistic).toBe('Average');
+    expect(shape(m.metric('Custom/NS', 'Stage', { dimensionsMap: { Stage: 'pre' } }))).toEqual({
+      namespace: 'Custom/NS',
+      metricName: 'Stage',
+      statistic: 'Average',
+      period: 60,
+      dimensions: { ...dims, Stage: 'pre' },
+    });
+  });
+
+  test('the hottest GPU: a Metrics Insights MAX over the per-GPU series of this endpoint and variant, at 1 minute', () => {
+    const q = new EndpointMetricFactory("it's", 'Primary').hottestGpuMemoryUtilization();
+    expect([q.expression, q.period.toSeconds(), q.label]).toEqual([
+      `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("/aws/sagemaker/Endpoints", AcceleratorId, EndpointName, InstanceId, VariantName) WHERE EndpointName = 'it''s' AND VariantName = 'Primary'`,
+      60,
+      'Hottest GPU memory (%)',
+    ]);
+    expect(m.hottestGpuMemoryUtilization({ period: Duration.minutes(5), label: 'x' })).toMatchObject({ label: 'x' });
+  });
+
+  test('model errors other than 4XX, and the success rate: per-variant ids, over 5 minutes', () => {
+    const e = new EndpointMetricFactory('ep', 'Fall-back 2').unexpectedModelErrorRate();
+    expect([e.expression, e.period.toSeconds(), e.label, Object.keys(e.usingMetrics)]).toEqual([
+      'IF(inv_fall_back_2 > 0 AND merr_fall_back_2 > e4_fall_back_2, (merr_fall_back_2 - e4_fall_back_2) / inv_fall_back_2, 0)',
+      300,
+      'Model errors other than 4XX (0-1)',
+      ['inv_fall_back_2', 'merr_fall_back_2', 'e4_fall_back_2'],
+    ]);
+    expect(Object.values(e.usingMetrics).map(x => shape(x))).toEqual([
+      {
+        namespace: 'AWS/SageMaker',
+        metricName: 'Invocations',
+        statistic: 'Sum',
+        period: 300,
+        dimensions: { EndpointName: 'ep', VariantName: 'Fall-back 2' },
+      },
+      {
+        namespace: 'AWS/SageMaker',
+        metricName: 'InvocationModelErrors',
+        statistic: 'Sum',
+        period: 300,
+        dimensions: { EndpointName: 'ep', VariantName: 'Fall-back 2' },
+      },
+      {
+        namespace: 'AWS/SageMaker',
+        metricName: 'Invocation4XXErrors',
+        statistic: 'Sum',
+        period: 300,
+        dimensions: { EndpointName: 'ep', VariantName: 'Fall-back 2' },
+      },
+    ]);
+    const s = m.successRate({ period: Duration.minutes(1) });
+    expect([s.expression, s.period.toSeconds(), s.label, Object.values(s.usingMetrics).map(x => (x as cloudwatch.Metric).metricName)]).toEqual([
+      'IF(inv_primary > 0, 100 * (1 - e5_primary / inv_primary), 100)',
+      60,
+      'Success rate (%)',
+      ['Invocations', 'Invocation5XXErrors'],
+    ]);
+    const { stack } = newStack();
+    const token = new EndpointMetricFactory('ep', new CfnParameter(stack, 'V').valueAsString).successRate();
+    expect(token.expression).toBe('IF(inv_variant > 0, 100 * (1 - e5_variant / inv_variant), 100)');
   });
 });
