@@ -5,7 +5,10 @@ import { Construct } from 'constructs';
 import { SageMakerInstanceType } from './instance-types';
 import { Described, PropErrors } from './validation';
 
-/** Instance-count bounds of a variant. */
+/**
+ * Instance-count bounds of a variant: literal numbers, not tokens (the breaker's settings, the
+ * readiness checks and the simulator use them at synth).
+ */
 export interface CapacityProps {
   /** Fewest instances (≥ 1: plain variants cannot scale to zero). */
   readonly min: number;

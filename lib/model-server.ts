@@ -45,7 +45,10 @@ export enum ModelServer {
   NONE = 'NONE',
 }
 
-/** Memory one copy of the model needs. Each model-server worker loads its own copy. */
+/**
+ * Memory one copy of the model needs. Each model-server worker loads its own copy. Sizes need not be
+ * whole bytes (`Size.gibibytes(2.1)`): they are rounded up.
+ */
 export interface MemoryFootprint {
   /**
    * Host (RAM) memory of one model copy under peak load, including per-request buffers.
