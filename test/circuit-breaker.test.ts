@@ -281,3 +281,122 @@ test('on 4 GPUs the summed GPU metric alarms at 4 × the level, the hottest sing
   expect(alarms.find(a => a.AlarmName === 'big-Primary-breaker-GpuMemory')).toMatchObject({ MetricName: 'GPUMemoryUtilization', Threshold: 300 });
   expect(alarms.find(a => a.AlarmName === 'big-Primary-breaker-HottestGpuMemory')).toMatchObject({ Threshold: 75 });
 });
+
+test('every trigger alarm of the breaker, exactly: metric, period, threshold, description (4 GPUs, per-GPU metrics, 10-s data)', () => {
+  const { stack } = newStack();
+  new ResilientEndpoint(stack, 'E', {
+    endpointName: 'big',
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE,
+    circuitBreaker: { degradeAtPercent: 75, errorRateThresholdPercent: 7, minInvocations: 30 },
+  });
+  const alarms = (Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm')) as any[])
+    .map(a => a.Properties)
+    .filter(a => String(a.AlarmName).includes('-breaker-'))
+    .sort((a, b) => String(a.AlarmName).localeCompare(String(b.AlarmName)));
+  const common = {
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    EvaluationPeriods: 1,
+    DatapointsToAlarm: 1,
+    TreatMissingData: 'notBreaching', // only a trigger: the function holds its state on missing data
+    Tags: [{ Key: 'resilient-endpoint', Value: 'big' }],
+  };
+  const dims = [
+    { Name: 'EndpointName', Value: 'big' },
+    { Name: 'VariantName', Value: 'Primary' },
+  ];
+  const instance = (MetricName: string) => ({
+    Namespace: '/aws/sagemaker/Endpoints',
+    MetricName,
+    Statistic: 'Maximum',
+    Period: 10,
+    Dimensions: dims,
+  });
+  expect(alarms).toEqual([
+    // no actions: a trigger pages nobody
+    {
+      ...common,
+      AlarmName: 'big-Primary-breaker-ErrorRate',
+      AlarmDescription: 'Breaker trigger: 5XX rate >= 7 % over 10 minutes.',
+      Threshold: 0.07,
+      Metrics: [
+        { Id: 'expr_1', Label: '5XX rate over 10 minutes', Expression: 'IF(inv >= 30, err / inv, 0)', ReturnData: true },
+        {
+          Id: 'err',
+          ReturnData: false,
+          MetricStat: { Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocation5XXErrors', Dimensions: dims }, Period: 600, Stat: 'Sum' },
+        },
+        {
+          Id: 'inv',
+          ReturnData: false,
+          MetricStat: { Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocations', Dimensions: dims }, Period: 600, Stat: 'Sum' },
+        },
+      ],
+    },
+    {
+      ...common,
+      ...instance('GPUMemoryUtilization'),
+      AlarmName: 'big-Primary-breaker-GpuMemory',
+      AlarmDescription: 'Breaker trigger: GPU memory >= 75 % of 4 GPU(s) (threshold 300 on the summed metric).',
+      Threshold: 300,
+    },
+    {
+      ...common,
+      ...instance('MemoryUtilization'),
+      AlarmName: 'big-Primary-breaker-HostMemory',
+      AlarmDescription: 'Breaker trigger: host memory >= 75 % on the hottest instance of Primary.',
+      Threshold: 75,
+    },
+    {
+      ...common,
+      AlarmName: 'big-Primary-breaker-HottestGpuMemory',
+      AlarmDescription: 'Breaker trigger: one GPU of 4 at >= 75 % memory (per-GPU enhanced metrics, Metrics Insights MAX).',
+      Threshold: 75,
+      Metrics: [
+        {
+          Id: 'expr_1',
+          Label: 'Hottest GPU memory (%)',
+          Period: 60,
+          ReturnData: true,
+          Expression:
+            "SELECT MAX(GPUMemoryUtilization) FROM SCHEMA(\"/aws/sagemaker/Endpoints\", AcceleratorId, EndpointName, InstanceId, VariantName) WHERE EndpointName = 'big' AND VariantName = 'Primary'",
+        },
+      ],
+    },
+  ]);
+});
+
+test("the breaker's own metrics and dashboard widgets", () => {
+  const { stack } = newStack();
+  const e = new ResilientEndpoint(stack, 'E', {
+    endpointName: 'ep',
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  });
+  const b = e.circuitBreaker!;
+  const shape = (m: any) => [m.namespace, m.metricName, m.statistic, m.period.toSeconds(), m.dimensions];
+  expect([b.metricState(), b.metricDegradeLevel(), b.metricFallbackShare()].map(shape)).toEqual([
+    ['ResilientEndpoint/CircuitBreaker', 'BreakerState', 'Maximum', 60, { EndpointName: 'ep' }],
+    ['ResilientEndpoint/CircuitBreaker', 'DegradeLevel', 'Maximum', 60, { EndpointName: 'ep' }],
+    ['ResilientEndpoint/CircuitBreaker', 'FallbackSharePercent', 'Maximum', 60, { EndpointName: 'ep' }],
+  ]);
+  expect(shape(b.metricState({ period: Duration.minutes(5), statistic: 'Average' }))).toEqual([
+    'ResilientEndpoint/CircuitBreaker',
+    'BreakerState',
+    'Average',
+    300,
+    { EndpointName: 'ep' },
+  ]);
+  const widgets = b.dashboardWidgets().map(w => JSON.parse(JSON.stringify(stack.resolve(w.toJson()))));
+  expect(widgets.map(w => [w[0].type, w[0].width, w[0].properties.title ?? w[0].properties.markdown, w[0].properties.yAxis?.left])).toEqual([
+    ['text', 24, '## Circuit breaker (0 CLOSED, 1 DEGRADED, 2 OPEN, 3 RECOVERING)', undefined],
+    ['metric', 12, 'Breaker state', { min: 0, max: 3 }],
+    ['metric', 12, 'Traffic on fallback (%)', { min: 0, max: 100 }],
+  ]);
+  expect(widgets[1][0].properties.metrics).toEqual([
+    ['ResilientEndpoint/CircuitBreaker', 'BreakerState', 'EndpointName', 'ep', { stat: 'Maximum', period: 60 }],
+  ]);
+  expect(widgets[2][0].properties.metrics).toEqual([
+    ['ResilientEndpoint/CircuitBreaker', 'FallbackSharePercent', 'EndpointName', 'ep', { stat: 'Maximum', period: 60 }],
+  ]);
+});

@@ -351,7 +351,7 @@ export class CircuitBreaker extends Construct {
         label: '5XX rate over 10 minutes',
       }),
       errorRate,
-      `Breaker trigger: 5XX rate >= ${errorRate * 100} % over 10 minutes.`,
+      `Breaker trigger: 5XX rate >= ${+(errorRate * 100).toFixed(4)} % over 10 minutes.`, // 0.07 × 100 is 7.000000000000001
     );
 
     if (props.shared) {
