@@ -1,3 +1,5 @@
+import * as fs from 'fs';
+import * as path from 'path';
 import { CfnParameter, Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -463,4 +465,49 @@ describe('EndpointMetricFactory: each metric as SageMaker publishes it', () => {
     const token = new EndpointMetricFactory('ep', new CfnParameter(stack, 'V').valueAsString).successRate();
     expect(token.expression).toBe('IF(inv_variant > 0, 100 * (1 - e5_variant / inv_variant), 100)');
   });
+});
+
+test("README's alarm table is what the recommender example deploys: every alarm, statistic, threshold, datapoints and missing-data rule", () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Monitoring (`monitoring`): every alarm created'));
+  const rows = section.slice(section.indexOf('| tier | alarm |')).split('\n').slice(2);
+  const table = rows
+    .slice(
+      0,
+      rows.findIndex(l => !l.startsWith('| ')),
+    )
+    .map(l => l.split('|').map(c => c.trim()));
+  expect(table.length).toBe(9);
+  const { rec } = exampleStacks();
+  const alarms = (Object.values(rec.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties);
+  const primary = SageMakerInstanceType.ML_G4DN_2XLARGE.spec; // the example's primary: 8 vCPUs, 1 GPU
+  let checked = 0;
+  for (const [, tier, alarm, , statistic, threshold, , datapoints, missing] of table) {
+    const key = alarm.split(' ')[0].replace('<stage>', 'inference');
+    const found = alarms.filter(a => String(a.AlarmName).endsWith(`-Primary-${tier}-${key}`));
+    expect([key, found.length]).toEqual([key, 1]);
+    const a = found[0];
+    const [, op, base, times] = /^([≥<]) ([\d.,]+)(?: × (GPUs|vCPUs))?/.exec(threshold)!;
+    const factor = times === 'GPUs' ? primary.gpuCount : times === 'vCPUs' ? primary.vCpus : 1;
+    expect([key, a.Threshold, a.ComparisonOperator]).toEqual([
+      key,
+      Number(base.replace(/,/g, '')) * factor,
+      op === '≥' ? 'GreaterThanOrEqualToThreshold' : 'LessThanThreshold',
+    ]);
+    const stat = statistic.split(' ')[0];
+    if (stat === 'math') expect([key, a.Metrics?.filter((x: any) => x.Expression).length]).toEqual([key, 1]);
+    else expect([key, a.Statistic ?? a.ExtendedStatistic]).toEqual([key, stat]);
+    const m = /^(\d+) of (\d+)/.exec(datapoints) ?? /^(1) × (\d+) min/.exec(datapoints);
+    const [alarmOn, outOf] = datapoints.includes(' of ') ? [Number(m![1]), Number(m![2])] : [1, 1];
+    expect([key, a.DatapointsToAlarm, a.EvaluationPeriods]).toEqual([key, alarmOn, outOf]);
+    const minutes = /× (\d+) min/.exec(datapoints)?.[1];
+    if (minutes)
+      expect([key, a.Period ?? a.Metrics[0].Period ?? a.Metrics.find((x: any) => x.MetricStat)?.MetricStat.Period]).toEqual([
+        key,
+        Number(minutes) * 60,
+      ]);
+    expect([key, a.TreatMissingData]).toEqual([key, missing === 'missing' ? 'missing' : 'notBreaching']);
+    checked++;
+  }
+  expect(checked).toBe(9);
 });
