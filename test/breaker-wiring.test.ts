@@ -139,13 +139,14 @@ describe("a shared breaker's grant on scalable targets, tagged or by condition k
   const build = (tagging: boolean[]) => {
     const stack = new Stack(newApp(), 'Scaled', { env });
     const shared = new SharedCircuitBreaker(stack, 'Breaker');
-    tagging.forEach((tagScalableTargets, i) =>
-      new ResilientEndpoint(stack, `E${i}`, {
-        model: { image },
-        instanceType: SageMakerInstanceType.ML_M5_XLARGE,
-        fallback: {},
-        circuitBreaker: { shared, tagScalableTargets },
-      }),
+    tagging.forEach(
+      (tagScalableTargets, i) =>
+        new ResilientEndpoint(stack, `E${i}`, {
+          model: { image },
+          instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+          fallback: {},
+          circuitBreaker: { shared, tagScalableTargets },
+        }),
     );
     const t = Template.fromStack(stack);
     const register = iamStatements(t).filter((s: any) => [s.Action].flat().includes('application-autoscaling:RegisterScalableTarget'));
