@@ -226,3 +226,27 @@ describe("a shared breaker's role against IAM's quota of managed policies per ro
     }
   });
 });
+
+describe('SharedCircuitBreaker.of: one per stack', () => {
+  const props = {
+    model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  };
+
+  test('endpoints of a plain stack share one function and one table', () => {
+    const stack = new Stack(newApp(), 'Plain', { env });
+    for (let i = 0; i < 3; i++) new ResilientEndpoint(stack, `E${i}`, { ...props, circuitBreaker: { shared: SharedCircuitBreaker.of(stack) } });
+    expect(SharedCircuitBreaker.of(stack)).toBe(stack.node.findChild('ResilientEndpointSharedBreaker'));
+    const t = Template.fromStack(stack);
+    t.resourceCountIs('AWS::Lambda::Function', 1);
+    t.resourceCountIs('AWS::DynamoDB::Table', 1);
+  });
+
+  test('a shared breaker nobody uses is a clear synth error', () => {
+    const app = newApp();
+    SharedCircuitBreaker.of(new Stack(app, 'Empty', { env }));
+    expect(synthError(app)).toMatch(
+      /\[Empty\/ResilientEndpointSharedBreaker\] got no endpoints; allowed: at least one\. Fix: pass it as circuitBreaker\.shared of a ResilientEndpoint, or remove it/,
+    );
+  });
+});

@@ -116,24 +116,6 @@ test('cdk-nag AwsSolutions finds nothing on a fleet (parent with the shared brea
   for (const e of fleet.endpoints) expect(new AwsSolutionsChecks().validateScope(e.node.scope as NestedStack).violations).toEqual([]);
 });
 
-test('a shared breaker nobody uses is a clear synth error', () => {
-  const app = newApp();
-  const stack = new Stack(app, 'Empty', { env });
-  SharedCircuitBreaker.of(stack);
-  expect(synthError(app)).toMatch(
-    /\[Empty\/ResilientEndpointSharedBreaker\] got no endpoints; allowed: at least one\. Fix: pass it as circuitBreaker\.shared/,
-  );
-});
-
-test('a plain stack can share one breaker between endpoints (SharedCircuitBreaker.of)', () => {
-  const app = newApp();
-  const stack = new Stack(app, 'Plain', { env });
-  for (let i = 0; i < 3; i++) new ResilientEndpoint(stack, `E${i}`, { ...props, circuitBreaker: { shared: SharedCircuitBreaker.of(stack) } });
-  const t = Template.fromStack(stack);
-  t.resourceCountIs('AWS::Lambda::Function', 1);
-  t.resourceCountIs('AWS::DynamoDB::Table', 1);
-});
-
 describe('the readiness checks see a shared breaker', () => {
   const ruleIds = (t: Template) => ProductionReadinessChecks.checkTemplate(t.toJSON()).map(f => f.ruleId);
 
