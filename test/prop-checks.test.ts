@@ -2,7 +2,6 @@
 // the stand-in that lets synthesis go on to report the others. test/bad-input.test.ts checks the same
 // rules through ResilientEndpoint, one row per bad prop; this pins their bounds and stand-ins.
 import { App, Aws, Duration, Size, Stack } from 'aws-cdk-lib';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { Construct } from 'constructs';
 import { ContainerImage, SageMakerInstanceType } from '../lib';
 import {
@@ -15,6 +14,7 @@ import {
 } from '../lib/private/prop-checks';
 import type { VariantInfo } from '../lib/resilient-endpoint-props';
 import { PropErrors } from '../lib/validation';
+import { warnings } from './util';
 
 const NAME_RULE = 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit';
 
@@ -135,9 +135,7 @@ describe('storage: the volume size and key against the variants’ instance type
     return {
       s,
       errors: e.all,
-      warnings: Annotations.fromStack(stack)
-        .findWarning('*', Match.anyValue())
-        .map(w => String(w.entry.data)),
+      warnings: warnings(stack),
     };
   };
 
@@ -182,9 +180,7 @@ describe('instance types: the name and, when given, the hardware', () => {
     validateInstanceType(scope, e, 'instanceType', t);
     return {
       errors: e.all,
-      warnings: Annotations.fromStack(stack)
-        .findWarning('*', Match.anyValue())
-        .map(w => String(w.entry.data)),
+      warnings: warnings(stack),
     };
   };
 
