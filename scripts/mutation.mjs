@@ -1,30 +1,94 @@
-// `npm run mutation [-- --mutate lib/breaker/policy.ts]`: Stryker over the modules whose bugs reach
-// users (stryker.config.json), incremental (reports/stryker-incremental.json: a rerun after a small
-// change tests only what changed), then the score per file from its JSON report; and the runtime
-// helper's own mutation run (scripts/mutate-python.py). Not part of `npm test`: a full run takes hours
-// on 2 cores (about 5 s per mutant); see README "Working on the library".
+// `npm run mutation [-- --group <name>…] [--list] [--js|--python]`: Stryker over the modules whose bugs
+// reach users, one group at a time, each group's mutants run against that group's own suites (the
+// suites that state what the module promises). One Stryker run over everything would run every
+// template suite for every mutant (jest's findRelatedTests follows lib/index.ts to all of them): hours
+// on 2 cores. Per group it is minutes. Each group gets its own config (stryker.config.json with the
+// group's `mutate` and `testMatch`, written to stryker.<group>.tmp.json), its own incremental file
+// (reports/stryker-<group>-incremental.json: a rerun after a small change tests only what changed)
+// and its own report (reports/mutation/<group>.json). Then the score per file over every report, and
+// the runtime helper's own mutation run (scripts/mutate-python.py). Not part of `npm test`.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+/** Which suites must kill a module's mutants. A module's own suite first; the cross-module suites where they hold its promises. */
+export const GROUPS = [
+  { name: 'breaker-policy', mutate: ['lib/breaker/policy.ts'], suites: ['breaker-policy', 'breaker-policy.edges'] },
+  {
+    name: 'breaker-function',
+    mutate: ['lambda/circuit-breaker/**/*.ts'],
+    suites: [
+      'circuit-breaker-handler',
+      'circuit-breaker-handler.fleet',
+      'circuit-breaker-io',
+      'circuit-breaker-state-store',
+      'circuit-breaker-triggers',
+      'breaker-contract',
+    ],
+  },
+  {
+    name: 'breaker-construct',
+    mutate: ['lib/breaker/circuit-breaker.ts', 'lib/breaker/shared-circuit-breaker.ts', 'lib/breaker/wiring.ts', 'lib/breaker/contract.ts'],
+    suites: ['circuit-breaker', 'breaker-contract', 'breaker-wiring', 'fleet-wiring', 'real-account', 'bad-input'],
+  },
+  { name: 'auto-scaling', mutate: ['lib/auto-scaling.ts'], suites: ['auto-scaling'] },
+  { name: 'deployment', mutate: ['lib/deployment.ts'], suites: ['deployment'] },
+  { name: 'model-server', mutate: ['lib/model-server.ts'], suites: ['model-server'] },
+  { name: 'prop-checks', mutate: ['lib/private/prop-checks.ts'], suites: ['prop-checks'] },
+  { name: 'checks', mutate: ['lib/checks/**/*.ts'], suites: ['checks', 'checks-facts', 'checks-rules'] },
+  { name: 'monitoring', mutate: ['lib/monitoring/**/*.ts'], suites: ['monitoring'] },
+  { name: 'fleet', mutate: ['lib/fleet.ts'], suites: ['fleet-wiring', 'fleet'] },
+];
 
 const args = process.argv.slice(2);
 const only = args.includes('--python') ? 'python' : args.includes('--js') ? 'js' : 'both';
-const pass = args.filter(a => a !== '--python' && a !== '--js');
+const chosen = args.flatMap((a, i) => (a === '--group' ? [args[i + 1]] : []));
+if (args.includes('--list')) {
+  for (const g of GROUPS) console.log(`${g.name.padEnd(18)} ${g.mutate.join(', ')}  ←  ${g.suites.join(', ')}`);
+  process.exit(0);
+}
+const unknown = chosen.filter(n => !GROUPS.some(g => g.name === n));
+if (unknown.length) {
+  console.error(`no mutation group ${unknown.join(', ')}; the groups: ${GROUPS.map(g => g.name).join(', ')}`);
+  process.exit(2);
+}
+
+/** stryker.config.json with a group's modules and suites. */
+function groupConfig(g) {
+  const c = JSON.parse(readFileSync('stryker.config.json', 'utf8'));
+  delete c._comment;
+  c.mutate = g.mutate;
+  c.jest.config.testMatch = g.suites.map(s => `**/test/${s}.test.ts`);
+  c.jest.config.testPathIgnorePatterns = ['/node_modules/'];
+  c.incrementalFile = `reports/stryker-${g.name}-incremental.json`;
+  c.tempDirName = `.stryker-tmp-${g.name}`;
+  c.jsonReporter = { fileName: `reports/mutation/${g.name}.json` };
+  return c;
+}
+
 let code = 0;
 if (only !== 'python') {
-  const r = spawnSync('npx', ['stryker', 'run', ...pass], { stdio: 'inherit' });
-  code ||= r.status ?? 1;
-  const report = 'reports/mutation/mutation.json';
-  if (existsSync(report)) {
-    const files = JSON.parse(readFileSync(report, 'utf8')).files;
-    const rows = Object.entries(files).map(([file, f]) => {
+  for (const g of GROUPS.filter(x => !chosen.length || chosen.includes(x.name))) {
+    const file = `stryker.${g.name}.tmp.json`;
+    writeFileSync(file, JSON.stringify(groupConfig(g), null, 2));
+    console.log(`\n== ${g.name}: ${g.mutate.join(', ')} against ${g.suites.join(', ')}`);
+    const r = spawnSync('npx', ['stryker', 'run', file], { stdio: 'inherit' });
+    code ||= r.status ?? 1;
+  }
+  console.log(
+    '\nmutation score per file (killed + timed out) / (killed + timed out + survived + no coverage), from the latest report of each group:',
+  );
+  for (const g of GROUPS) {
+    const report = `reports/mutation/${g.name}.json`;
+    if (!existsSync(report)) {
+      console.log(`  (not run yet: ${g.name})`);
+      continue;
+    }
+    for (const [file, f] of Object.entries(JSON.parse(readFileSync(report, 'utf8')).files).sort((a, b) => a[0].localeCompare(b[0]))) {
       const by = s => f.mutants.filter(m => m.status === s).length;
       const killed = by('Killed') + by('Timeout');
       const survived = by('Survived') + by('NoCoverage');
-      return [file, killed, survived, killed + survived ? (100 * killed) / (killed + survived) : 100];
-    });
-    console.log('\nmutation score per file (killed + timed out) / (killed + timed out + survived + no coverage):');
-    for (const [file, k, s, score] of rows.sort((a, b) => a[0].localeCompare(b[0]))) {
-      console.log(`  ${score.toFixed(1).padStart(5)} %  ${String(k).padStart(4)} killed  ${String(s).padStart(4)} survived  ${file}`);
+      const score = killed + survived ? (100 * killed) / (killed + survived) : 100;
+      console.log(`  ${score.toFixed(1).padStart(5)} %  ${String(killed).padStart(4)} killed  ${String(survived).padStart(4)} survived  ${file}`);
     }
   }
 }
