@@ -28,7 +28,7 @@ export const GROUPS = [
   {
     name: 'breaker-construct',
     mutate: ['lib/breaker/circuit-breaker.ts', 'lib/breaker/shared-circuit-breaker.ts', 'lib/breaker/wiring.ts', 'lib/breaker/contract.ts'],
-    suites: ['circuit-breaker', 'breaker-contract', 'breaker-wiring', 'fleet-wiring', 'real-account', 'bad-input'],
+    suites: ['breaker-wiring', 'breaker-contract', 'circuit-breaker', 'fleet-wiring', 'real-account', 'bad-input'],
   },
   { name: 'auto-scaling', mutate: ['lib/auto-scaling.ts'], suites: ['auto-scaling'] },
   { name: 'deployment', mutate: ['lib/deployment.ts'], suites: ['deployment'] },
@@ -59,6 +59,7 @@ function groupConfig(g) {
   c.mutate = g.mutate;
   c.jest.config.testMatch = g.suites.map(s => `**/test/${s}.test.ts`);
   c.jest.config.testPathIgnorePatterns = ['/node_modules/'];
+  c.jest.config.testSequencer = '<rootDir>/scripts/jest-suite-order.cjs'; // the suites in the order listed
   c.incrementalFile = `reports/stryker-${g.name}-incremental.json`;
   c.tempDirName = `.stryker-tmp-${g.name}`;
   c.jsonReporter = { fileName: `reports/mutation/${g.name}.json` };
