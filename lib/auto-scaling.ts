@@ -288,6 +288,7 @@ export function cronProblems(expression: string): string[] {
       const [range, step] = part.split('/');
       if (step !== undefined && !/^\d+$/.test(step)) out.push(`${f.name} step '${step}' is not a number`);
       for (const token of range.split('-')) {
+        if (f.names?.includes(token.toUpperCase())) continue; // before the L/W suffixes come off: JUL ends in L
         const t = token.replace(/[LW]$/, '').replace(/#\d+$/, '').toUpperCase();
         if (t === '' || t === '*' || t === '?' || t === 'L') continue;
         const n = f.names?.includes(t) ? f.names.indexOf(t) + f.min : Number(t);

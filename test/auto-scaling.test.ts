@@ -274,6 +274,17 @@ describe('cronProblems: the fields of an Application Auto Scaling cron expressio
     ['cron(0 0 15W * ? *)', []],
     ['cron(0 0 ? * 6#3 *)', []],
     ['cron(0 0 ? * 1,7 *)', []],
+    ['cron(0 0 ? FEB,MAR,APR,MAY,JUN,JUL,AUG,SEP,OCT,NOV ? *)', []],
+    ['cron(0 0 ? * TUE,WED,THU *)', []],
+    ['cron(0 19 * JUL ? *)', []], // July: its name ends in L, the last-day suffix
+    ['cron(0 0 ? * 6#12 *)', []], // the #n suffix is any number
+    [' cron(0 25 * * ? *) ', ["hour 0–23 (got '25')"]],
+    ['cron( 0 25 * * ? * )', ["hour 0–23 (got '25')"]],
+    ['cron(0  25 * * ? *)', ["hour 0–23 (got '25')"]],
+    ['cron(0 0 L5 * ? *)', ["day of month 1–31 (got 'L5')"]],
+    ['cron(0/1x 0 * * ? *)', ["minute step '1x' is not a number"]],
+    ['cron(0/x1 0 * * ? *)', ["minute step 'x1' is not a number"]],
+    ['at(cron(0 25 * * ? *))', []], // not a cron expression: its fields are not read
     ['rate(5 minutes)', []],
     ['at(2026-12-24T18:00:00)', []],
     ['cron(60 0 * * ? *)', ["minute 0–59 (got '60')"]],
