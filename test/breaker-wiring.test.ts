@@ -90,6 +90,7 @@ describe('ListRules: exact-list rules split under 2,048 characters, only where n
         });
         // The figure the validation uses is the largest pattern as deployed (literal names: exact).
         expect(rules.largestPattern).toBe(Math.max(0, ...rendered));
+        expect(rules.rules.map(r => r.node.id)).toEqual(found.map((_, i) => (i === 0 ? 'AlarmRule' : `AlarmRule${i + 1}`)));
       }),
       { numRuns: 40, seed: 19 },
     );
