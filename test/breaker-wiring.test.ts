@@ -161,6 +161,17 @@ describe("a shared breaker's grant on scalable targets, tagged or by condition k
     },
   };
 
+  test('an endpoint that does not autoscale: no scaling grant at all, own breaker or shared', () => {
+    const stack = new Stack(newApp(), 'Fixed', { env });
+    const shared = new SharedCircuitBreaker(stack, 'Breaker');
+    const fixed = { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, instanceCount: 2, autoScaling: { enabled: false } };
+    new ResilientEndpoint(stack, 'Own', { ...fixed, endpointName: 'own' });
+    new ResilientEndpoint(stack, 'Joined', { ...fixed, endpointName: 'joined', circuitBreaker: { shared } });
+    const t = Template.fromStack(stack);
+    t.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 0);
+    expect(iamStatements(t).filter((s: any) => [s.Action].flat().includes('application-autoscaling:RegisterScalableTarget'))).toEqual([]);
+  });
+
   test('untagged (tagScalableTargets: false): one statement limited by the action’s condition keys, and no breaker tag on any target', () => {
     const { t, register } = build([false, false]);
     expect(register).toEqual([{ Effect: 'Allow', Action: 'application-autoscaling:RegisterScalableTarget', Resource: anyTarget, Condition: byKeys }]);
