@@ -210,6 +210,12 @@ describe('deploymentConfig: the DeploymentConfig SageMaker gets for each shift a
       5,
       ["deployment.canaryInstances: got 3; allowed: an integer from 1 to 2. Fix: a canary is at most half of the smallest variant's 5 instances"],
     ],
+    [
+      'a canary of 2 on 2 instances',
+      { canaryInstances: 2 },
+      2,
+      ["deployment.canaryInstances: got 2; allowed: an integer from 1 to 1. Fix: a canary is at most half of the smallest variant's 2 instances"],
+    ],
     ['a canary of half', { canaryInstances: 2 }, 4, []],
     [
       'a fractional canary',
