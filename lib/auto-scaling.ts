@@ -278,7 +278,7 @@ const CRON_FIELDS: { name: string; min: number; max: number; names?: string[] }[
  */
 export function cronProblems(expression: string): string[] {
   const m = /^cron\((.*)\)$/.exec(expression.trim());
-  if (!m) return [];
+  if (!m) return /^\s*cron\(/.test(expression) ? ['a cron(...) expression with nothing after its closing parenthesis'] : [];
   const fields = m[1].trim().split(/\s+/);
   if (fields.length !== 6) return [`6 cron fields (minute hour day month weekday year), got ${fields.length}`];
   const out: string[] = [];

@@ -285,6 +285,7 @@ describe('cronProblems: the fields of an Application Auto Scaling cron expressio
     ['cron(0/1x 0 * * ? *)', ["minute step '1x' is not a number"]],
     ['cron(0/x1 0 * * ? *)', ["minute step 'x1' is not a number"]],
     ['at(cron(0 25 * * ? *))', []], // not a cron expression: its fields are not read
+    ['cron(0 19 * * ? *) daily', ['a cron(...) expression with nothing after its closing parenthesis']],
     ['rate(5 minutes)', []],
     ['at(2026-12-24T18:00:00)', []],
     ['cron(60 0 * * ? *)', ["minute 0–59 (got '60')"]],
