@@ -156,10 +156,18 @@ describe('storage: the volume size and key against the variants’ instance type
     ]);
     expect(r.warnings).toEqual([
       expect.stringMatching(
-        /^volumeKmsKey does not encrypt the local NVMe storage of ml\.g4dn\.xlarge: that storage is encrypted by a hardware module on the instance\. The key is still set on the endpoint config\./,
+        /^volumeKmsKey does not encrypt the local NVMe storage of ml\.g4dn\.xlarge: that storage is encrypted by a hardware module on the instance\. The key is still set on the endpoint config\. \[ack: Annotation::VolumeKmsKeyOnNvme\]$/,
       ),
     ]);
     expect(run({}, [SageMakerInstanceType.ML_G4DN_XLARGE])).toEqual({ s: { volumeGiB: undefined, ebsOnly: false }, errors: [], warnings: [] });
+    // Several local-NVMe types are each named once.
+    const two = run({ volumeSize: Size.gibibytes(50), volumeKmsKey: {} }, [
+      SageMakerInstanceType.ML_G4DN_XLARGE,
+      SageMakerInstanceType.ML_G4DN_XLARGE,
+      SageMakerInstanceType.ML_G4DN_12XLARGE,
+    ]);
+    expect(two.errors[0]).toContain('(ml.g4dn.xlarge, ml.g4dn.12xlarge)');
+    expect(two.warnings[0]).toContain('local NVMe storage of ml.g4dn.xlarge, ml.g4dn.12xlarge:');
   });
 
   test.each([
@@ -189,7 +197,7 @@ describe('instance types: the name and, when given, the hardware', () => {
   });
 
   test('a name that is not ml.<family>.<size>', () => {
-    for (const name of ['m5.xlarge', 'ml.m5', 'ml.M5.xlarge', 'ml.m5.xlarge ']) {
+    for (const name of ['m5.xlarge', 'ml.m5', 'ml.M5.xlarge', 'ml.m5.xlarge ', 'xml.m5.xlarge']) {
       expect(run(SageMakerInstanceType.of(name, { vCpus: 4, memoryGiB: 16 })).errors).toEqual([
         `instanceType: got '${name}'; allowed: an ml.* instance type such as 'ml.m5.xlarge'. Fix: use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)`,
       ]);
@@ -225,7 +233,7 @@ describe('instance types: the name and, when given, the hardware', () => {
       errors: [],
       warnings: [
         expect.stringMatching(
-          /^instanceType is ml\.t2\.medium, a burstable demo-grade type \(incident B: 4 GiB, 110 s cold start, CPU credits run out, cannot autoscale\)\. Use e\.g\. ml\.m5\.xlarge for production\./,
+          /^instanceType is ml\.t2\.medium, a burstable demo-grade type \(incident B: 4 GiB, 110 s cold start, CPU credits run out, cannot autoscale\)\. Use e\.g\. ml\.m5\.xlarge for production\. \[ack: Annotation::BurstableInstance\]$/,
         ),
       ],
     });
