@@ -262,3 +262,36 @@ describe('SharedCircuitBreaker.of: one per stack', () => {
     );
   });
 });
+
+describe("the shared breaker's own limits, at their bounds", () => {
+  const image = ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3');
+  const withOne = () => {
+    const app = newApp();
+    const stack = new Stack(app, 'Limits', { env });
+    const shared = new SharedCircuitBreaker(stack, 'Breaker');
+    new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, circuitBreaker: { shared } });
+    // What 4 KB of names would take: the settings-parameter names the function's environment lists.
+    return { app, shared: shared as unknown as { settings: string[]; stateTable: dynamodb.Table; alarmRules: ListRules } };
+  };
+
+  test("Lambda's 4,096 bytes of environment: exactly 4,096 deploys, one byte more is a synth error naming the size and the fix", () => {
+    const at = withOne();
+    const room = 4096 - sharedEnvironmentBytes(at.shared.settings, at.shared.stateTable);
+    at.shared.settings.push('x'.repeat(room - 1)); // plus its comma
+    expect(sharedEnvironmentBytes(at.shared.settings, at.shared.stateTable)).toBe(4096);
+    expect(synthError(at.app)).toBe('');
+    const over = withOne();
+    over.shared.settings.push('x'.repeat(room));
+    expect(synthError(over.app)).toMatch(
+      /\[Limits\/Breaker\] the shared breaker function's environment would be ~4097 bytes for 1 endpoints \(one settings-parameter name each, up to 40 characters\); allowed: 4096 bytes \(Lambda's 4 KB limit on environment variables; the deploy would fail\)\. Fix: split the endpoints across fleets in separate stacks/,
+    );
+  });
+
+  test("a name longer than EventBridge's 2,048-character pattern is a synth error (no valid endpoint or alarm name is)", () => {
+    const { app, shared } = withOne();
+    shared.alarmRules.add('x'.repeat(2100), 2100);
+    expect(synthError(app)).toMatch(
+      /\[Limits\/Breaker\] an alarm rule's event pattern would be ~2\d{3} characters; allowed: 2048 \(EventBridge's pattern limit\)\. Fix: shorten the endpoint names/,
+    );
+  });
+});
