@@ -102,7 +102,6 @@ export function createBreakerRuntime(
     'cloudwatch:GetMetricData and application-autoscaling:DescribeScalableTargets have no resource-level permissions; AWS requires "*". They only read.',
   );
   role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
-  acknowledgeWildcard(role, 'Resource', logGroup.logGroupArn, 'The ARN of the function\'s own log group ends in ":*" (all its streams).');
   const fn = new lambda.Function(scope, 'Function', {
     description: o.description,
     runtime: lambda.Runtime.NODEJS_24_X,
