@@ -295,3 +295,26 @@ describe("the shared breaker's own limits, at their bounds", () => {
     );
   });
 });
+
+test("the breaker function's role trusts Lambda alone; its schedule evaluates every minute", () => {
+  const stack = new Stack(newApp(), 'Trust', { env });
+  new ResilientEndpoint(stack, 'E', {
+    model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  });
+  const t = Template.fromStack(stack);
+  const [fn] = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } }));
+  const role = t.toJSON().Resources[fn.Properties.Role['Fn::GetAtt'][0]];
+  expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+    { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+  ]);
+  expect(
+    Object.values(t.findResources('AWS::Events::Rule', { Properties: { ScheduleExpression: Match.anyValue() } })).map(r => r.Properties),
+  ).toEqual([
+    expect.objectContaining({
+      ScheduleExpression: 'rate(1 minute)',
+      Description: 'Evaluate the circuit breaker every minute (recovery steps)',
+      State: 'ENABLED',
+    }),
+  ]);
+});
