@@ -318,3 +318,33 @@ test("the breaker function's role trusts Lambda alone; its schedule evaluates ev
     }),
   ]);
 });
+
+test("a shared breaker's function, rules and settings list: exactly its endpoints, described", () => {
+  const stack = new Stack(newApp(), 'Described', { env });
+  const shared = new SharedCircuitBreaker(stack, 'Breaker');
+  const props = {
+    model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  };
+  new ResilientEndpoint(stack, 'A', { ...props, endpointName: 'a', circuitBreaker: { shared } });
+  new ResilientEndpoint(stack, 'B', { ...props, endpointName: 'b', circuitBreaker: { shared } });
+  const t = Template.fromStack(stack);
+  const settings = Object.keys(
+    t.findResources('AWS::SSM::Parameter', { Properties: { Description: Match.stringLikeRegexp('read by the shared breaker') } }),
+  );
+  expect(settings).toHaveLength(2);
+  const [fn] = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } }));
+  expect(fn.Properties.Description).toBe('Memory circuit breaker of the SageMaker endpoints of this stack');
+  expect(fn.Properties.Environment.Variables.CONFIG_PARAMETERS).toEqual({ 'Fn::Join': ['', [{ Ref: settings[0] }, ',', { Ref: settings[1] }]] });
+  const rules = Object.values(t.findResources('AWS::Events::Rule', { Properties: { EventPattern: Match.anyValue() } })).map(r => r.Properties);
+  expect(rules.map(r => [r.Description, r.EventPattern.detail])).toEqual(
+    expect.arrayContaining([
+      [
+        'Evaluate the circuit breakers when one of their alarms (<endpoint>-<variant>-breaker-<metric>) changes state',
+        { alarmName: ['a-Primary-breaker-HostMemory', 'a-Primary-breaker-ErrorRate', 'b-Primary-breaker-HostMemory', 'b-Primary-breaker-ErrorRate'] },
+      ],
+      ['Re-evaluate a circuit breaker when its endpoint changes state or capacity (e.g. back to InService)', { EndpointName: ['a', 'b'] }],
+    ]),
+  );
+  expect(rules).toHaveLength(2);
+});
