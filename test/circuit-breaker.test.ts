@@ -5,6 +5,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { CircuitBreaker, ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
+import { validateBreaker } from '../lib/breaker/circuit-breaker';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 import { exampleStacks, iamStatements, nagFindings, newStack, synthError } from './util';
 
@@ -399,4 +400,107 @@ test("the breaker's own metrics and dashboard widgets", () => {
   expect(widgets[2][0].properties.metrics).toEqual([
     ['ResilientEndpoint/CircuitBreaker', 'FallbackSharePercent', 'EndpointName', 'ep', { stat: 'Maximum', period: 60 }],
   ]);
+});
+
+test('on one GPU the breaker triggers on host and GPU memory and the 5XX rate only (no hottest-GPU query)', () => {
+  const { stack } = newStack();
+  new ResilientEndpoint(stack, 'E', {
+    endpointName: 'one',
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
+  });
+  const names = (Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm')) as any[])
+    .map(a => String(a.Properties.AlarmName))
+    .filter(n => n.includes('-breaker-'))
+    .sort();
+  expect(names).toEqual(['one-Primary-breaker-ErrorRate', 'one-Primary-breaker-GpuMemory', 'one-Primary-breaker-HostMemory']);
+});
+
+describe('validateBreaker: each rule with its exact message', () => {
+  const check = (p: Parameters<typeof validateBreaker>[0]) => validateBreaker(p).all;
+  test.each<[string, Parameters<typeof validateBreaker>[0], string[]]>([
+    ['nothing set', {}, []],
+    [
+      'every bound at its edge',
+      {
+        degradeAtPercent: 2,
+        criticalAtPercent: 100,
+        recoverBelowPercent: 1,
+        errorRateThresholdPercent: 100,
+        degradedFallbackSharePercent: 100,
+        recoverySteps: 20,
+        minInvocations: 1,
+        minDwell: Duration.minutes(60),
+        recoveryDwell: Duration.minutes(15),
+        maxFailedProbes: 0,
+        maxProbeWait: Duration.days(1),
+        recoveryStepInterval: Duration.minutes(1),
+        reservedConcurrency: 1000,
+      },
+      [],
+    ],
+    [
+      'a percentage of 0',
+      { errorRateThresholdPercent: 0 },
+      ['circuitBreaker.errorRateThresholdPercent: got 0; allowed: a number from 1 to 100. Fix: give a percentage from 1 to 100'],
+    ],
+    [
+      'a share over 100 %',
+      { degradedFallbackSharePercent: 101 },
+      ['circuitBreaker.degradedFallbackSharePercent: got 101; allowed: a number from 1 to 100. Fix: give a share from 1 to 100 %'],
+    ],
+    [
+      'recovery at the degrade level',
+      { recoverBelowPercent: 80 },
+      [
+        'circuitBreaker thresholds: got recover 80 / degrade 80 / critical 95; allowed: recoverBelowPercent < degradeAtPercent < criticalAtPercent (hysteresis). Fix: e.g. 70 / 80 / 95',
+      ],
+    ],
+    [
+      '21 recovery steps',
+      { recoverySteps: 21 },
+      ['circuitBreaker.recoverySteps: got 21; allowed: an integer from 1 to 20. Fix: give a whole number of steps, e.g. 3'],
+    ],
+    [
+      'half an invocation',
+      { minInvocations: 0.5 },
+      ['circuitBreaker.minInvocations: got 0.5; allowed: an integer from 1 to 1000000000. Fix: give a whole number, e.g. 20'],
+    ],
+    [
+      'a dwell of 30 s',
+      { minDwell: Duration.seconds(30) },
+      ['circuitBreaker.minDwell (s): got 30; allowed: a number from 60 to 3600. Fix: use Duration.minutes(1..60)'],
+    ],
+    [
+      'a recovery dwell of 16 min',
+      { recoveryDwell: Duration.minutes(16) },
+      [
+        'circuitBreaker.recoveryDwell (s): got 960; allowed: a number from 60 to 900. Fix: use Duration.minutes(1..15): the breaker reads 15 minutes of history',
+      ],
+    ],
+    [
+      'a fractional probe count',
+      { maxFailedProbes: 1.5 },
+      ['circuitBreaker.maxFailedProbes: got 1.5; allowed: an integer from 0 to 100. Fix: give a whole number of probes, e.g. 3'],
+    ],
+    [
+      'a probe wait of 2 days',
+      { maxProbeWait: Duration.days(2) },
+      ['circuitBreaker.maxProbeWait (s): got 172800; allowed: a number from 300 to 86400. Fix: use Duration.minutes(5)..Duration.days(1)'],
+    ],
+    [
+      'a step interval of 2 hours',
+      { recoveryStepInterval: Duration.hours(2) },
+      ['circuitBreaker.recoveryStepInterval (s): got 7200; allowed: a number from 60 to 3600. Fix: use Duration.minutes(1..60)'],
+    ],
+    [
+      'a fractional concurrency',
+      { reservedConcurrency: 1.5 },
+      [
+        'circuitBreaker.reservedConcurrency: got 1.5; allowed: an integer from 1 to 1000. Fix: give a whole number of executions, e.g. 1, or leave it unset',
+      ],
+    ],
+  ])('%s', (_name, p, expected) => {
+    expect(check(p)).toEqual(expected);
+  });
 });
