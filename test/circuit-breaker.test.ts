@@ -2,7 +2,10 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { App, Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { CircuitBreaker, ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { validateBreaker } from '../lib/breaker/circuit-breaker';
@@ -445,6 +448,15 @@ describe('validateBreaker: each rule with its exact message', () => {
       ['circuitBreaker.errorRateThresholdPercent: got 0; allowed: a number from 1 to 100. Fix: give a percentage from 1 to 100'],
     ],
     [
+      'each level out of range',
+      { recoverBelowPercent: 0, degradeAtPercent: 101, criticalAtPercent: 102 },
+      [
+        'circuitBreaker.degradeAtPercent: got 101; allowed: a number from 1 to 100. Fix: give a percentage from 1 to 100',
+        'circuitBreaker.criticalAtPercent: got 102; allowed: a number from 1 to 100. Fix: give a percentage from 1 to 100',
+        'circuitBreaker.recoverBelowPercent: got 0; allowed: a number from 1 to 100. Fix: give a percentage from 1 to 100',
+      ],
+    ],
+    [
       'a share over 100 %',
       { degradedFallbackSharePercent: 101 },
       ['circuitBreaker.degradedFallbackSharePercent: got 101; allowed: a number from 1 to 100. Fix: give a share from 1 to 100 %'],
@@ -503,4 +515,35 @@ describe('validateBreaker: each rule with its exact message', () => {
   ])('%s', (_name, p, expected) => {
     expect(check(p)).toEqual(expected);
   });
+});
+
+test("the breaker's trigger alarms as a property, and grantReadLevel gives a role read access to the level parameter alone", () => {
+  const { stack } = newStack();
+  const e = new ResilientEndpoint(stack, 'E', {
+    endpointName: 'ep',
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  });
+  const b = e.circuitBreaker!;
+  expect(b.alarms.map(a => a instanceof cloudwatch.Alarm && (a.node.defaultChild as cloudwatch.CfnAlarm).alarmName)).toEqual([
+    'ep-Primary-breaker-HostMemory',
+    'ep-Primary-breaker-ErrorRate',
+  ]);
+  const reader = new iam.Role(stack, 'Reader', { assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com') });
+  expect(b.grantReadLevel(reader).success).toBe(true);
+  const t = Template.fromStack(stack);
+  const [policy] = Object.values(
+    t.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: stack.getLogicalId(reader.node.defaultChild as iam.CfnRole) }] } }),
+  );
+  expect(policy.Properties.PolicyDocument.Statement).toEqual([
+    expect.objectContaining({
+      Effect: 'Allow',
+      Action: expect.arrayContaining(['ssm:GetParameter']),
+      Resource: expect.objectContaining({
+        'Fn::Join': expect.arrayContaining([
+          expect.arrayContaining([{ Ref: stack.getLogicalId(b.parameter.node.defaultChild as ssm.CfnParameter) }]),
+        ]),
+      }),
+    }),
+  ]);
 });
