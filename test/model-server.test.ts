@@ -287,6 +287,10 @@ describe('tuneModelServer: the whole result, hand-computed, for each rule', () =
       "model.memoryFootprint.gpu: got 17 GiB; allowed: at most one GPU's memory on ml.g4dn.xlarge (16 GiB). Fix: choose a GPU with more memory, or cap the input length so one copy fits",
     ]);
     expect(tune(G4, { gpu: Size.gibibytes(16) }).errors).toEqual([]);
+    expect(tune(G4, { host: Size.bytes(0), gpu: Size.bytes(0) }).errors).toEqual([
+      'model.memoryFootprint.host (bytes): got 0; allowed: a number >= 1. Fix: state the footprint of one model copy, e.g. Size.gibibytes(2)',
+      'model.memoryFootprint.gpu (bytes): got 0; allowed: a number >= 1. Fix: state the GPU footprint of one model copy, e.g. Size.gibibytes(4)',
+    ]);
   });
 
   test('workers set explicitly: used (rounded), warned when the footprints say they cannot fit', () => {
