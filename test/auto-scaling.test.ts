@@ -272,6 +272,7 @@ describe('cronProblems: the fields of an Application Auto Scaling cron expressio
     ['cron(0 0 ? jan,dec sun,sat *)', []],
     ['cron(0 0 L * ? *)', []],
     ['cron(0 0 15W * ? *)', []],
+    ['cron(0 0 LW * ? *)', []], // the last weekday of the month: W comes off, then L is the last day
     ['cron(0 0 ? * 6#3 *)', []],
     ['cron(0 0 ? * 1,7 *)', []],
     ['cron(0 0 ? FEB,MAR,APR,MAY,JUN,JUL,AUG,SEP,OCT,NOV ? *)', []],
