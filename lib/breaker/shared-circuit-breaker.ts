@@ -22,6 +22,7 @@ import {
   EVENT_PATTERN_LIMIT,
   grantScaling,
   IAM_MANAGED_POLICIES_PER_ROLE,
+  IAM_MANAGED_POLICIES_PER_ROLE_MAX,
   LAMBDA_ENVIRONMENT_LIMIT,
   ListRules,
   MAX_ENDPOINT_NAME,
@@ -125,7 +126,7 @@ export class SharedCircuitBreaker extends Construct {
       'managedPolicyQuota',
       this.props.managedPolicyQuota,
       IAM_MANAGED_POLICIES_PER_ROLE,
-      20,
+      IAM_MANAGED_POLICIES_PER_ROLE_MAX,
       "give the account's quota of managed policies per role (IAM's default 10, at most 20), or leave it unset",
       true,
     );

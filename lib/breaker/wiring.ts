@@ -240,6 +240,9 @@ export const LAMBDA_ENVIRONMENT_LIMIT = 4096;
 /** IAM's default quota of managed policies attached to a role: 10 (adjustable to 20; IAM quotas). */
 export const IAM_MANAGED_POLICIES_PER_ROLE = 10;
 
+/** The most managed policies a role can have once the quota is raised: 20 (IAM quotas; AWS knowledge center iam-increase-policy-size). */
+export const IAM_MANAGED_POLICIES_PER_ROLE_MAX = 20;
+
 /**
  * The longest name CloudFormation generates for an `AWS::SSM::Parameter` without a `Name`: 40 characters
  * ("CFN-" + the logical id, truncated, + "-" + 12 random characters: the SSM resource provider's
