@@ -8,7 +8,13 @@ const INSTALL = 'sudo apt-get install -y python3-torch python3-sklearn python3-n
 const probe = py =>
   spawnSync(py, ['-c', 'import torch, sklearn, numpy, botocore; print(torch.__version__, sklearn.__version__)'], { encoding: 'utf8' });
 const candidates = [process.env.FRAMEWORK_PYTHON, '/usr/bin/python3', 'python3'].filter(Boolean);
-const framework = candidates.find(py => probe(py).status === 0);
+// The first interpreter that imports them, and what it printed (importing torch costs ~2.5 s of CPU: once).
+let versions = '';
+const framework = candidates.find(py => {
+  const r = probe(py);
+  versions = r.stdout.trim();
+  return r.status === 0;
+});
 
 function suite(py, dir) {
   const r = spawnSync(py, ['-m', 'unittest', 'discover', '-s', dir, '-t', dir], {
@@ -25,7 +31,7 @@ suite('python3', 'runtime/python');
 if (framework) {
   if (framework !== 'python3') suite(framework, 'runtime/python');
   suite(framework, 'examples/models');
-  console.log(`framework tests ran with ${framework} (torch ${probe(framework).stdout.trim().replace(' ', ', scikit-learn ')})`);
+  console.log(`framework tests ran with ${framework} (torch ${versions.replace(' ', ', scikit-learn ')})`);
 } else {
   suite('python3', 'examples/models');
   console.log(
