@@ -1,7 +1,8 @@
 // The production-readiness rule pack (lib/checks): on synthesized stacks here, on plain facts below.
 import * as fs from 'fs';
 import * as path from 'path';
-import { App, Size, Stack, Validations } from 'aws-cdk-lib';
+import { App, Size, Stack, Stage, Validations } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import {
@@ -304,5 +305,158 @@ describe('readiness checks look inside nested stacks', () => {
     });
     Validations.of(e).acknowledge({ id: 'RE-Network', reason: 'test' });
     expect(() => ready.synth()).not.toThrow();
+  });
+});
+
+describe("the plugin's report, as cdk synth receives it", () => {
+  /** A hand-written endpoint under `scope` that only some rules flag: two ml.m5.xlarge, no scaling, alarms, breaker or capture. */
+  function legacy(scope: Construct) {
+    const model = new sagemaker.CfnModel(scope, 'Model', {
+      executionRoleArn: 'arn:aws:iam::123456789012:role/x',
+      primaryContainer: { image: 'img', environment: { MMS_MAX_REQUEST_SIZE: String(100 * 1024 * 1024) } },
+    });
+    const cfg = new sagemaker.CfnEndpointConfig(scope, 'Config', {
+      productionVariants: [
+        { variantName: 'AllTraffic', modelName: model.attrModelName, instanceType: 'ml.m5.xlarge', initialInstanceCount: 2, initialVariantWeight: 1 },
+      ],
+    });
+    return new sagemaker.CfnEndpoint(scope, 'Endpoint', { endpointConfigName: cfg.attrEndpointConfigName });
+  }
+  /** validate() on the app's synthesized stacks, with the context aws-cdk-lib builds (stack paths and template paths). */
+  function report(app: App) {
+    const stacks = app.synth().stacksRecursively;
+    return new ProductionReadinessChecks().validate({
+      templatePaths: stacks.map(s => s.templateFullPath),
+      stackTemplates: stacks.map(s => ({ templatePath: s.templateFullPath, stackConstructPath: s.hierarchicalId })),
+      appConstruct: app,
+    });
+  }
+  const found = (r: ReturnType<typeof report>) => r.violations.map(v => `${v.violatingResources[0].constructPath} ${v.ruleName}`).sort();
+  const synthError = (app: App) => {
+    try {
+      app.synth();
+      return '';
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+
+  test("name, version and rule ids; each violation's rule, severity, fix, resource, template and construct path", () => {
+    const plugin = new ProductionReadinessChecks();
+    expect([plugin.name, plugin.version]).toEqual(['ProductionReadiness', '0.1.0']);
+    expect(plugin.ruleIds).toEqual([
+      'RE-MultiInstance',
+      'RE-AutoScaling',
+      'RE-NoBurstable',
+      'RE-MemoryAlarm',
+      'RE-CircuitBreaker',
+      'RE-DataCapture',
+      'RE-RequestSize',
+      'RE-WorkerMemory',
+      'RE-DeploymentGuardrails',
+      'RE-Network',
+      'RE-BreakerLogRetention',
+      'RE-NvmeStorage',
+      'RE-ProfiledMemory',
+    ]);
+    const app = new App();
+    legacy(new Stack(app, 'Legacy'));
+    const r = report(app);
+    expect(r.success).toBe(false);
+    expect(r.violations.map(v => [v.ruleName, v.severity])).toEqual([
+      ['RE-AutoScaling', 'error'],
+      ['RE-MemoryAlarm', 'error'],
+      ['RE-CircuitBreaker', 'warning'],
+      ['RE-DataCapture', 'warning'],
+      ['RE-RequestSize', 'warning'],
+      ['RE-DeploymentGuardrails', 'warning'],
+      ['RE-Network', 'warning'],
+    ]);
+    expect(r.violations[0]).toEqual({
+      ruleName: 'RE-AutoScaling',
+      description:
+        'AllTraffic has no scalable target. Why: Incident B: peaks reach 17× off-peak QPS; fixed capacity runs out of memory at the peak. Fix: Keep ResilientEndpoint autoScaling on with capacity { min, max } and max > min.',
+      severity: 'error',
+      fix: 'Keep ResilientEndpoint autoScaling on with capacity { min, max } and max > min.',
+      violatingResources: [
+        {
+          resourceLogicalId: 'Endpoint',
+          templatePath: expect.stringMatching(/[/\\]Legacy\.template\.json$/),
+          locations: ['Properties'],
+          constructPath: 'Legacy/Endpoint',
+        },
+      ],
+    });
+    // Each violation's fix is its own rule's (the description ends with it).
+    for (const v of r.violations) expect(v.description.endsWith(` Fix: ${v.fix}`)).toBe(true);
+  });
+
+  test('an acknowledgement skips that rule on that endpoint only; several rules can be acknowledged in one call', () => {
+    const app = new App();
+    const stack = new Stack(app, 'Legacy');
+    const a = new Construct(stack, 'A');
+    const b = new Construct(stack, 'B');
+    legacy(a);
+    legacy(b);
+    Validations.of(a).acknowledge({ id: 'RE-AutoScaling', reason: 'scaled by hand' });
+    Validations.of(b).acknowledge({ id: 'RE-DataCapture', reason: 'no PII allowed' }, { id: 'RE-RequestSize', reason: 'large images' });
+    const all = [
+      'RE-AutoScaling',
+      'RE-CircuitBreaker',
+      'RE-DataCapture',
+      'RE-DeploymentGuardrails',
+      'RE-MemoryAlarm',
+      'RE-Network',
+      'RE-RequestSize',
+    ];
+    expect(found(report(app))).toEqual(
+      [
+        ...all.filter(id => id !== 'RE-AutoScaling').map(id => `Legacy/A/Endpoint ${id}`),
+        ...all.filter(id => id !== 'RE-DataCapture' && id !== 'RE-RequestSize').map(id => `Legacy/B/Endpoint ${id}`),
+      ].sort(),
+    );
+  });
+
+  test('two stacks with the same construct ids: an acknowledgement in one does not reach the other', () => {
+    const app = new App();
+    const one = new Stack(app, 'One');
+    legacy(one);
+    legacy(new Stack(app, 'Two'));
+    Validations.of(one).acknowledge({ id: 'RE-AutoScaling', reason: 'scaled by hand' });
+    const autoScaling = found(report(app)).filter(f => f.endsWith(' RE-AutoScaling'));
+    expect(autoScaling).toEqual(['Two/Endpoint RE-AutoScaling']);
+  });
+
+  const tiny = (fleet: ResilientEndpointFleet) =>
+    fleet.addEndpoint('Tiny', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_T2_MEDIUM,
+      instanceCount: 1,
+      autoScaling: { enabled: false },
+      monitoring: { notify: { emails: ['a@example.com'] } },
+    });
+  const env = { account: '123456789012', region: 'us-east-1' };
+
+  test("a fleet in a Stage, beside a stack outside it: the fleet's endpoints (nested stacks, in the Stage's own assembly directory) are checked", () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    Validations.of(app).addPlugins(new ProductionReadinessChecks());
+    new Stack(app, 'Shared', { env });
+    tiny(new ResilientEndpointFleet(new Stack(new Stage(app, 'Prod'), 'Fleet', { env }), 'Models'));
+    const message = synthError(app);
+    expect(message).toMatch(/RE-NoBurstable/);
+    expect(message).toMatch(/Prod\/Fleet\/Models\/Tiny/);
+  });
+
+  test('validate() checks the nested stacks of the stacks it is given, and no others', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    tiny(new ResilientEndpointFleet(new Stack(app, 'Given', { env }), 'Models'));
+    tiny(new ResilientEndpointFleet(new Stack(app, 'NotGiven', { env }), 'Models'));
+    const given = app.synth().getStackByName('Given');
+    const r = new ProductionReadinessChecks().validate({
+      templatePaths: [given.templateFullPath],
+      stackTemplates: [{ templatePath: given.templateFullPath, stackConstructPath: given.hierarchicalId }],
+      appConstruct: app,
+    });
+    expect([...new Set(r.violations.map(v => v.violatingResources[0].constructPath))]).toEqual(['Given/Models/Tiny/Endpoint/Endpoint']);
   });
 });

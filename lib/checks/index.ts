@@ -102,7 +102,7 @@ export class ProductionReadinessChecks implements IPolicyValidationPlugin {
     const findings: { f: ReadinessFinding; templatePath: string; path?: string }[] = [];
     for (const st of templatesOf(context)) {
       const template = JSON.parse(fs.readFileSync(st.templatePath, 'utf8'));
-      const stack = st.stack ?? context.appConstruct?.node.findAll().find(c => c.node.path === st.stackConstructPath);
+      const stack = st.stack ?? context.appConstruct.node.findAll().find(c => c.node.path === st.stackConstructPath);
       for (const f of checkTemplate(template, st.stackConstructPath)) {
         const resource = stack ? findByLogicalId(stack, f.resource) : undefined;
         if (resource && isAcknowledged(resource, f.ruleId)) continue;
@@ -122,16 +122,22 @@ export class ProductionReadinessChecks implements IPolicyValidationPlugin {
 
 /**
  * Every template to check: the stacks the validation context lists, and the nested stacks inside them
- * (a ResilientEndpointFleet's endpoints live in nested stacks, whose templates are written beside
- * their parents' as `<id>.nested.template.json`).
+ * (a ResilientEndpointFleet's endpoints live in nested stacks). A nested stack's template is written
+ * beside its top-level stack's, as `<id>.nested.template.json`, in that stack's cloud assembly (a
+ * Stage's stacks are in the Stage's own `assembly-<stage>/` directory), so each is looked up by its
+ * top-level stack; a nested stack whose top-level stack the context does not list is not this
+ * plugin's to check (it was registered on another scope).
  */
 function templatesOf(context: IPolicyValidationContext): { templatePath: string; stackConstructPath: string; stack?: IConstruct }[] {
   const top = context.stackTemplates.map(st => ({ templatePath: st.templatePath, stackConstructPath: st.stackConstructPath }));
-  const outdir = top[0] ? path.dirname(top[0].templatePath) : undefined;
-  const nested = (context.appConstruct?.node.findAll() ?? [])
-    .filter((c): c is NestedStack => NestedStack.isNestedStack(c))
-    .map(n => ({ templatePath: path.join(outdir ?? '', n.templateFile), stackConstructPath: n.node.path, stack: n as IConstruct }))
-    .filter(n => outdir !== undefined && fs.existsSync(n.templatePath));
+  const dirOf = new Map(top.map(st => [st.stackConstructPath, path.dirname(st.templatePath)]));
+  const nested = context.appConstruct.node.findAll().flatMap(c => {
+    if (!NestedStack.isNestedStack(c)) return [];
+    let root: Stack = c;
+    while (root.nestedStackParent) root = root.nestedStackParent;
+    const dir = dirOf.get(root.node.path);
+    return dir === undefined ? [] : [{ templatePath: path.join(dir, c.templateFile), stackConstructPath: c.node.path, stack: c as IConstruct }];
+  });
   return [...top, ...nested];
 }
 
