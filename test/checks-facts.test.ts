@@ -19,6 +19,7 @@ describe('valueKey: one spelling for a CloudFormation value, literal or not', ()
     [{ 'Fn::ImportValue': 'shared-endpoint' }, '{Import:shared-endpoint}'],
     [{ 'Fn::ImportValue': { 'Fn::Sub': '${Env}-endpoint' } }, '{Import:{Ref:Env}-endpoint}'],
     [{ 'Fn::If': ['C', 'a', 'b'] }, '{"Fn::If":["C","a","b"]}'],
+    [null, 'null'],
     [undefined, undefined as unknown as string],
   ])('%j → %s', (v, key) => {
     expect(valueKey(v)).toBe(key);
@@ -278,5 +279,53 @@ describe('collectEndpoints: the facts of each endpoint in a template', () => {
       }),
     ]);
     expect(collectEndpoints({})).toEqual([]);
+  });
+
+  test('optional parts left out, as CloudFormation allows: an imported config name, a serverless variant, functions without environment or logging, untagged parameters, a log group without properties, blue/green without rollback alarms', () => {
+    const t = {
+      Resources: {
+        // Listed first, so every lookup below passes over them before it finds the resource it wants.
+        Elsewhere: { Type: 'AWS::SageMaker::Endpoint', Properties: { EndpointConfigName: { 'Fn::ImportValue': 'other-config' } } },
+        Plain: { Type: 'AWS::Lambda::Function', Properties: { Code: { ZipFile: 'x' }, Role: 'r', Handler: 'i.h', Runtime: 'nodejs20.x' } },
+        EmptyEnv: { Type: 'AWS::Lambda::Function', Properties: { Code: { ZipFile: 'x' }, Role: 'r', Environment: {} } },
+        Untagged: { Type: 'AWS::SSM::Parameter', Properties: { Type: 'String', Value: 'v' } },
+        Forever: { Type: 'AWS::Logs::LogGroup' },
+        C: {
+          Type: 'AWS::SageMaker::EndpointConfig',
+          Properties: {
+            ProductionVariants: [{ VariantName: 'Serverless', ModelName: 'm', ServerlessConfig: { MaxConcurrency: 5, MemorySizeInMB: 2048 } }],
+          },
+        },
+        E: {
+          Type: 'AWS::SageMaker::Endpoint',
+          Properties: {
+            EndpointConfigName: { 'Fn::GetAtt': ['C', 'EndpointConfigName'] },
+            EndpointName: 'svc',
+            DeploymentConfig: { BlueGreenUpdatePolicy: { TrafficRoutingConfiguration: { Type: 'ALL_AT_ONCE' } } },
+          },
+        },
+        // Three breakers of the endpoint: logging to a named group (not a resource here), no logging
+        // configuration, and a log group without properties (which never expires).
+        Named: {
+          Type: 'AWS::Lambda::Function',
+          Properties: { Environment: { Variables: { ENDPOINT_NAME: 'svc' } }, LoggingConfig: { LogGroup: '/custom/breaker' } },
+        },
+        Unlogged: { Type: 'AWS::Lambda::Function', Properties: { Environment: { Variables: { ENDPOINT_NAME: 'svc' } } } },
+        Kept: {
+          Type: 'AWS::Lambda::Function',
+          Properties: { Environment: { Variables: { ENDPOINT_NAME: 'svc' } }, LoggingConfig: { LogGroup: { Ref: 'Forever' } } },
+        },
+      },
+    };
+    expect(collectEndpoints(t)).toEqual([
+      expect.objectContaining({
+        configLogicalId: 'C',
+        endpointLogicalId: 'E',
+        endpointName: 'svc',
+        variants: [expect.objectContaining({ variantName: 'Serverless', instanceType: '', initialInstanceCount: 1 })],
+        deploymentRollbackAlarms: 0,
+        breakers: [{ retentionDays: undefined }, { retentionDays: undefined }, { retentionDays: undefined }],
+      }),
+    ]);
   });
 });
