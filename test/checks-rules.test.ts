@@ -1,6 +1,8 @@
 // Each readiness rule on its own, as a pure function of an endpoint's facts: a compliant endpoint
 // passes every rule, and each way of breaking a rule gives its exact finding, at and around the
 // rule's bounds. test/checks.test.ts runs the pack on synthesized stacks through `cdk synth`.
+import * as fs from 'fs';
+import * as path from 'path';
 import { checkTemplate, EndpointFacts, ProductionReadinessChecks, RuleLevel, VariantFacts } from '../lib/checks';
 
 const GIB = 1024 ** 3;
@@ -52,6 +54,31 @@ test('a compliant endpoint passes every rule', () => {
     ['RE-NvmeStorage', RuleLevel.ERROR],
     ['RE-ProfiledMemory', RuleLevel.ERROR],
   ]);
+});
+
+test('what each rule checks, as RULES tells a user who lists them', () => {
+  expect(Object.fromEntries(ProductionReadinessChecks.RULES.map(r => [r.id, r.what]))).toEqual({
+    'RE-MultiInstance': 'Every variant that takes traffic starts with more than one instance',
+    'RE-AutoScaling': 'Every variant that takes traffic is autoscaled with max > min',
+    'RE-NoBurstable': 'No burstable (T2/T3) instance types',
+    'RE-MemoryAlarm': 'A memory alarm at 85 % or lower watches the endpoint',
+    'RE-CircuitBreaker': 'A memory circuit breaker is wired to the endpoint',
+    'RE-DataCapture': 'Data capture is on with an integer sampling of 1–100 % into an S3 destination',
+    'RE-RequestSize': 'The model server caps request bodies at the real-time payload limit (6 MiB) or less',
+    'RE-WorkerMemory': 'Workers × stated model footprint stays within 80 % of the instance memory',
+    'RE-DeploymentGuardrails': 'Model updates roll back automatically on alarms',
+    'RE-Network': 'Each model runs with network isolation or in a VPC',
+    'RE-BreakerLogRetention': "The circuit breaker's log group has a retention period",
+    'RE-NvmeStorage': 'No VolumeSizeInGB on local-NVMe instance types (production and shadow variants)',
+    'RE-ProfiledMemory': "The profiled P99.9 request fits a worker's memory budget, with the model loaded",
+  });
+});
+
+test("README's rule table lists every rule once, with its level", () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Production-readiness checks in CI'), readme.indexOf('## Capacity planner'));
+  const rows = [...section.matchAll(/^\| (RE-\w+) \| (error|warning) \|/gm)].map(m => [m[1], m[2]]);
+  expect(rows.sort()).toEqual(ProductionReadinessChecks.RULES.map(r => [r.id, r.level]).sort());
 });
 
 test('RE-MultiInstance: each variant that takes traffic starts with 2 or more (shadow and weight-0 variants do not count)', () => {
@@ -212,8 +239,9 @@ test("RE-ProfiledMemory: the profiled P99.9 request on top of the loaded model w
   ).toEqual([
     "Primary: the profiled P99.9 request (size 10) needs 2048 MiB on top of the loaded model's 0 MiB, more than a worker's GPU budget of 1024 MiB",
   ]);
-  // Nothing to compare: no profile, an unreadable one, no budget.
+  // Nothing to compare: no profile, an unreadable one, no budget (a budget of 0 bytes is none: the construct never writes one).
   expect(host(Number.NaN, 0, 0)).toEqual([]);
+  expect(host(5 * MIB, 0, 0)).toEqual([]);
   expect(
     check(
       env({ RESILIENT_ENDPOINT_PROFILE_P999: '{nope', RESILIENT_ENDPOINT_PROFILE_BASELINE_BYTES: '0', RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES: '1' }),
