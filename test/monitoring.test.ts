@@ -341,8 +341,11 @@ describe('validateMonitoring: every rule with its exact message', () => {
 
   test('e-mail addresses, each bad one named', () => {
     expect(check({ notify: { emails: ['oncall@example.com', 'a.b+c@d.co.uk'] } })).toEqual([]);
-    expect(check({ notify: { emails: ['oncall', 'a@b', 'x y@example.com', 'ok@example.com', '@example.com'] } })).toEqual(
-      ['oncall', 'a@b', 'x y@example.com', '@example.com'].map(
+    // A list in one string is one bad address, not two.
+    expect(
+      check({ notify: { emails: ['oncall', 'a@b', 'x y@example.com', 'ok@example.com', '@example.com', 'oncall@example.com,dev@example.com'] } }),
+    ).toEqual(
+      ['oncall', 'a@b', 'x y@example.com', '@example.com', 'oncall@example.com,dev@example.com'].map(
         a => `monitoring.notify.emails: got '${a}'; allowed: an e-mail address. Fix: give e.g. 'oncall@example.com'`,
       ),
     );
@@ -510,4 +513,221 @@ test("README's alarm table is what the recommender example deploys: every alarm,
     checked++;
   }
   expect(checked).toBe(9);
+});
+
+describe('what EndpointMonitoring deploys, exactly', () => {
+  /** Monitoring alone for endpoint 'legacy', variant 'AllTraffic', in a fresh stack. */
+  function alone(instanceType: SageMakerInstanceType, props: Partial<ConstructorParameters<typeof EndpointMonitoring>[2]> = {}) {
+    const stack = new Stack();
+    const m = new EndpointMonitoring(stack, 'M', { endpointName: 'legacy', variants: [{ variantName: 'AllTraffic', instanceType }], ...props });
+    return { stack, m, t: Template.fromStack(stack) };
+  }
+  const descriptions = (t: Template) =>
+    Object.fromEntries(
+      (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => [a.Properties.AlarmName, a.Properties.AlarmDescription]),
+    );
+  const tail = ' Endpoint legacy, variant AllTraffic.';
+
+  test('every alarm description of a CPU endpoint (ml.m5.xlarge: 4 vCPUs), with the defaults', () => {
+    expect(descriptions(alone(SageMakerInstanceType.ML_M5_XLARGE).t)).toEqual({
+      'legacy-AllTraffic-infra-HostMemory': `Host memory >= 85 % on the hottest instance (Maximum over instances, 1-minute data, 2 of 3 minutes).${tail}`,
+      'legacy-AllTraffic-infra-Cpu': `CPU >= 90 % of 4 vCPUs for 5 minutes (raw metric summed over vCPUs, 0-400: threshold 360).${tail}`,
+      'legacy-AllTraffic-infra-Disk': `Disk >= 75 %: data capture stops at high disk use.${tail}`,
+      ...Object.fromEntries(
+        ['preprocess', 'inference', 'postprocess'].map(s => [
+          `legacy-AllTraffic-app-Stage-${s}-Memory`,
+          `Memory of stage '${s}' >= 85 % (published by the container in ResilientEndpoint/Application).${tail}`,
+        ]),
+      ),
+      'legacy-AllTraffic-business-ErrorRate5xx': `5XX rate >= 1 % over 5 minutes (Average of Invocation5XXErrors is the rate, 0-1: threshold 0.01).${tail}`,
+      'legacy-AllTraffic-business-ModelErrorRate': `Model errors other than deliberate 4XX rejections >= 1 % of invocations over 5 minutes ((InvocationModelErrors - Invocation4XXErrors) / Invocations, 0-1).${tail}`,
+      'legacy-AllTraffic-business-LatencyP99': `P99 ModelLatency >= 500 ms for 3 minutes (metric in microseconds: threshold 500000).${tail}`,
+      'legacy-AllTraffic-business-SuccessRate': `Success rate < 99 % over 5 minutes (100 × (1 − 5XX / invocations)).${tail}`,
+    });
+  });
+
+  test('a 4-GPU endpoint with per-GPU metrics and its own thresholds: descriptions, thresholds, statistics, periods, rollback order', () => {
+    const { t, m } = alone(SageMakerInstanceType.ML_G4DN_12XLARGE, {
+      perGpuMetrics: true,
+      gpuMemoryThresholdPercent: 80,
+      cpuThresholdPercent: 50,
+      errorRateThresholdPercent: 5,
+      stages: ['inference'],
+    });
+    const d = descriptions(t);
+    expect(d['legacy-AllTraffic-infra-GpuMemory']).toBe(
+      `GPU memory >= 80 % of the instance's 4 GPU(s) (raw metric summed over GPUs, 0-400: threshold 320).${tail}`,
+    );
+    expect(d['legacy-AllTraffic-infra-HottestGpuMemory']).toBe(
+      `Memory of the hottest single GPU >= 80 % (per-GPU enhanced metrics; the summed metric hides one full GPU among 4).${tail}`,
+    );
+    expect(d['legacy-AllTraffic-infra-Cpu']).toBe(
+      `CPU >= 50 % of 48 vCPUs for 5 minutes (raw metric summed over vCPUs, 0-4800: threshold 2400).${tail}`,
+    );
+    expect(d['legacy-AllTraffic-business-ErrorRate5xx']).toBe(
+      `5XX rate >= 5 % over 5 minutes (Average of Invocation5XXErrors is the rate, 0-1: threshold 0.05).${tail}`,
+    );
+    expect(alarmNamed(t, '-infra-GpuMemory')).toMatchObject({ Threshold: 320 });
+    expect(alarmNamed(t, '-infra-HottestGpuMemory')).toMatchObject({ Threshold: 80, TreatMissingData: 'notBreaching' });
+    expect(alarmNamed(t, '-infra-Cpu')).toMatchObject({ Threshold: 2400, Statistic: 'Average', Period: 60 });
+    expect(alarmNamed(t, '-business-ErrorRate5xx')).toMatchObject({ Threshold: 0.05, Statistic: 'Average', Period: 300 });
+    const success = alarmNamed(t, '-business-SuccessRate');
+    expect(success.Metrics.filter((x: any) => x.MetricStat).map((x: any) => x.MetricStat.Period)).toEqual([300, 300]);
+    const names = (alarms: cloudwatch.Alarm[]) => alarms.map(a => (a.node.defaultChild as any).alarmName);
+    // Memory first (the host, the hottest GPU, then the sum), then the business tier.
+    expect(names(m.rollbackAlarms())).toEqual(
+      [
+        'infra-HostMemory',
+        'infra-HottestGpuMemory',
+        'infra-GpuMemory',
+        'business-ErrorRate5xx',
+        'business-ModelErrorRate',
+        'business-LatencyP99',
+      ].map(k => `legacy-AllTraffic-${k}`),
+    );
+    expect(m.alarmsOf(AlarmTier.APPLICATION).map(a => (a.node.defaultChild as any).alarmName)).toEqual([
+      'legacy-AllTraffic-app-Stage-inference-Memory',
+    ]);
+    expect(m.alarmsOf(AlarmTier.INFRASTRUCTURE)).toHaveLength(5);
+  });
+
+  test('one GPU: no hottest-GPU alarm even with per-GPU metrics; a type outside the catalog (0 vCPUs known): no CPU alarm', () => {
+    expect(
+      Object.keys(descriptions(alone(SageMakerInstanceType.ML_G5_XLARGE, { perGpuMetrics: true }).t)).filter(n => n.includes('-infra-')),
+    ).toEqual([
+      'legacy-AllTraffic-infra-HostMemory',
+      'legacy-AllTraffic-infra-GpuMemory',
+      'legacy-AllTraffic-infra-Cpu',
+      'legacy-AllTraffic-infra-Disk',
+    ]);
+    expect(Object.keys(descriptions(alone(SageMakerInstanceType.of('ml.zz9.xlarge')).t)).filter(n => n.includes('-infra-'))).toEqual([
+      'legacy-AllTraffic-infra-HostMemory',
+      'legacy-AllTraffic-infra-Disk',
+    ]);
+  });
+
+  test('the composite alarm: its name, description and rule; with every tier off its rule is FALSE, never TRUE', () => {
+    const { t } = alone(SageMakerInstanceType.ML_M5_XLARGE);
+    const composite = Object.values(t.findResources('AWS::CloudWatch::CompositeAlarm'))[0] as any;
+    expect(composite.Properties.AlarmName).toBe('legacy-unhealthy');
+    expect(composite.Properties.AlarmDescription).toBe(
+      'SageMaker endpoint legacy is unhealthy: at least one infrastructure, application or business alarm is in ALARM.',
+    );
+    const off = alone(SageMakerInstanceType.ML_M5_XLARGE, { infrastructureAlarms: false, applicationAlarms: false, businessAlarms: false });
+    off.t.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+    off.t.hasResourceProperties('AWS::CloudWatch::CompositeAlarm', { AlarmRule: 'FALSE' });
+    const infraOff = alone(SageMakerInstanceType.ML_M5_XLARGE, { infrastructureAlarms: false });
+    expect(Object.keys(descriptions(infraOff.t)).filter(n => n.includes('-infra-'))).toEqual([]);
+  });
+
+  test('alarm actions: only the composite notifies by default; notifyOnEachAlarm adds ALARM and OK actions to every alarm', () => {
+    const actions = (t: Template) =>
+      (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => [
+        a.Properties.AlarmActions?.length ?? 0,
+        a.Properties.OKActions?.length ?? 0,
+      ]);
+    expect(new Set(actions(alone(SageMakerInstanceType.ML_M5_XLARGE).t).map(String))).toEqual(new Set(['0,0']));
+    const each = actions(alone(SageMakerInstanceType.ML_M5_XLARGE, { notifyOnEachAlarm: true }).t);
+    expect(each).toHaveLength(10);
+    expect(new Set(each.map(String))).toEqual(new Set(['1,1']));
+  });
+
+  test("the topic's policy and key: CloudWatch may publish for this endpoint's alarms only; CloudWatch and Budgets may use the rotated key", () => {
+    const { t, stack } = alone(SageMakerInstanceType.ML_M5_XLARGE, { notify: { emails: ['oncall@example.com'] } });
+    const policy = Object.values(t.findResources('AWS::SNS::TopicPolicy'))[0] as any;
+    expect(policy.Properties.PolicyDocument.Statement).toContainEqual({
+      Sid: 'AllowCloudWatchAlarmsOfThisEndpoint',
+      Effect: 'Allow',
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Action: 'sns:Publish',
+      Resource: { Ref: expect.any(String) },
+      Condition: {
+        StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+        ArnLike: {
+          'aws:SourceArn': {
+            'Fn::Join': [
+              '',
+              ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:legacy-*'],
+            ],
+          },
+        },
+      },
+    });
+    const key = Object.values(t.findResources('AWS::KMS::Key'))[0] as any;
+    expect(key.Properties.Description).toBe('Encrypts the alarm topic of SageMaker endpoint legacy');
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    for (const service of ['cloudwatch.amazonaws.com', 'budgets.amazonaws.com']) {
+      expect(key.Properties.KeyPolicy.Statement).toContainEqual({
+        Effect: 'Allow',
+        Principal: { Service: service },
+        Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        Resource: '*',
+        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+      });
+    }
+    expect(warnings(stack)).toEqual([]);
+  });
+
+  test('subscriptions without e-mails: exactly those; no subscription at all is the RE-AlarmTopicUnsubscribed warning', () => {
+    const stack = new Stack();
+    const pager = new sns.Topic(stack, 'Pager');
+    new EndpointMonitoring(stack, 'M', {
+      endpointName: 'legacy',
+      variants: [{ variantName: 'AllTraffic', instanceType: SageMakerInstanceType.ML_M5_XLARGE }],
+      notify: { subscriptions: [{ bind: () => ({ subscriberId: 'p', endpoint: pager.topicArn, protocol: sns.SubscriptionProtocol.HTTPS }) }] },
+    });
+    Template.fromStack(stack).resourceCountIs('AWS::SNS::Subscription', 1);
+    expect(warnings(stack)).toEqual([]);
+    expect(warnings(alone(SageMakerInstanceType.ML_M5_XLARGE).stack).join('\n')).toMatch(/\[ack: Annotation::RE-AlarmTopicUnsubscribed\]/);
+  });
+
+  test('the monthly budget: cost of resources tagged with the endpoint, 80 % of actual spend notifies the topic', () => {
+    const { t } = alone(SageMakerInstanceType.ML_M5_XLARGE, { monthlyBudgetUsd: 2000 });
+    const budget = (Object.values(t.findResources('AWS::Budgets::Budget'))[0] as any).Properties;
+    expect(budget).toEqual({
+      Budget: {
+        BudgetType: 'COST',
+        TimeUnit: 'MONTHLY',
+        BudgetLimit: { Amount: 2000, Unit: 'USD' },
+        CostFilters: { TagKeyValue: ['user:resilient-endpoint$legacy'] },
+      },
+      NotificationsWithSubscribers: [
+        {
+          Notification: { NotificationType: 'ACTUAL', ComparisonOperator: 'GREATER_THAN', Threshold: 80, ThresholdType: 'PERCENTAGE' },
+          Subscribers: [{ SubscriptionType: 'SNS', Address: { Ref: expect.any(String) } }],
+        },
+      ],
+    });
+  });
+
+  test('the dashboard: 3 hours by default, a header and a graph per tier with each alarm threshold, then every alarm', () => {
+    const { t } = alone(SageMakerInstanceType.ML_G4DN_12XLARGE, { stages: ['inference'] });
+    const body = (Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0] as any).Properties.DashboardBody;
+    // The body is a Fn::Join of JSON text and tokens (ARNs, the Region): the tokens become "T".
+    const text = body['Fn::Join'][1].map((p: unknown) => (typeof p === 'string' ? p : 'T')).join('');
+    const dash = JSON.parse(text);
+    expect(dash.start).toBe('-PT3H');
+    const widgets = dash.widgets.map((w: any) =>
+      w.type === 'text'
+        ? `text ${w.properties.markdown}`
+        : w.type === 'alarm'
+          ? `alarms ${w.properties.title} ${w.properties.alarms.length}`
+          : `graph ${w.properties.title} ${w.width} ${JSON.stringify(w.properties.annotations?.horizontal)}`,
+    );
+    const line = (v: number) => JSON.stringify([{ value: v, label: 'alarm threshold', color: '#d62728', yAxis: 'left' }]);
+    expect(widgets).toEqual([
+      'text ## Infrastructure: legacy',
+      `graph Host memory % (hottest instance) 8 ${line(85)}`,
+      `graph GPU memory (sum over GPUs) 8 ${line(340)}`,
+      `graph CPU (sum over vCPUs) 8 ${line(4320)}`,
+      `graph Disk % 8 ${line(75)}`,
+      'text ## Application: memory per stage',
+      `graph Stage-inference-Memory 8 ${line(85)}`,
+      'text ## Business',
+      `graph 5XX rate (0-1) 8 ${line(0.01)}`,
+      `graph P99 model latency (µs) 8 ${line(500000)}`,
+      `graph Success rate % 8 ${line(99)}`,
+      'alarms Alarms 10',
+    ]);
+  });
 });
