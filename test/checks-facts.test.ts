@@ -289,6 +289,12 @@ describe('collectEndpoints: the facts of each endpoint in a template', () => {
         Plain: { Type: 'AWS::Lambda::Function', Properties: { Code: { ZipFile: 'x' }, Role: 'r', Handler: 'i.h', Runtime: 'nodejs20.x' } },
         EmptyEnv: { Type: 'AWS::Lambda::Function', Properties: { Code: { ZipFile: 'x' }, Role: 'r', Environment: {} } },
         Untagged: { Type: 'AWS::SSM::Parameter', Properties: { Type: 'String', Value: 'v' } },
+        // The settings of a shared breaker whose function is in another stack: the functions above are
+        // searched for it (and have no environment to search).
+        Settings: {
+          Type: 'AWS::SSM::Parameter',
+          Properties: { Type: 'String', Value: '{}', Tags: { 'resilient-endpoint:breaker-settings': 'svc' } },
+        },
         Forever: { Type: 'AWS::Logs::LogGroup' },
         C: {
           Type: 'AWS::SageMaker::EndpointConfig',
@@ -324,7 +330,7 @@ describe('collectEndpoints: the facts of each endpoint in a template', () => {
         endpointName: 'svc',
         variants: [expect.objectContaining({ variantName: 'Serverless', instanceType: '', initialInstanceCount: 1 })],
         deploymentRollbackAlarms: 0,
-        breakers: [{ retentionDays: undefined }, { retentionDays: undefined }, { retentionDays: undefined }],
+        breakers: [{ retentionDays: undefined }, { retentionDays: undefined }, { retentionDays: undefined }, { functionElsewhere: true }],
       }),
     ]);
   });
