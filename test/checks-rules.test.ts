@@ -174,6 +174,8 @@ test('RE-WorkerMemory: workers × the stated footprint within 80 % of host memor
   expect(gpu(9, 6)).toEqual(['Primary: 9 workers × 6.0 GiB GPU > 80 % of 64 GiB']);
   expect(check(env('ml.x9.large', { SAGEMAKER_MODEL_SERVER_WORKERS: '99', RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(GIB) }))).toEqual([]); // hardware unknown
   expect(check(env('ml.m5.xlarge', { RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES: String(100 * GIB) }))).toEqual([]); // workers not written
+  // A GPU footprint on a type without GPUs: no GPU memory to compare with (the host rule still applies).
+  expect(check(env('ml.m5.xlarge', { SAGEMAKER_MODEL_SERVER_WORKERS: '6', RESILIENT_ENDPOINT_GPU_FOOTPRINT_BYTES: String(2 * GIB) }))).toEqual([]);
 });
 
 test('RE-DeploymentGuardrails: an endpoint (not a lone config) with auto-rollback alarms', () => {

@@ -457,6 +457,7 @@ describe('EndpointMetricFactory: each metric as SageMaker publishes it', () => {
         dimensions: { EndpointName: 'ep', VariantName: 'Fall-back 2' },
       },
     ]);
+    expect(m.unexpectedModelErrorRate({ period: Duration.minutes(1) }).period.toSeconds()).toBe(60);
     const s = m.successRate({ period: Duration.minutes(1) });
     expect([s.expression, s.period.toSeconds(), s.label, Object.values(s.usingMetrics).map(x => (x as cloudwatch.Metric).metricName)]).toEqual([
       'IF(inv_primary > 0, 100 * (1 - e5_primary / inv_primary), 100)',
