@@ -654,6 +654,14 @@ describe('what EndpointMonitoring deploys, exactly', () => {
         },
       },
     });
+    expect(policy.Properties.PolicyDocument.Statement).toContainEqual({
+      Sid: 'AllowPublishThroughSSLOnly',
+      Effect: 'Deny',
+      Principal: '*',
+      Action: 'sns:Publish',
+      Resource: { Ref: expect.any(String) },
+      Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+    });
     const key = Object.values(t.findResources('AWS::KMS::Key'))[0] as any;
     expect(key.Properties.Description).toBe('Encrypts the alarm topic of SageMaker endpoint legacy');
     expect(key.Properties.EnableKeyRotation).toBe(true);
@@ -701,22 +709,48 @@ describe('what EndpointMonitoring deploys, exactly', () => {
     });
   });
 
-  test('the dashboard: 3 hours by default, a header and a graph per tier with each alarm threshold, then every alarm', () => {
-    const { t } = alone(SageMakerInstanceType.ML_G4DN_12XLARGE, { stages: ['inference'] });
+  /** The dashboard's body as JSON: a Fn::Join of JSON text and tokens (ARNs, the Region), the tokens as "T". */
+  const dashboardOf = (t: Template) => {
     const body = (Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0] as any).Properties.DashboardBody;
-    // The body is a Fn::Join of JSON text and tokens (ARNs, the Region): the tokens become "T".
-    const text = body['Fn::Join'][1].map((p: unknown) => (typeof p === 'string' ? p : 'T')).join('');
-    const dash = JSON.parse(text);
-    expect(dash.start).toBe('-PT3H');
-    const widgets = dash.widgets.map((w: any) =>
+    return JSON.parse(body['Fn::Join'][1].map((p: unknown) => (typeof p === 'string' ? p : 'T')).join(''));
+  };
+  const widgetsOf = (dash: any) =>
+    dash.widgets.map((w: any) =>
       w.type === 'text'
         ? `text ${w.properties.markdown}`
         : w.type === 'alarm'
           ? `alarms ${w.properties.title} ${w.properties.alarms.length}`
           : `graph ${w.properties.title} ${w.width} ${JSON.stringify(w.properties.annotations?.horizontal)}`,
     );
-    const line = (v: number) => JSON.stringify([{ value: v, label: 'alarm threshold', color: '#d62728', yAxis: 'left' }]);
-    expect(widgets).toEqual([
+  const line = (v: number) => JSON.stringify([{ value: v, label: 'alarm threshold', color: '#d62728', yAxis: 'left' }]);
+
+  test('a CPU endpoint without application alarms: no GPU graph, no application row; addDashboardRow appends', () => {
+    const stack = new Stack();
+    const m = new EndpointMonitoring(stack, 'M', {
+      endpointName: 'legacy',
+      variants: [{ variantName: 'AllTraffic', instanceType: SageMakerInstanceType.ML_M5_XLARGE }],
+      applicationAlarms: false,
+    });
+    m.addDashboardRow(new cloudwatch.TextWidget({ markdown: '## Breaker', width: 24, height: 1 }));
+    expect(widgetsOf(dashboardOf(Template.fromStack(stack)))).toEqual([
+      'text ## Infrastructure: legacy',
+      `graph Host memory % (hottest instance) 8 ${line(85)}`,
+      `graph CPU (sum over vCPUs) 8 ${line(360)}`,
+      `graph Disk % 8 ${line(75)}`,
+      'text ## Business',
+      `graph 5XX rate (0-1) 8 ${line(0.01)}`,
+      `graph P99 model latency (µs) 8 ${line(500000)}`,
+      `graph Success rate % 8 ${line(99)}`,
+      'alarms Alarms 8',
+      'text ## Breaker',
+    ]);
+  });
+
+  test('the dashboard: 3 hours by default, a header and a graph per tier with each alarm threshold, then every alarm', () => {
+    const { t } = alone(SageMakerInstanceType.ML_G4DN_12XLARGE, { stages: ['inference'] });
+    const dash = dashboardOf(t);
+    expect(dash.start).toBe('-PT3H');
+    expect(widgetsOf(dash)).toEqual([
       'text ## Infrastructure: legacy',
       `graph Host memory % (hottest instance) 8 ${line(85)}`,
       `graph GPU memory (sum over GPUs) 8 ${line(340)}`,
