@@ -2,6 +2,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { App, Size, Stack, Stage, Validations } from 'aws-cdk-lib';
+import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
@@ -322,12 +323,19 @@ describe("the plugin's report, as cdk synth receives it", () => {
     });
     return new sagemaker.CfnEndpoint(scope, 'Endpoint', { endpointConfigName: cfg.attrEndpointConfigName });
   }
+  /** A stack as aws-cdk-lib's synthesis lists it for a plugin (private/synthesis-validation: an unknown account or Region is undefined). */
+  const listed = (s: cxapi.CloudFormationStackArtifact) => ({
+    templatePath: s.templateFullPath,
+    stackConstructPath: s.hierarchicalId,
+    accountId: s.environment.account === cxapi.UNKNOWN_ACCOUNT ? undefined : s.environment.account,
+    region: s.environment.region === cxapi.UNKNOWN_REGION ? undefined : s.environment.region,
+  });
   /** validate() on the app's synthesized stacks, with the context aws-cdk-lib builds (stack paths and template paths). */
   function report(app: App) {
     const stacks = app.synth().stacksRecursively;
     return new ProductionReadinessChecks().validate({
       templatePaths: stacks.map(s => s.templateFullPath),
-      stackTemplates: stacks.map(s => ({ templatePath: s.templateFullPath, stackConstructPath: s.hierarchicalId })),
+      stackTemplates: stacks.map(listed),
       appConstruct: app,
     });
   }
@@ -454,7 +462,7 @@ describe("the plugin's report, as cdk synth receives it", () => {
     const given = app.synth().getStackByName('Given');
     const r = new ProductionReadinessChecks().validate({
       templatePaths: [given.templateFullPath],
-      stackTemplates: [{ templatePath: given.templateFullPath, stackConstructPath: given.hierarchicalId }],
+      stackTemplates: [listed(given)],
       appConstruct: app,
     });
     expect([...new Set(r.violations.map(v => v.violatingResources[0].constructPath))]).toEqual(['Given/Models/Tiny/Endpoint/Endpoint']);
