@@ -273,19 +273,23 @@ test('one name per rule: file lib/checks/rules/<kebab>.ts exports <Pascal> with 
   expect(ProductionReadinessChecks.RULES.map(r => r.id).sort()).toEqual(files.map(f => `RE-${pascal(f.replace(/\.ts$/, ''))}`).sort());
 });
 
+/** A fleet endpoint that is not production-ready: one burstable instance, no autoscaling (RE-NoBurstable, RE-MultiInstance, RE-AutoScaling). */
+const tiny = (fleet: ResilientEndpointFleet) =>
+  fleet.addEndpoint('Tiny', {
+    model: { image },
+    instanceType: SageMakerInstanceType.ML_T2_MEDIUM,
+    instanceCount: 1,
+    autoScaling: { enabled: false },
+    monitoring: { notify: { emails: ['a@example.com'] } },
+  });
+const env = { account: '123456789012', region: 'us-east-1' };
+
 describe('readiness checks look inside nested stacks', () => {
   test('a not-ready endpoint inside a ResilientEndpointFleet fails cdk synth; a ready fleet passes', () => {
     const notReady = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     Validations.of(notReady).addPlugins(new ProductionReadinessChecks());
-    const fleet = new ResilientEndpointFleet(new Stack(notReady, 'Fleet', { env: { account: '123456789012', region: 'us-east-1' } }), 'Models');
-    // One burstable instance, no autoscaling: RE-NoBurstable, RE-MultiInstance, RE-AutoScaling.
-    fleet.addEndpoint('Tiny', {
-      model: { image },
-      instanceType: SageMakerInstanceType.ML_T2_MEDIUM,
-      instanceCount: 1,
-      autoScaling: { enabled: false },
-      monitoring: { notify: { emails: ['a@example.com'] } },
-    });
+    const fleet = new ResilientEndpointFleet(new Stack(notReady, 'Fleet', { env }), 'Models');
+    tiny(fleet);
     let message = '';
     try {
       notReady.synth();
@@ -434,16 +438,6 @@ describe("the plugin's report, as cdk synth receives it", () => {
     const autoScaling = found(report(app)).filter(f => f.endsWith(' RE-AutoScaling'));
     expect(autoScaling).toEqual(['Two/Endpoint RE-AutoScaling']);
   });
-
-  const tiny = (fleet: ResilientEndpointFleet) =>
-    fleet.addEndpoint('Tiny', {
-      model: { image },
-      instanceType: SageMakerInstanceType.ML_T2_MEDIUM,
-      instanceCount: 1,
-      autoScaling: { enabled: false },
-      monitoring: { notify: { emails: ['a@example.com'] } },
-    });
-  const env = { account: '123456789012', region: 'us-east-1' };
 
   test("a fleet in a Stage, beside a stack outside it: the fleet's endpoints (nested stacks, in the Stage's own assembly directory) are checked", () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
