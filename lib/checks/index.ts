@@ -125,8 +125,8 @@ export class ProductionReadinessChecks implements IPolicyValidationPlugin {
  * (a ResilientEndpointFleet's endpoints live in nested stacks). A nested stack's template is written
  * beside its top-level stack's, as `<id>.nested.template.json`, in that stack's cloud assembly (a
  * Stage's stacks are in the Stage's own `assembly-<stage>/` directory), so each is looked up by its
- * top-level stack; a nested stack whose top-level stack the context does not list is not this
- * plugin's to check (it was registered on another scope).
+ * top-level stack; a nested stack whose top-level stack the context does not list is left out, as
+ * that stack is (aws-cdk-lib decides which stacks a plugin sees).
  */
 function templatesOf(context: IPolicyValidationContext): { templatePath: string; stackConstructPath: string; stack?: IConstruct }[] {
   const top = context.stackTemplates.map(st => ({ templatePath: st.templatePath, stackConstructPath: st.stackConstructPath }));
