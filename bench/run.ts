@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { performance } from 'perf_hooks';
 import { DEFAULT_CONFIG, decide, initialState, MemoryPoint } from '../lib/breaker/policy';
@@ -24,17 +25,13 @@ function median(xs: number[]): number {
 
 export function benchBreaker(): Record<string, string> {
   const size = fs.statSync(bundle).size;
-  // Cold start: a fresh node process requires the bundle (with the AWS SDK it imports, as on Lambda).
+  // Cold start: a fresh node process requires the bundle, which holds the SDK clients it uses (run from
+  // the OS's temporary folder with no NODE_PATH, so nothing can come from this repository's node_modules).
   const loads: number[] = [];
   const script = `const t=process.hrtime.bigint();require(${JSON.stringify(bundle)});console.log(Number(process.hrtime.bigint()-t)/1e6)`;
+  const { NODE_PATH: _ignored, ...env } = process.env;
   for (let i = 0; i < 7; i++) {
-    loads.push(
-      Number(
-        execFileSync(process.execPath, ['-e', script], { cwd: root, env: { ...process.env, NODE_PATH: path.join(root, 'node_modules') } })
-          .toString()
-          .trim(),
-      ),
-    );
+    loads.push(Number(execFileSync(process.execPath, ['-e', script], { cwd: os.tmpdir(), env }).toString().trim()));
   }
   // Decisions per second over a realistic 15-point window.
   const points: MemoryPoint[] = Array.from({ length: 15 }, (_, i) => ({ t: i * 60_000, v: 60 + (i % 7) * 4 }));
@@ -55,7 +52,9 @@ export function benchBreaker(): Record<string, string> {
   }
   const secs = (performance.now() - t0) / 1000;
   return {
-    'breaker bundle size': `${(size / 1024).toFixed(1)} KB (target ≤ 250 KB; AWS SDK v3 provided by the Node.js 24 runtime)`,
+    // The SDK clients it uses are in the bundle (scripts/bundle-lambda.mjs); the target catches an import
+    // that tree-shaking cannot trim (a client's aggregated class, e.g. `SageMaker`, brings every command).
+    'breaker bundle size': `${(size / 1024).toFixed(1)} KB (target ≤ 512 KB; the AWS SDK v3 clients it uses included)`,
     'breaker module load (cold start, median of 7)': `${median(loads).toFixed(1)} ms (target ≤ 150 ms)`,
     'policy decisions per second': `${Math.round(n / secs).toLocaleString('en-US')}`,
   };

@@ -1,6 +1,11 @@
 // Bundles each Lambda in lambda/<name>/handler.ts into dist/lambda-bundles/<name>/index.js with
 // esbuild (minified, tree-shaken), so the library ships built code and consumers never bundle.
-// The AWS SDK v3 is left out: the Node.js 24 Lambda runtime provides it.
+// The AWS SDK v3 clients the function uses are bundled in, from their ES module builds (which esbuild
+// can tree-shake: `mainFields`), not taken from the Lambda runtime: the runtime's copy is whatever
+// version AWS last installed, not the one these tests ran against, and loading it from its
+// node_modules is the slower cold start (AWS's "Reduce Lambda cold start times: migrate to AWS SDK for
+// JavaScript v3" recommends bundling it; aws/aws-cdk#25492, by the SDK's maintainer, gives the reason:
+// module resolution across hundreds of files). Measured by `npm run bench` ("breaker module load").
 import { build } from 'esbuild';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -22,7 +27,7 @@ for (const name of names) {
     platform: 'node',
     target: 'node22',
     format: 'cjs',
-    external: ['@aws-sdk/*', '@smithy/*'],
+    mainFields: ['module', 'main'],
     metafile: true,
     logLevel: 'warning',
   });

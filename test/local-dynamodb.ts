@@ -43,6 +43,8 @@ export class LocalDynamoDb {
 
   /** A client of this server (one attempt: a retried conditional write would hide what happened). */
   public readonly client: DynamoDBClient;
+  /** The server's URL, for a client in another process (e.g. as its AWS_ENDPOINT_URL_DYNAMODB). */
+  public readonly endpoint: string;
   /** Command names the client sent, in order (e.g. 'PutItemCommand'). */
   public readonly calls: string[] = [];
 
@@ -51,8 +53,9 @@ export class LocalDynamoDb {
     public readonly tableName: string,
   ) {
     const { port } = server.address() as AddressInfo;
+    this.endpoint = `http://127.0.0.1:${port}`;
     this.client = new DynamoDBClient({
-      endpoint: `http://127.0.0.1:${port}`,
+      endpoint: this.endpoint,
       region: 'us-east-1',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       maxAttempts: 1,
