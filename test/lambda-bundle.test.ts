@@ -4,7 +4,8 @@
  * the environment its construct writes and the variables Lambda sets (AWS_REGION and the role's
  * credentials). Every other suite drives the TypeScript source with mocked clients; this one checks what
  * they cannot: that the bundle loads alone (the SDK clients it needs are in it), and that those clients
- * sign and send the breaker's calls to real HTTP endpoints and read the answers. DynamoDB is dynalite;
+ * sign and send the breaker's calls to real HTTP endpoints and read the answers, for an endpoint's own
+ * function and for a shared one (its batched GetParameters and BatchGetItem). DynamoDB is dynalite;
  * SSM, CloudWatch, SageMaker and Application Auto Scaling are one local server that answers their JSON
  * protocols (the `X-Amz-Target` operation, epoch-second timestamps, errors as `{"__type": ...}` with a
  * 400), CloudWatch with its bucket layout (test/cloudwatch-fake.ts).
@@ -16,47 +17,65 @@ import type { AddressInfo } from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
-import { ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
 import { lambdaBundleDir } from '../lib/breaker/wiring';
 import { CloudWatchFake } from './cloudwatch-fake';
 import { LocalDynamoDb } from './local-dynamodb';
 
 const REGION = 'eu-west-1';
 const KEY_ID = 'ASIALOCALTESTKEY';
-const LEVEL_PARAMETER = '/resilient-endpoint/reco/level';
+const TABLE = 'breaker-state';
 
-/** The breaker function's environment as the construct writes it, its references resolved to the names given. */
-function functionEnvironment(tableName: string): Record<string, string> {
-  const stack = new Stack(new App(), 'Bundle', { env: { account: '123456789012', region: REGION } });
-  new ResilientEndpoint(stack, 'E', {
-    endpointName: 'reco',
-    model: { image: ContainerImage.fromImageUri(`123456789012.dkr.ecr.${REGION}.amazonaws.com/reco:1`) },
-    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
-    fallback: {
-      model: { image: ContainerImage.fromImageUri(`123456789012.dkr.ecr.${REGION}.amazonaws.com/reco-lite:1`) },
-      instanceType: SageMakerInstanceType.ML_M5_LARGE,
-    },
-  });
-  const template = Template.fromStack(stack);
-  const fns = Object.values(
-    template.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: { ENDPOINT_NAME: 'reco' } } } }),
-  );
-  expect(fns).toHaveLength(1);
-  const resources = template.toJSON().Resources as Record<string, { Type: string }>;
-  const name = (ref: string): string => {
-    const type = resources[ref]?.Type;
-    if (type === 'AWS::DynamoDB::Table') return tableName;
-    if (type === 'AWS::SSM::Parameter') return LEVEL_PARAMETER;
-    throw new Error(`the function's environment refers to ${ref} (${type}), which this test does not deploy`);
-  };
-  const value = (v: unknown): string => {
+const image = (repo: string) => ContainerImage.fromImageUri(`123456789012.dkr.ecr.${REGION}.amazonaws.com/${repo}:1`);
+/** An endpoint on ml.m5.xlarge with a fallback on ml.m5.large; the rest (breaker, autoscaling) its defaults. */
+const endpointProps = (endpointName: string) => ({
+  endpointName,
+  model: { image: image(endpointName) },
+  instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+  fallback: { model: { image: image(`${endpointName}-lite`) }, instanceType: SageMakerInstanceType.ML_M5_LARGE },
+});
+
+/**
+ * A synthesized stack as it deploys, for what the function reads: its table is `TABLE` (the name dynalite
+ * serves) and each SSM parameter is named `/cfn/<logical id>` (a generated name, as CloudFormation gives it).
+ */
+class Deployed {
+  public readonly template: Template;
+  private readonly resources: Record<string, { Type: string; Properties?: any }>;
+
+  constructor(stack: Stack) {
+    this.template = Template.fromStack(stack);
+    this.resources = this.template.toJSON().Resources;
+  }
+
+  /** The string a CloudFormation value deploys as. */
+  public value(v: unknown): string {
     if (typeof v === 'string') return v;
     const o = v as Record<string, any>;
-    if (o.Ref) return name(o.Ref);
-    throw new Error(`unexpected CloudFormation value in the function's environment: ${JSON.stringify(v)}`);
-  };
-  return Object.fromEntries(Object.entries(fns[0].Properties.Environment.Variables as Record<string, unknown>).map(([k, v]) => [k, value(v)]));
+    if (o.Ref) {
+      const type = this.resources[o.Ref]?.Type;
+      if (type === 'AWS::DynamoDB::Table') return TABLE;
+      if (type === 'AWS::SSM::Parameter') return `/cfn/${o.Ref}`;
+      throw new Error(`a value refers to ${o.Ref} (${type}), which this test does not deploy`);
+    }
+    if (o['Fn::Join']) return (o['Fn::Join'][1] as unknown[]).map(x => this.value(x)).join(o['Fn::Join'][0]);
+    throw new Error(`unexpected CloudFormation value: ${JSON.stringify(v)}`);
+  }
+
+  /** The environment of the one function whose variables include these. */
+  public functionEnvironment(has: Record<string, unknown>): Record<string, string> {
+    const fns = Object.values(this.template.findResources('AWS::Lambda::Function', { Properties: { Environment: { Variables: has } } }));
+    expect(fns).toHaveLength(1);
+    return Object.fromEntries(Object.entries(fns[0].Properties.Environment.Variables as Record<string, unknown>).map(([k, v]) => [k, this.value(v)]));
+  }
+
+  /** Every SSM parameter the stack creates with a value, by its deployed name. */
+  public parameters(): [string, string][] {
+    return Object.entries(this.resources)
+      .filter(([, r]) => r.Type === 'AWS::SSM::Parameter')
+      .map(([id, r]) => [`/cfn/${id}`, this.value(r.Properties.Value)]);
+  }
 }
 
 interface Call {
@@ -68,8 +87,10 @@ interface Call {
 /** SSM, CloudWatch, SageMaker and Application Auto Scaling on one local server, as their JSON protocols answer. */
 class AwsJsonServer {
   public readonly calls: Call[] = [];
-  public parameter: string | undefined;
-  public weights: unknown;
+  /** Parameter Store: name → value. */
+  public readonly parameters = new Map<string, string>();
+  /** Endpoint name → the weights last asked for. */
+  public readonly weightsOf = new Map<string, unknown>();
   public readonly registered: any[] = [];
   private server!: http.Server;
 
@@ -97,6 +118,14 @@ class AwsJsonServer {
     await new Promise<void>(resolve => this.server.listen(0, '127.0.0.1', resolve));
   }
 
+  /** Forgets the calls, parameters, weights and registrations of an earlier test. */
+  public reset(): void {
+    this.calls.length = 0;
+    this.parameters.clear();
+    this.weightsOf.clear();
+    this.registered.length = 0;
+  }
+
   public stop(): Promise<void> {
     return new Promise(resolve => this.server.close(() => resolve()));
   }
@@ -104,11 +133,23 @@ class AwsJsonServer {
   private answer(operation: string, body: any): [number, unknown] {
     switch (operation) {
       case 'GetParameter':
-        return this.parameter === undefined
-          ? [400, { __type: 'ParameterNotFound', message: `Parameter ${body.Name} not found.` }]
-          : [200, { Parameter: { Name: body.Name, Type: 'String', Value: this.parameter, Version: 1 } }];
+        return this.parameters.has(body.Name)
+          ? [200, { Parameter: { Name: body.Name, Type: 'String', Value: this.parameters.get(body.Name), Version: 1 } }]
+          : [400, { __type: 'ParameterNotFound', message: `Parameter ${body.Name} not found.` }];
+      case 'GetParameters': {
+        const names = body.Names as string[];
+        return [
+          200,
+          {
+            Parameters: names
+              .filter(n => this.parameters.has(n))
+              .map(Name => ({ Name, Type: 'String', Value: this.parameters.get(Name), Version: 1 })),
+            InvalidParameters: names.filter(n => !this.parameters.has(n)),
+          },
+        ];
+      }
       case 'PutParameter':
-        this.parameter = body.Value;
+        this.parameters.set(body.Name, body.Value);
         return [200, { Version: 2, Tier: 'Standard' }];
       case 'GetMetricData': {
         // JSON protocol timestamps are epoch seconds, both ways.
@@ -136,7 +177,7 @@ class AwsJsonServer {
           },
         ];
       case 'UpdateEndpointWeightsAndCapacities':
-        this.weights = body.DesiredWeightsAndCapacities;
+        this.weightsOf.set(body.EndpointName, body.DesiredWeightsAndCapacities);
         return [200, { EndpointArn: `arn:aws:sagemaker:${REGION}:123456789012:endpoint/${body.EndpointName}` }];
       case 'DescribeScalableTargets':
         return [
@@ -196,27 +237,34 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
   let db: LocalDynamoDb;
   let aws: AwsJsonServer;
   let dir: string;
-  let env: Record<string, string>;
-  const dims = { EndpointName: 'reco', VariantName: 'Primary' };
+  /** What Lambda sets for every function: its Region and its role's temporary credentials; and where the services are. */
+  let lambdaEnv: Record<string, string>;
+  const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
 
   beforeAll(async () => {
-    db = await LocalDynamoDb.start('breaker-state');
-    // Host memory at 90 % for the last ten minutes, a datapoint every 10 s (whatever period the
-    // construct chose, its buckets have data), 100 requests and no 5XX in each.
+    db = await LocalDynamoDb.start(TABLE);
+    // Host memory for the last ten minutes, a datapoint every 10 s (whatever period the construct chose,
+    // its buckets have data), 100 requests and no 5XX in each: 90 % on 'reco' and 'reco-a', 40 % on 'reco-b'.
     const cw = new CloudWatchFake();
     const now = Math.floor(Date.now() / 10_000) * 10_000;
-    for (let t = now - 600_000; t <= now - 10_000; t += 10_000) {
-      cw.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', dims, t, 90);
-      cw.put('AWS/SageMaker', 'Invocations', dims, t, 100);
-      cw.put('AWS/SageMaker', 'Invocation5XXErrors', dims, t, 0);
+    for (const [endpoint, memory] of [
+      ['reco', 90],
+      ['reco-a', 90],
+      ['reco-b', 40],
+    ] as const) {
+      const dims = { EndpointName: endpoint, VariantName: 'Primary' };
+      for (let t = now - 600_000; t <= now - 10_000; t += 10_000) {
+        cw.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', dims, t, memory);
+        cw.put('AWS/SageMaker', 'Invocations', dims, t, 100);
+        cw.put('AWS/SageMaker', 'Invocation5XXErrors', dims, t, 0);
+      }
     }
     aws = new AwsJsonServer(cw);
     await aws.start();
     // Only the bundle, in a folder whose parents have no node_modules (the SDK cannot come from there).
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'breaker-bundle-'));
     fs.copyFileSync(path.join(lambdaBundleDir('circuit-breaker')!, 'index.js'), path.join(dir, 'index.js'));
-    env = {
-      ...functionEnvironment(db.tableName),
+    lambdaEnv = {
       AWS_REGION: REGION,
       AWS_DEFAULT_REGION: REGION,
       AWS_ACCESS_KEY_ID: KEY_ID,
@@ -226,6 +274,10 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
       AWS_ENDPOINT_URL: aws.url,
       AWS_ENDPOINT_URL_DYNAMODB: db.endpoint,
     };
+  });
+  beforeEach(async () => {
+    await db.clear();
+    aws.reset();
   });
   afterAll(async () => {
     await aws?.stop();
@@ -243,7 +295,12 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
   });
 
   test('90 % host memory on the schedule: it degrades, with each call signed and sent as AWS receives it', async () => {
-    const r = await invoke(dir, env, { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} });
+    const stack = new Stack(new App(), 'Own', { env: { account: '123456789012', region: REGION } });
+    new ResilientEndpoint(stack, 'E', endpointProps('reco'));
+    const fn = new Deployed(stack).functionEnvironment({ ENDPOINT_NAME: 'reco' });
+    const level = fn.PARAMETER_NAME;
+    expect(level).toMatch(/^\/cfn\//);
+    const r = await invoke(dir, { ...fn, ...lambdaEnv }, schedule);
     expect(r.stderr).not.toMatch(/Cannot find module/);
     expect(r.code).toBe(0);
     const result = r.result;
@@ -281,11 +338,11 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
       `${REGION}/application-autoscaling/aws4_request`,
     ]);
     expect(aws.calls.every(c => c.authorization.startsWith(`AWS4-HMAC-SHA256 Credential=${KEY_ID}/`))).toBe(true);
-    expect(aws.calls[0].body).toEqual({ Name: LEVEL_PARAMETER });
+    expect(aws.calls[0].body).toEqual({ Name: level });
     // The level the containers read, the weights SageMaker was asked for, the state in DynamoDB.
-    expect(aws.calls[4].body).toMatchObject({ Name: LEVEL_PARAMETER, Overwrite: true });
-    expect(JSON.parse(aws.parameter!)).toMatchObject({ level: 1, state: 'DEGRADED' });
-    expect(aws.weights).toEqual([
+    expect(aws.calls[4].body).toMatchObject({ Name: level, Overwrite: true });
+    expect(JSON.parse(aws.parameters.get(level)!)).toMatchObject({ level: 1, state: 'DEGRADED' });
+    expect(aws.weightsOf.get('reco')).toEqual([
       { VariantName: 'Primary', DesiredWeight: 0.5 },
       { VariantName: 'Fallback', DesiredWeight: 0.5 },
     ]);
@@ -302,5 +359,39 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
     const stored = await db.get('breaker');
     expect(JSON.parse(stored!.state.S!)).toMatchObject({ state: 'DEGRADED', share: 0.5 });
     expect(stored!.version.N).toBe('2');
+  });
+
+  test("a shared function on the schedule: both endpoints' settings in one GetParameters, their states in one BatchGetItem; only the hot one degrades", async () => {
+    const stack = new Stack(new App(), 'Shared', { env: { account: '123456789012', region: REGION } });
+    const shared = new SharedCircuitBreaker(stack, 'Breaker');
+    new ResilientEndpoint(stack, 'A', { ...endpointProps('reco-a'), circuitBreaker: { shared } });
+    new ResilientEndpoint(stack, 'B', { ...endpointProps('reco-b'), circuitBreaker: { shared } });
+    const deployed = new Deployed(stack);
+    // Parameter Store as CloudFormation leaves it: each endpoint's settings (and each level's initial value).
+    for (const [name, value] of deployed.parameters()) aws.parameters.set(name, value);
+    const fn = deployed.functionEnvironment({ CONFIG_PARAMETERS: Match.anyValue() });
+    const settingsNames = fn.CONFIG_PARAMETERS.split(',');
+    expect(settingsNames).toHaveLength(2);
+    const levelOf = (endpoint: string) =>
+      JSON.parse(settingsNames.map(n => aws.parameters.get(n)!).find(v => JSON.parse(v).endpointName === endpoint)!).parameterName;
+
+    const r = await invoke(dir, { ...fn, ...lambdaEnv }, schedule);
+    expect(r.stderr).not.toMatch(/Cannot find module/);
+    expect(r.code).toBe(0);
+    expect(r.result.outcome).toBe('evaluated');
+    expect(r.result.endpoints['reco-a']).toMatchObject({ outcome: 'evaluated', state: 'DEGRADED', level: 1 });
+    expect(r.result.endpoints['reco-b']).toMatchObject({ outcome: 'evaluated', state: 'CLOSED', level: 0 });
+    const targets = aws.calls.map(c => c.target);
+    expect(targets.slice(0, 2)).toEqual(['AmazonSSM.GetParameters', 'AmazonSSM.GetParameters']);
+    expect(aws.calls[0].body.Names.sort()).toEqual([...settingsNames].sort());
+    expect(aws.calls[1].body.Names.sort()).toEqual([levelOf('reco-a'), levelOf('reco-b')].sort());
+    expect(targets.filter(t => t.endsWith('.GetMetricData'))).toHaveLength(1);
+    expect(r.result.calls.filter((c: string) => c === 'dynamodb:BatchGetItem')).toHaveLength(1);
+    // What changed: reco-a's level, weights and scale-in; nothing of reco-b's.
+    expect(aws.calls.filter(c => c.target === 'AmazonSSM.PutParameter').map(c => c.body.Name)).toEqual([levelOf('reco-a')]);
+    expect(JSON.parse(aws.parameters.get(levelOf('reco-a'))!)).toMatchObject({ level: 1, state: 'DEGRADED' });
+    expect([...aws.weightsOf.keys()]).toEqual(['reco-a']);
+    expect(aws.registered.map(b => b.ResourceId)).toEqual(['endpoint/reco-a/variant/Primary']);
+    expect(JSON.parse((await db.get('reco-a'))!.state.S!)).toMatchObject({ state: 'DEGRADED', share: 0.5 });
   });
 });
