@@ -40,7 +40,7 @@ for (const name of names) {
 }
 
 // The operator commands (doctor, drill) run on the user's machine, where no AWS SDK is installed: the
-// SDK clients they use are bundled in.
+// SDK clients they use are bundled in, from their ES module builds (tree-shaken, as the function's).
 {
   const outfile = join(root, 'dist', 'cli-bundles', 'ops.js');
   await build({
@@ -52,6 +52,7 @@ for (const name of names) {
     platform: 'node',
     target: 'node20',
     format: 'cjs',
+    mainFields: ['module', 'main'],
     logLevel: 'warning',
   });
   console.log(`bundled bin/ops -> ${outfile.replace(root + '/', '')} (${statSync(outfile).size} bytes)`);
