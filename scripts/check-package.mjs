@@ -23,6 +23,10 @@ try {
   const shipped = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
   if (Object.keys(shipped.dependencies ?? {}).length)
     throw new Error(`runtime dependencies need an install step here: ${Object.keys(shipped.dependencies)}`);
+  // The code bundled from other packages ships with their notices (their licenses ask for it).
+  for (const notices of ['dist/lambda-bundles/circuit-breaker/THIRD-PARTY-NOTICES.txt', 'dist/cli-bundles/THIRD-PARTY-NOTICES.txt']) {
+    if (!existsSync(join(installed, notices))) throw new Error(`the package lacks ${notices}`);
+  }
   for (const dep of Object.keys(shipped.peerDependencies)) symlinkSync(join(root, 'node_modules', dep), join(work, 'node_modules', dep), 'dir');
   writeFileSync(join(work, 'package.json'), JSON.stringify({ name: 'consumer-app', private: true }));
   for (const forbidden of ['typescript', 'esbuild', 'ts-node', 'tsx']) {

@@ -395,3 +395,29 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
     expect(JSON.parse((await db.get('reco-a'))!.state.S!)).toMatchObject({ state: 'DEGRADED', share: 0.5 });
   });
 });
+
+test("it ships the notice of every package esbuild put in it: name, version, license and the license's own text", () => {
+  const notices = fs.readFileSync(path.join(lambdaBundleDir('circuit-breaker')!, 'THIRD-PARTY-NOTICES.txt'), 'utf8');
+  const squeeze = (t: string) => t.replace(/\s+/g, ' ');
+  const text = squeeze(notices);
+  // The packages, from esbuild's own record of the bundle's inputs (dist/lambda-meta, written beside it).
+  const meta = JSON.parse(fs.readFileSync(path.join(lambdaBundleDir('circuit-breaker')!, '..', '..', 'lambda-meta', 'circuit-breaker.json'), 'utf8'));
+  const dirs = new Set(
+    Object.keys(meta.inputs)
+      .filter(k => k.includes('node_modules/'))
+      .map(k => {
+        const parts = k.split('/');
+        const at = parts.lastIndexOf('node_modules');
+        return parts.slice(0, at + (parts[at + 1].startsWith('@') ? 3 : 2)).join('/');
+      }),
+  );
+  expect(dirs.size).toBeGreaterThan(20);
+  expect([...dirs].some(d => d.endsWith('/mnemonist'))).toBe(true); // an MIT package, with its own copyright
+  for (const dir of dirs) {
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
+    expect(notices).toContain(`  ${pkg.name}@${pkg.version} (${pkg.license})\n`);
+    const own = fs.readdirSync(dir).find(f => /^licen[cs]e(\.(md|txt))?$/i.test(f));
+    if (own) expect(text).toContain(squeeze(fs.readFileSync(path.join(dir, own), 'utf8').trim()));
+    else expect(pkg.license).toBe('Apache-2.0'); // then its repository's Apache-2.0 text, which the others carry
+  }
+});
