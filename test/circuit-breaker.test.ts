@@ -31,10 +31,10 @@ describe('recommender example breaker', () => {
     t.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
   });
 
-  test('the function asset is the pre-built bundle alone (its hash changes only when the code does)', () => {
+  test('the function asset is the pre-built bundle and the notices of the packages in it, nothing else (its hash changes only when the code does)', () => {
     const fn = stack.endpoint.circuitBreaker!.node.findAll().find((c): c is lambda.Function => c instanceof lambda.Function)!;
     const code = fn.node.findAll().find((c): c is s3assets.Asset => c instanceof s3assets.Asset)!;
-    expect(fs.readdirSync(path.join(App.of(stack)!.outdir, code.assetPath))).toEqual(['index.js']);
+    expect(fs.readdirSync(path.join(App.of(stack)!.outdir, code.assetPath)).sort()).toEqual(['THIRD-PARTY-NOTICES.txt', 'index.js']);
   });
 
   test('alarms at 80 % host and GPU memory and 5 % 5XX over 10 minutes', () => {
