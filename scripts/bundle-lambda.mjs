@@ -74,6 +74,7 @@ for (const name of names) {
     entryPoints: [join(lambdaDir, name, 'handler.ts')],
     outfile,
     bundle: true,
+    absWorkingDir: root, // the metafile's paths are relative to it (thirdPartyNotices reads them)
     minify: true,
     treeShaking: true,
     platform: 'node',
@@ -101,6 +102,7 @@ for (const name of names) {
     entryPoints: [join(root, 'bin', 'ops', 'index.ts')],
     outfile,
     bundle: true,
+    absWorkingDir: root, // the metafile's paths are relative to it (thirdPartyNotices reads them)
     minify: true,
     treeShaking: true,
     platform: 'node',
