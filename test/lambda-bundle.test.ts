@@ -92,6 +92,8 @@ class AwsJsonServer {
   /** Endpoint name → the weights last asked for. */
   public readonly weightsOf = new Map<string, unknown>();
   public readonly registered: any[] = [];
+  /** Operation → how many more of its requests to refuse as SSM does when throttling (400, ThrottlingException). */
+  public readonly throttle = new Map<string, number>();
   private server!: http.Server;
 
   constructor(private readonly cloudwatch: CloudWatchFake) {}
@@ -124,6 +126,7 @@ class AwsJsonServer {
     this.parameters.clear();
     this.weightsOf.clear();
     this.registered.length = 0;
+    this.throttle.clear();
   }
 
   public stop(): Promise<void> {
@@ -131,6 +134,11 @@ class AwsJsonServer {
   }
 
   private answer(operation: string, body: any): [number, unknown] {
+    const refusals = this.throttle.get(operation) ?? 0;
+    if (refusals > 0) {
+      this.throttle.set(operation, refusals - 1);
+      return [400, { __type: 'ThrottlingException', message: 'Rate exceeded' }];
+    }
     switch (operation) {
       case 'GetParameter':
         return this.parameters.has(body.Name)
@@ -393,6 +401,25 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
     expect([...aws.weightsOf.keys()]).toEqual(['reco-a']);
     expect(aws.registered.map(b => b.ResourceId)).toEqual(['endpoint/reco-a/variant/Primary']);
     expect(JSON.parse((await db.get('reco-a'))!.state.S!)).toMatchObject({ state: 'DEGRADED', share: 0.5 });
+  });
+
+  test('Parameter Store throttling the level write: the bundled SDK retries it, then the function does, and the level lands', async () => {
+    const stack = new Stack(new App(), 'Throttled', { env: { account: '123456789012', region: REGION } });
+    new ResilientEndpoint(stack, 'E', endpointProps('reco'));
+    const fn = new Deployed(stack).functionEnvironment({ ENDPOINT_NAME: 'reco' });
+    // Five refusals: the SDK's four attempts (the function's maxAttempts) of its first try, and the first of its second.
+    aws.throttle.set('PutParameter', 5);
+    const r = await invoke(dir, { ...fn, ...lambdaEnv }, schedule);
+    expect(r.code).toBe(0);
+    expect(r.result).toMatchObject({ outcome: 'evaluated', state: 'DEGRADED', level: 1 });
+    expect(r.result.calls.filter((c: string) => c === 'ssm:PutParameter')).toHaveLength(2);
+    expect(aws.calls.filter(c => c.target === 'AmazonSSM.PutParameter')).toHaveLength(6);
+    expect(JSON.parse(aws.parameters.get(fn.PARAMETER_NAME)!)).toMatchObject({ level: 1, state: 'DEGRADED' });
+    // After the level: weights and capacity, as without throttling.
+    expect(aws.weightsOf.get('reco')).toEqual([
+      { VariantName: 'Primary', DesiredWeight: 0.5 },
+      { VariantName: 'Fallback', DesiredWeight: 0.5 },
+    ]);
   });
 });
 
