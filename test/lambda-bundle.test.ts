@@ -92,8 +92,13 @@ class AwsJsonServer {
   /** Endpoint name → the weights last asked for. */
   public readonly weightsOf = new Map<string, unknown>();
   public readonly registered: any[] = [];
-  /** Operation → how many more of its requests to refuse as SSM does when throttling (400, ThrottlingException). */
-  public readonly throttle = new Map<string, number>();
+  /** Operation → how many more of its requests to refuse, and the error body to refuse them with (status 400). */
+  private readonly refusals = new Map<string, { times: number; error: object }>();
+
+  /** Refuses the next `times` requests of `operation` with a 400 and this error body, as the service does. */
+  public refuse(operation: string, times: number, error: object): void {
+    this.refusals.set(operation, { times, error });
+  }
   private server!: http.Server;
 
   constructor(private readonly cloudwatch: CloudWatchFake) {}
@@ -126,7 +131,7 @@ class AwsJsonServer {
     this.parameters.clear();
     this.weightsOf.clear();
     this.registered.length = 0;
-    this.throttle.clear();
+    this.refusals.clear();
   }
 
   public stop(): Promise<void> {
@@ -134,10 +139,10 @@ class AwsJsonServer {
   }
 
   private answer(operation: string, body: any): [number, unknown] {
-    const refusals = this.throttle.get(operation) ?? 0;
-    if (refusals > 0) {
-      this.throttle.set(operation, refusals - 1);
-      return [400, { __type: 'ThrottlingException', message: 'Rate exceeded' }];
+    const refusal = this.refusals.get(operation);
+    if (refusal && refusal.times > 0) {
+      refusal.times--;
+      return [400, refusal.error];
     }
     switch (operation) {
       case 'GetParameter':
@@ -408,7 +413,7 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
     new ResilientEndpoint(stack, 'E', endpointProps('reco'));
     const fn = new Deployed(stack).functionEnvironment({ ENDPOINT_NAME: 'reco' });
     // Five refusals: the SDK's four attempts (the function's maxAttempts) of its first try, and the first of its second.
-    aws.throttle.set('PutParameter', 5);
+    aws.refuse('PutParameter', 5, { __type: 'ThrottlingException', message: 'Rate exceeded' });
     const r = await invoke(dir, { ...fn, ...lambdaEnv }, schedule);
     expect(r.code).toBe(0);
     expect(r.result).toMatchObject({ outcome: 'evaluated', state: 'DEGRADED', level: 1 });
@@ -420,6 +425,26 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
       { VariantName: 'Primary', DesiredWeight: 0.5 },
       { VariantName: 'Fallback', DesiredWeight: 0.5 },
     ]);
+  });
+
+  test('SageMaker refusing the weights because the endpoint is updating (its qualified error type): level and capacity still land, no failure', async () => {
+    const stack = new Stack(new App(), 'Updating', { env: { account: '123456789012', region: REGION } });
+    new ResilientEndpoint(stack, 'E', endpointProps('reco'));
+    const fn = new Deployed(stack).functionEnvironment({ ENDPOINT_NAME: 'reco' });
+    // The refusal SageMaker gives while an update is in progress (sagemaker-facts.md: "Cannot update
+    // in-progress endpoint"), with the type qualified by its namespace and `Message` capitalized, as AWS's
+    // JSON services may send them; the SDK reduces the type to the name after '#'.
+    aws.refuse('UpdateEndpointWeightsAndCapacities', 1, {
+      __type: 'com.amazon.coral.validate#ValidationException',
+      Message: 'Cannot update in-progress endpoint "arn:aws:sagemaker:eu-west-1:123456789012:endpoint/reco".',
+    });
+    const r = await invoke(dir, { ...fn, ...lambdaEnv }, schedule);
+    expect(r.code).toBe(0);
+    expect(r.result).toMatchObject({ outcome: 'evaluated', state: 'DEGRADED', level: 1 });
+    expect(r.result.reasons).toContain('endpoint update in progress (ValidationException): weights retried when the endpoint is InService again');
+    expect(JSON.parse(aws.parameters.get(fn.PARAMETER_NAME)!)).toMatchObject({ level: 1, state: 'DEGRADED' });
+    expect(aws.weightsOf.size).toBe(0);
+    expect(aws.registered.map(b => b.ResourceId)).toEqual(['endpoint/reco/variant/Primary']);
   });
 });
 
