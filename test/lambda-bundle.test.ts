@@ -99,6 +99,13 @@ class AwsJsonServer {
   public refuse(operation: string, times: number, error: object): void {
     this.refusals.set(operation, { times, error });
   }
+  /** Operation → answers held back until this many of its requests have arrived (then all go out). */
+  private readonly barriers = new Map<string, { count: number; waiting: (() => void)[] }>();
+
+  /** Holds the answers to `operation` until `count` of its requests have arrived: evaluations that run in step. */
+  public holdUntil(operation: string, count: number): void {
+    this.barriers.set(operation, { count, waiting: [] });
+  }
   private server!: http.Server;
 
   constructor(private readonly cloudwatch: CloudWatchFake) {}
@@ -115,11 +122,21 @@ class AwsJsonServer {
         const target = String(req.headers['x-amz-target'] ?? '');
         const body = raw ? JSON.parse(raw) : {};
         this.calls.push({ target, authorization: String(req.headers.authorization ?? ''), body });
-        const [status, out] = this.answer(target.split('.').pop()!, body);
-        res.writeHead(status, {
-          'content-type': target.startsWith('GraniteServiceVersion20100801') ? 'application/x-amz-json-1.0' : 'application/x-amz-json-1.1',
-        });
-        res.end(JSON.stringify(out));
+        const operation = target.split('.').pop()!;
+        const send = () => {
+          const [status, out] = this.answer(operation, body);
+          res.writeHead(status, {
+            'content-type': target.startsWith('GraniteServiceVersion20100801') ? 'application/x-amz-json-1.0' : 'application/x-amz-json-1.1',
+          });
+          res.end(JSON.stringify(out));
+        };
+        const barrier = this.barriers.get(operation);
+        if (!barrier) return send();
+        barrier.waiting.push(send);
+        if (barrier.waiting.length >= barrier.count) {
+          this.barriers.delete(operation);
+          barrier.waiting.forEach(f => f());
+        }
       });
     });
     await new Promise<void>(resolve => this.server.listen(0, '127.0.0.1', resolve));
@@ -132,6 +149,7 @@ class AwsJsonServer {
     this.weightsOf.clear();
     this.registered.length = 0;
     this.refusals.clear();
+    this.barriers.clear();
   }
 
   public stop(): Promise<void> {
@@ -445,6 +463,27 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
     expect(JSON.parse(aws.parameters.get(fn.PARAMETER_NAME)!)).toMatchObject({ level: 1, state: 'DEGRADED' });
     expect(aws.weightsOf.size).toBe(0);
     expect(aws.registered.map(b => b.ResourceId)).toEqual(['endpoint/reco/variant/Primary']);
+  });
+
+  test('an alarm and the schedule at once, two processes that both read the state before either writes: exactly one acts', async () => {
+    const stack = new Stack(new App(), 'Race', { env: { account: '123456789012', region: REGION } });
+    new ResilientEndpoint(stack, 'E', endpointProps('reco'));
+    const fn = new Deployed(stack).functionEnvironment({ ENDPOINT_NAME: 'reco' });
+    // DescribeEndpoint is each evaluation's last read: both have read the item (version 0) when either claims it.
+    aws.holdUntil('DescribeEndpoint', 2);
+    const alarm = {
+      source: 'aws.cloudwatch',
+      'detail-type': 'CloudWatch Alarm State Change',
+      detail: { alarmName: 'reco-Primary-breaker-HostMemory', state: { value: 'ALARM' } },
+    };
+    const runs = await Promise.all([invoke(dir, { ...fn, ...lambdaEnv }, alarm), invoke(dir, { ...fn, ...lambdaEnv }, schedule)]);
+    expect(runs.map(r => r.code)).toEqual([0, 0]);
+    expect(runs.map(r => r.result.outcome).sort()).toEqual(['evaluated', 'superseded']);
+    expect(aws.calls.filter(c => c.target === 'SageMaker.DescribeEndpoint')).toHaveLength(2);
+    // dynalite evaluated both conditional claims: one level write, one weight change, one item at version 2.
+    expect(aws.calls.filter(c => c.target === 'AmazonSSM.PutParameter')).toHaveLength(1);
+    expect(aws.calls.filter(c => c.target === 'SageMaker.UpdateEndpointWeightsAndCapacities')).toHaveLength(1);
+    expect((await db.get('breaker'))!.version.N).toBe('2');
   });
 });
 
