@@ -68,21 +68,26 @@ function thirdPartyNotices(metafile, bundle) {
   ].join('\n');
 }
 
+/** esbuild's options for every bundle: one minified, tree-shaken CommonJS file with its SDK clients from their ES module builds. */
+const COMMON = {
+  bundle: true,
+  absWorkingDir: root, // the metafile's paths are relative to it (thirdPartyNotices reads them)
+  minify: true,
+  treeShaking: true,
+  platform: 'node',
+  format: 'cjs',
+  mainFields: ['module', 'main'],
+  metafile: true,
+  logLevel: 'warning',
+};
+
 for (const name of names) {
   const outfile = join(root, 'dist', 'lambda-bundles', name, 'index.js');
   const result = await build({
     entryPoints: [join(lambdaDir, name, 'handler.ts')],
     outfile,
-    bundle: true,
-    absWorkingDir: root, // the metafile's paths are relative to it (thirdPartyNotices reads them)
-    minify: true,
-    treeShaking: true,
-    platform: 'node',
+    ...COMMON,
     target: 'node22',
-    format: 'cjs',
-    mainFields: ['module', 'main'],
-    metafile: true,
-    logLevel: 'warning',
   });
   // esbuild's metafile (inputs and sizes, for bundle analysis) goes beside the bundle's folder, not in
   // it: that folder is the function's asset, whose hash must change only when the code does.
@@ -101,16 +106,8 @@ for (const name of names) {
   const result = await build({
     entryPoints: [join(root, 'bin', 'ops', 'index.ts')],
     outfile,
-    bundle: true,
-    absWorkingDir: root, // the metafile's paths are relative to it (thirdPartyNotices reads them)
-    minify: true,
-    treeShaking: true,
-    platform: 'node',
+    ...COMMON,
     target: 'node20',
-    format: 'cjs',
-    mainFields: ['module', 'main'],
-    metafile: true,
-    logLevel: 'warning',
   });
   writeFileSync(join(dirname(outfile), 'THIRD-PARTY-NOTICES.txt'), thirdPartyNotices(result.metafile, 'cli-bundles/ops.js'));
   console.log(`bundled bin/ops -> ${outfile.replace(root + '/', '')} (${statSync(outfile).size} bytes)`);

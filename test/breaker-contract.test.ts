@@ -10,16 +10,10 @@ import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, SharedCircuit
 import { Construct } from 'constructs';
 import { BREAKER_NAMESPACE } from '../lib/breaker/contract';
 import { bundledCode, lambdaBundleDir } from '../lib/breaker/wiring';
+import { deployedValue } from './util';
 
 /** CloudFormation value → the string it deploys as (references become placeholders). */
-function deployed(v: unknown): string {
-  if (typeof v === 'string') return v;
-  const o = v as Record<string, any>;
-  if (o.Ref) return `<ref:${o.Ref}>`;
-  if (o['Fn::GetAtt']) return `<att:${o['Fn::GetAtt'].join('.')}>`;
-  if (o['Fn::Join']) return (o['Fn::Join'][1] as unknown[]).map(deployed).join(o['Fn::Join'][0]);
-  throw new Error(`unexpected CloudFormation value ${JSON.stringify(v)}`);
-}
+const deployed = (v: unknown): string => deployedValue(v, { ref: id => `<ref:${id}>`, getAtt: (id, attribute) => `<att:${id}.${attribute}>` });
 
 const props = {
   endpointName: 'reco',

@@ -19,6 +19,7 @@ import { Clients, createClients, fleetSettingsFromEnv } from '../lambda/circuit-
 import { ContainerImage, ResilientEndpointFleet, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
 import { CloudWatchFake } from './cloudwatch-fake';
 import { LocalDynamoDb } from './local-dynamodb';
+import { deployedValue } from './util';
 
 const env = { account: '123456789012', region: 'us-east-1' };
 const image = ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3');
@@ -46,23 +47,18 @@ const nestedLogicalId = (name: string) => stack.getLogicalId(nestedOf.get(name)!
  * to: `<nested:STACK/RESOURCE>`; the parent's own references as `<ref:X>`, pseudo parameters by value.
  */
 function deployed(v: unknown): string {
-  if (typeof v === 'string') return v;
-  const o = v as Record<string, any>;
-  if (o.Ref === 'AWS::Partition') return 'aws';
-  if (o.Ref === 'AWS::Region') return env.region;
-  if (o.Ref === 'AWS::AccountId') return env.account;
-  if (o.Ref) return `<ref:${o.Ref}>`;
-  if (o['Fn::GetAtt']) {
-    const [logicalId, attr] = o['Fn::GetAtt'];
-    const name = NAMES.find(n => nestedLogicalId(n) === logicalId);
-    if (name && String(attr).startsWith('Outputs.')) {
-      const output = nestedTemplate(name).Outputs[String(attr).slice('Outputs.'.length)].Value;
-      return `<nested:${name}/${output.Ref ?? JSON.stringify(output)}>`;
-    }
-    return `<att:${logicalId}.${attr}>`;
-  }
-  if (o['Fn::Join']) return (o['Fn::Join'][1] as unknown[]).map(deployed).join(o['Fn::Join'][0]);
-  throw new Error(`unexpected CloudFormation value ${JSON.stringify(v)}`);
+  const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': env.region, 'AWS::AccountId': env.account };
+  return deployedValue(v, {
+    ref: id => pseudo[id] ?? `<ref:${id}>`,
+    getAtt: (logicalId, attr) => {
+      const name = NAMES.find(n => nestedLogicalId(n) === logicalId);
+      if (name && String(attr).startsWith('Outputs.')) {
+        const output = nestedTemplate(name).Outputs[String(attr).slice('Outputs.'.length)].Value;
+        return `<nested:${name}/${output.Ref ?? JSON.stringify(output)}>`;
+      }
+      return `<att:${logicalId}.${attr}>`;
+    },
+  });
 }
 const resources = (t: any, type: string) => Object.entries(t.Resources as Record<string, any>).filter(([, r]) => r.Type === type);
 const fn = resources(parent, 'AWS::Lambda::Function')[0];

@@ -22,6 +22,7 @@ import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, SharedCircuit
 import { lambdaBundleDir } from '../lib/breaker/wiring';
 import { CloudWatchFake } from './cloudwatch-fake';
 import { LocalDynamoDb } from './local-dynamodb';
+import { deployedValue } from './util';
 
 const REGION = 'eu-west-1';
 const KEY_ID = 'ASIALOCALTESTKEY';
@@ -41,7 +42,7 @@ const endpointProps = (endpointName: string) => ({
  * serves) and each SSM parameter is named `/cfn/<logical id>` (a generated name, as CloudFormation gives it).
  */
 class Deployed {
-  public readonly template: Template;
+  private readonly template: Template;
   private readonly resources: Record<string, { Type: string; Properties?: any }>;
 
   constructor(stack: Stack) {
@@ -51,16 +52,14 @@ class Deployed {
 
   /** The string a CloudFormation value deploys as. */
   public value(v: unknown): string {
-    if (typeof v === 'string') return v;
-    const o = v as Record<string, any>;
-    if (o.Ref) {
-      const type = this.resources[o.Ref]?.Type;
-      if (type === 'AWS::DynamoDB::Table') return TABLE;
-      if (type === 'AWS::SSM::Parameter') return `/cfn/${o.Ref}`;
-      throw new Error(`a value refers to ${o.Ref} (${type}), which this test does not deploy`);
-    }
-    if (o['Fn::Join']) return (o['Fn::Join'][1] as unknown[]).map(x => this.value(x)).join(o['Fn::Join'][0]);
-    throw new Error(`unexpected CloudFormation value: ${JSON.stringify(v)}`);
+    return deployedValue(v, {
+      ref: id => {
+        const type = this.resources[id]?.Type;
+        if (type === 'AWS::DynamoDB::Table') return TABLE;
+        if (type === 'AWS::SSM::Parameter') return `/cfn/${id}`;
+        throw new Error(`a value refers to ${id} (${type}), which this test does not deploy`);
+      },
+    });
   }
 
   /** The environment of the one function whose variables include these. */
@@ -270,9 +269,14 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
   let dir: string;
   /** What Lambda sets for every function: its Region and its role's temporary credentials; and where the services are. */
   let lambdaEnv: Record<string, string>;
+  /** The environment of endpoint 'reco''s own breaker function, as its construct writes it (synthesized once). */
+  let ownFunction: Record<string, string>;
   const schedule = { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} };
 
   beforeAll(async () => {
+    const stack = new Stack(new App(), 'Own', { env: { account: '123456789012', region: REGION } });
+    new ResilientEndpoint(stack, 'E', endpointProps('reco'));
+    ownFunction = new Deployed(stack).functionEnvironment({ ENDPOINT_NAME: 'reco' });
     db = await LocalDynamoDb.start(TABLE);
     // Host memory for the last ten minutes, a datapoint every 10 s (whatever period the construct chose,
     // its buckets have data), 100 requests and no 5XX in each: 90 % on 'reco' and 'reco-a', 40 % on 'reco-b'.
@@ -326,9 +330,7 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
   });
 
   test('90 % host memory on the schedule: it degrades, with each call signed and sent as AWS receives it', async () => {
-    const stack = new Stack(new App(), 'Own', { env: { account: '123456789012', region: REGION } });
-    new ResilientEndpoint(stack, 'E', endpointProps('reco'));
-    const fn = new Deployed(stack).functionEnvironment({ ENDPOINT_NAME: 'reco' });
+    const fn = ownFunction;
     const level = fn.PARAMETER_NAME;
     expect(level).toMatch(/^\/cfn\//);
     const r = await invoke(dir, { ...fn, ...lambdaEnv }, schedule);
@@ -427,9 +429,7 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
   });
 
   test('Parameter Store throttling the level write: the bundled SDK retries it, then the function does, and the level lands', async () => {
-    const stack = new Stack(new App(), 'Throttled', { env: { account: '123456789012', region: REGION } });
-    new ResilientEndpoint(stack, 'E', endpointProps('reco'));
-    const fn = new Deployed(stack).functionEnvironment({ ENDPOINT_NAME: 'reco' });
+    const fn = ownFunction;
     // Five refusals: the SDK's four attempts (the function's maxAttempts) of its first try, and the first of its second.
     aws.refuse('PutParameter', 5, { __type: 'ThrottlingException', message: 'Rate exceeded' });
     const r = await invoke(dir, { ...fn, ...lambdaEnv }, schedule);
@@ -446,9 +446,7 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
   });
 
   test('SageMaker refusing the weights because the endpoint is updating (its qualified error type): level and capacity still land, no failure', async () => {
-    const stack = new Stack(new App(), 'Updating', { env: { account: '123456789012', region: REGION } });
-    new ResilientEndpoint(stack, 'E', endpointProps('reco'));
-    const fn = new Deployed(stack).functionEnvironment({ ENDPOINT_NAME: 'reco' });
+    const fn = ownFunction;
     // The refusal SageMaker gives while an update is in progress (sagemaker-facts.md: "Cannot update
     // in-progress endpoint"), with the type qualified by its namespace and `Message` capitalized, as AWS's
     // JSON services may send them; the SDK reduces the type to the name after '#'.
@@ -466,9 +464,7 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
   });
 
   test('an alarm and the schedule at once, two processes that both read the state before either writes: exactly one acts', async () => {
-    const stack = new Stack(new App(), 'Race', { env: { account: '123456789012', region: REGION } });
-    new ResilientEndpoint(stack, 'E', endpointProps('reco'));
-    const fn = new Deployed(stack).functionEnvironment({ ENDPOINT_NAME: 'reco' });
+    const fn = ownFunction;
     // DescribeEndpoint is each evaluation's last read: both have read the item (version 0) when either claims it.
     aws.holdUntil('DescribeEndpoint', 2);
     const alarm = {

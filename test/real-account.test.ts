@@ -12,7 +12,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { CircuitBreaker, ContainerImage, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
 import { SCALABLE_TARGET_KEY } from '../lambda/circuit-breaker/capacity';
-import { appContext, exampleStacks, iamStatements, newStack } from './util';
+import { appContext, deployedValue, exampleStacks, iamStatements, newStack } from './util';
 
 type Resources = Record<string, { Type: string; Properties?: any; DependsOn?: string | string[] }>;
 
@@ -20,17 +20,21 @@ const ENV = { partition: 'aws', region: 'us-east-1', account: '123456789012' };
 
 /** Evaluates the intrinsic functions IAM conditions and names use here, with fixed pseudo parameters. */
 function evaluate(v: any, res: Resources): string {
-  if (typeof v === 'string') return v;
-  if (v?.Ref === 'AWS::Partition') return ENV.partition;
-  if (v?.Ref === 'AWS::Region') return ENV.region;
-  if (v?.Ref === 'AWS::AccountId') return ENV.account;
-  if (v?.['Fn::Join']) return (v['Fn::Join'][1] as any[]).map(x => evaluate(x, res)).join(v['Fn::Join'][0]);
-  if (v?.Ref && res[v.Ref]?.Type === 'AWS::SNS::Topic') return `arn:aws:sns:${ENV.region}:${ENV.account}:${v.Ref}`;
-  if (v?.Ref && res[v.Ref]?.Type === 'AWS::CloudWatch::Alarm') return evaluate(res[v.Ref].Properties.AlarmName, res);
-  if (v?.['Fn::GetAtt']?.[1] === 'Arn' && res[v['Fn::GetAtt'][0]]?.Type?.startsWith('AWS::CloudWatch::')) {
-    return `arn:aws:cloudwatch:${ENV.region}:${ENV.account}:alarm:${evaluate(res[v['Fn::GetAtt'][0]].Properties.AlarmName, res)}`;
-  }
-  throw new Error(`cannot evaluate ${JSON.stringify(v)}`);
+  const pseudo: Record<string, string> = { 'AWS::Partition': ENV.partition, 'AWS::Region': ENV.region, 'AWS::AccountId': ENV.account };
+  return deployedValue(v, {
+    ref: id => {
+      if (pseudo[id]) return pseudo[id];
+      if (res[id]?.Type === 'AWS::SNS::Topic') return `arn:aws:sns:${ENV.region}:${ENV.account}:${id}`;
+      if (res[id]?.Type === 'AWS::CloudWatch::Alarm') return evaluate(res[id].Properties.AlarmName, res);
+      throw new Error(`cannot evaluate the Ref ${id}`);
+    },
+    getAtt: (id, attribute) => {
+      if (attribute === 'Arn' && res[id]?.Type?.startsWith('AWS::CloudWatch::')) {
+        return `arn:aws:cloudwatch:${ENV.region}:${ENV.account}:alarm:${evaluate(res[id].Properties.AlarmName, res)}`;
+      }
+      throw new Error(`cannot evaluate the Fn::GetAtt ${id}.${attribute}`);
+    },
+  });
 }
 
 /** IAM's ArnLike: `*` matches any run of characters. */

@@ -62,3 +62,23 @@ export function iamStatements(t: Template | { Resources?: Record<string, any> })
     .filter((r: any) => r.Type === 'AWS::IAM::Policy')
     .flatMap((r: any) => r.Properties.PolicyDocument.Statement);
 }
+
+/** What a test says its references deploy as (a `Ref`'s logical id; a `Fn::GetAtt`'s logical id and attribute). */
+export interface Resolvers {
+  readonly ref: (logicalId: string) => string;
+  readonly getAtt?: (logicalId: string, attribute: string) => string;
+}
+
+/**
+ * A CloudFormation value as the string it deploys as: strings as they are, `Fn::Join` joined, `Ref` and
+ * `Fn::GetAtt` as the test's resolvers say. Anything else (or a `Fn::GetAtt` without a resolver) is an error,
+ * so a template that starts using another intrinsic shows in the test.
+ */
+export function deployedValue(v: unknown, r: Resolvers): string {
+  if (typeof v === 'string') return v;
+  const o = v as Record<string, any> | undefined;
+  if (o?.Ref !== undefined) return r.ref(o.Ref);
+  if (o?.['Fn::GetAtt'] && r.getAtt) return r.getAtt(o['Fn::GetAtt'][0], o['Fn::GetAtt'][1]);
+  if (o?.['Fn::Join']) return (o['Fn::Join'][1] as unknown[]).map(x => deployedValue(x, r)).join(o['Fn::Join'][0]);
+  throw new Error(`unexpected CloudFormation value ${JSON.stringify(v)}`);
+}
