@@ -236,15 +236,17 @@ class AwsJsonServer {
 
 /**
  * Runs the shipped bundle's handler once, in a new node process started in `dir`: its exit code, its log
- * (stdout: the function's decision log) and stderr, and the handler's result (written to result.json).
+ * (stdout: the function's decision log) and stderr, and the handler's result (written to a result file of its own).
  */
+let invocations = 0;
+
 function invoke(
   dir: string,
   env: Record<string, string>,
   event: object,
 ): Promise<{ code: number | null; stdout: string; stderr: string; result?: any }> {
-  const out = path.join(dir, 'result.json');
-  fs.rmSync(out, { force: true });
+  // One result file per run: two runs in step must not read each other's result.
+  const out = path.join(dir, `result-${++invocations}.json`);
   const driver =
     `require('./index.js').handler(${JSON.stringify(event)})` +
     `.then(r => require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(r)), e => { console.error(e); process.exitCode = 1; });`;
@@ -317,6 +319,7 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
   afterAll(async () => {
     await aws?.stop();
     await db?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   test('no folder above the bundle has node_modules', () => {
