@@ -63,9 +63,19 @@ def pack(out, files):
             info = tarfile.TarInfo(name)
             info.size, info.mtime, info.mode, info.uid, info.gid, info.uname, info.gname = len(data), 0, 0o644, 0, 0, "", ""
             tar.addfile(info, io.BytesIO(data))
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
+    packed = io.BytesIO()
+    with gzip.GzipFile(fileobj=packed, mode="wb", mtime=0, filename="") as gz:
         gz.write(raw.getvalue())
+    write_whole(out, packed.getvalue())
+
+
+def write_whole(path, data):
+    """Writes a file so that a reader (a synth or a test running meanwhile) sees the old bytes or the new, never a part."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    part = path + ".part-%d" % os.getpid()
+    with open(part, "wb") as f:
+        f.write(data)
+    os.replace(part, path)
 
 
 def read(path):
@@ -77,7 +87,14 @@ def runtime_files():
     return {"code/resilient_endpoint_runtime/" + n: read(os.path.join(RUNTIME, n)) for n in sorted(os.listdir(RUNTIME)) if n.endswith(".py")}
 
 
-def main():
+def main(argv):
+    # Where the archives go: dist/models (what the example stacks upload), or the folder given by --out.
+    models = os.path.join(ROOT, "dist", "models")
+    if argv[:1] == ["--out"] and len(argv) == 2:
+        models = os.path.abspath(argv[1])
+    elif argv:
+        sys.stderr.write("usage: build-models.py [--out FOLDER]  (default: dist/models)\n")
+        return 2
     with open(os.path.join(ROOT, "examples", "models", "clustering", "data", "points.csv")) as f:
         points = [(float(r["x"]), float(r["y"])) for r in csv.DictReader(f)]
     # Standardized space (population variance, as StandardScaler computes it), then k-means there.
@@ -93,17 +110,16 @@ def main():
     clustering = {"model.json": model, "code/inference.py": read(os.path.join(ROOT, "examples", "models", "clustering", "code", "inference.py")), **runtime_files()}
     recommender = {"code/inference.py": read(os.path.join(ROOT, "examples", "models", "recommender", "code", "inference.py")), **runtime_files()}
     for name, files in (("clustering", clustering), ("recommender", recommender)):
-        out = os.path.join(ROOT, "dist", "models", name, "model.tar.gz")
+        out = os.path.join(models, name, "model.tar.gz")
         pack(out, files)
         # The profile the example stacks read (MemoryProfile.fromFile), beside the archive it describes.
         profile = os.path.join(ROOT, "examples", "models", name, "memory-profile.json")
         if os.path.exists(profile):
-            with open(os.path.join(ROOT, "dist", "models", name, "memory-profile.json"), "wb") as f:
-                f.write(read(profile))
+            write_whole(os.path.join(models, name, "memory-profile.json"), read(profile))
         print("built %s (%d bytes, %d files)" % (os.path.relpath(out, ROOT), os.path.getsize(out), len(files)))
     print("clustering centroids: %s" % centroids)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
