@@ -27,14 +27,24 @@ function suite(py, dir) {
   }
 }
 
-suite('python3', 'runtime/python');
-if (framework) {
-  if (framework !== 'python3') suite(framework, 'runtime/python');
-  suite(framework, 'examples/models');
-  console.log(`framework tests ran with ${framework} (torch ${versions.replace(' ', ', scikit-learn ')})`);
-} else {
-  suite('python3', 'examples/models');
-  console.log(
-    `SKIPPED: the framework tests (real torch and scikit-learn) — no interpreter imports them (tried ${candidates.join(', ')}). Install: ${INSTALL}`,
-  );
+// `runtime`: the helper's suite (reads only runtime/python); `models`: the example models' suites, which
+// unpack dist/models/*/model.tar.gz (built by `npm run bundle`). Without an argument, both.
+const part = process.argv[2];
+if (part && !['runtime', 'models'].includes(part)) {
+  console.error(`usage: node scripts/test-python.mjs [runtime|models]  (got ${part})`);
+  process.exit(2);
+}
+const skipped = () =>
+  `SKIPPED: the framework tests (real torch and scikit-learn) — no interpreter imports them (tried ${candidates.join(', ')}). Install: ${INSTALL}`;
+const withFrameworks = () => `${framework} (torch ${versions.replace(' ', ', scikit-learn ')})`;
+
+if (part !== 'models') {
+  suite('python3', 'runtime/python');
+  if (framework && framework !== 'python3') suite(framework, 'runtime/python');
+  if (part)
+    console.log(framework ? `runtime helper tested with python3 and with ${withFrameworks()}` : `runtime helper tested with python3; ${skipped()}`);
+}
+if (part !== 'runtime') {
+  suite(framework ?? 'python3', 'examples/models');
+  console.log(framework ? `framework tests ran with ${withFrameworks()}` : skipped());
 }

@@ -12,7 +12,9 @@ const steps = {
   },
   bundle: { cmd: 'npm run bundle --silent', needs: ['compile'], why: 'Lambda bundle and example model archives' },
   jest: { cmd: 'npx jest --silent', needs: ['bundle'], why: 'unit, template and simulator tests' },
-  python: { cmd: 'npm run test:python --silent', why: 'runtime helper and example inference code' },
+  python: { cmd: 'node scripts/test-python.mjs runtime', why: 'runtime helper, with and without the frameworks' },
+  // The example models' suites unpack the archives `bundle` builds.
+  models: { cmd: 'node scripts/test-python.mjs models', needs: ['bundle'], why: 'example inference code on real torch and scikit-learn' },
   package: { cmd: 'node scripts/check-package.mjs', needs: ['bundle'], why: 'npm tarball in a plain JavaScript app; README quick start' },
   lint: { cmd: 'npm run lint --silent', why: 'eslint and prettier' },
   floor: { cmd: 'node scripts/check-floor.mjs', needs: ['bundle'], why: 'type-check and templates at the lowest peer versions' },
@@ -20,7 +22,7 @@ const steps = {
 };
 const lanes = [
   ['compile', 'bundle', 'jest'],
-  ['lint', 'python', 'floor', 'jsii', 'package'],
+  ['lint', 'python', 'models', 'floor', 'jsii', 'package'],
 ];
 
 const serial = process.argv.includes('--serial');
