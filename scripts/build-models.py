@@ -73,9 +73,13 @@ def write_whole(path, data):
     """Writes a file so that a reader (a synth or a test running meanwhile) sees the old bytes or the new, never a part."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     part = path + ".part-%d" % os.getpid()
-    with open(part, "wb") as f:
-        f.write(data)
-    os.replace(part, path)
+    try:
+        with open(part, "wb") as f:
+            f.write(data)
+        os.replace(part, path)
+    finally:
+        if os.path.exists(part):
+            os.remove(part)
 
 
 def read(path):

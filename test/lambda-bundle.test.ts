@@ -234,12 +234,13 @@ class AwsJsonServer {
   }
 }
 
+/** How many runs the suite has started (each writes its result to a file of its own). */
+let invocations = 0;
+
 /**
  * Runs the shipped bundle's handler once, in a new node process started in `dir`: its exit code, its log
  * (stdout: the function's decision log) and stderr, and the handler's result (written to a result file of its own).
  */
-let invocations = 0;
-
 function invoke(
   dir: string,
   env: Record<string, string>,
