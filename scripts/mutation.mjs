@@ -37,6 +37,8 @@ export const GROUPS = [
   { name: 'checks', mutate: ['lib/checks/**/*.ts'], suites: ['checks', 'checks-facts', 'checks-rules'] },
   { name: 'monitoring', mutate: ['lib/monitoring/**/*.ts'], suites: ['monitoring'] },
   { name: 'fleet', mutate: ['lib/fleet.ts'], suites: ['fleet-wiring', 'fleet'] },
+  { name: 'capacity-plan', mutate: ['lib/capacity-plan.ts'], suites: ['capacity-plan'] },
+  { name: 'memory-profile', mutate: ['lib/memory-profile.ts'], suites: ['memory-profile'] },
 ];
 
 const args = process.argv.slice(2);

@@ -1,7 +1,7 @@
 // The capacity planner (lib/capacity-plan.ts).
 import { Size } from 'aws-cdk-lib';
 import { main } from '../bin/cli';
-import { CapacityPlan } from '../lib';
+import { CapacityPlan, SageMakerInstanceType } from '../lib';
 
 describe('capacity planner', () => {
   test('incident B: 50 ms × 200 QPS × 1.3 = 13 vCPU → 4 × ml.m5.xlarge, not one 4-vCPU instance', () => {
@@ -45,5 +45,110 @@ describe('capacity planner', () => {
       out.mockRestore();
       err.mockRestore();
     }
+  });
+});
+
+// Expected values worked by hand from the catalog (lib/instance-types.ts) and the tuning rule
+// (workers = ⌊vCPUs × 1.5⌋, capped to ⌊80 % of memory / footprint⌋; on GPU ⌊80 % of a GPU / footprint⌋
+// copies per GPU), not by calling the planner's own helpers.
+describe('capacity planner: the choice among the types that fit', () => {
+  test('GPU: 120 ms × 100 QPS × 1.3 = 15.6 → 16 copies; 4 GiB fits 4 per A10G (24 GiB) and 3 per T4 (16 GiB): 4 × ml.g5.xlarge (16 vCPUs) beats 6 × ml.g4dn.xlarge (24)', () => {
+    const plan = CapacityPlan.compute({ p50LatencyMs: 120, peakQps: 100, gpuMemory: Size.gibibytes(4) });
+    expect([plan.instanceType.name, plan.instanceCount, plan.workersPerInstance, plan.slotsNeeded]).toEqual(['ml.g5.xlarge', 4, 4, 16]);
+    expect(plan.memoryHeadroomPercent).toBe(100); // no host footprint stated
+    expect(plan.arithmetic).toEqual([
+      'parallel model copies needed = 120 ms × 100 QPS / 1000 × 1.3 = 15.6 → 16',
+      'ml.g5.xlarge: 4 model copies per instance → 4 instance(s) (at least 2) = 16 model copies',
+      'workers per instance = 4',
+    ]);
+  });
+
+  test("incident B's plan in full: 6 workers × 2.10 GiB of 16 GiB leaves 21 % headroom; the table lists it", () => {
+    const plan = CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, modelMemory: Size.mebibytes(2150) });
+    expect(plan.memoryHeadroomPercent).toBe(21); // 1 − 6 × 2150 MiB / 16384 MiB = 21.3 %
+    expect(plan.arithmetic.slice(1)).toEqual([
+      'ml.m5.xlarge: 4 busy vCPUs per instance → 4 instance(s) (at least 2) = 16 vCPUs',
+      'workers per instance = 6; memory 6 × 2.10 GiB of 16 GiB → 21 % headroom',
+    ]);
+    expect(plan.toTable().split('\n')).toEqual([
+      'instance type         ml.m5.xlarge',
+      'instance count        4',
+      'workers per instance  6',
+      'memory headroom       21 %',
+      '',
+      ...plan.arithmetic,
+    ]);
+  });
+
+  test('ties on vCPUs go to less memory, then to the smaller instance: 2 slots → 2 × ml.c5.xlarge (16 GiB), not ml.m5.xlarge (32) or one larger type', () => {
+    // 10 ms × 100 QPS × 1.3 = 1.3 → 2; every 4-vCPU type needs its minimum of 2 instances (8 vCPUs).
+    const plan = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100 });
+    expect([plan.instanceType.name, plan.instanceCount, plan.slotsNeeded]).toEqual(['ml.c5.xlarge', 2, 2]);
+    // m5.xlarge and m5.2xlarge tie on 16 vCPUs and 64 GiB for incident B: the smaller instance wins.
+    const b = CapacityPlan.compute({
+      p50LatencyMs: 50,
+      peakQps: 200,
+      modelMemory: Size.mebibytes(2150),
+      candidates: [SageMakerInstanceType.ML_M5_2XLARGE, SageMakerInstanceType.ML_M5_XLARGE],
+    });
+    expect([b.instanceType.name, b.instanceCount]).toEqual(['ml.m5.xlarge', 4]);
+  });
+
+  test('the smallest instance is 4 vCPUs unless minVcpusPerInstance says otherwise; burstable types are never chosen', () => {
+    expect(CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, minVcpusPerInstance: 2 }).instanceType.name).toBe('ml.c5.large');
+    expect(CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, minVcpusPerInstance: 8 }).instanceType.name).toBe('ml.c5.2xlarge');
+    // ml.t2.xlarge has the spec of ml.m5.xlarge and comes first: it is still skipped (incident B's lesson).
+    const plan = CapacityPlan.compute({
+      p50LatencyMs: 10,
+      peakQps: 100,
+      candidates: [SageMakerInstanceType.ML_T2_XLARGE, SageMakerInstanceType.ML_M5_XLARGE],
+    });
+    expect(plan.instanceType.name).toBe('ml.m5.xlarge');
+    expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, candidates: [SageMakerInstanceType.ML_T2_XLARGE] })).toThrow(
+      /no instance type fits/,
+    );
+  });
+
+  test('minInstances raises the count; candidates limit the types', () => {
+    const plan = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, minInstances: 3, candidates: [SageMakerInstanceType.ML_R5_XLARGE] });
+    expect([plan.instanceType.name, plan.instanceCount]).toEqual(['ml.r5.xlarge', 3]);
+    expect(plan.arithmetic[1]).toBe('ml.r5.xlarge: 4 busy vCPUs per instance → 3 instance(s) (at least 3) = 12 vCPUs');
+    expect(CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, minInstances: 1 }).instanceCount).toBe(1);
+  });
+
+  test("a model that does not fit 80 % of a type's memory rules the type out (7 GiB: not ml.c5.xlarge's 8 GiB)", () => {
+    const plan = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, modelMemory: Size.gibibytes(7) });
+    expect([plan.instanceType.name, plan.workersPerInstance, plan.memoryHeadroomPercent]).toEqual(['ml.m5.xlarge', 1, 56]); // 1 − 7/16
+  });
+
+  test("a copy that does not fit 80 % of one GPU rules the type out (18 GiB: not a T4's 16 GiB, one per A10G)", () => {
+    const plan = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, gpuMemory: Size.gibibytes(18) });
+    expect([plan.instanceType.name, plan.workersPerInstance, plan.instanceCount]).toEqual(['ml.g5.xlarge', 1, 2]);
+  });
+
+  test('requiresGpu picks GPU types without a GPU footprint, and false keeps a GPU footprint on CPU types', () => {
+    const gpu = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, requiresGpu: true });
+    expect([gpu.instanceType.name, gpu.workersPerInstance]).toEqual(['ml.g4dn.xlarge', 1]); // one worker per GPU
+    expect(gpu.arithmetic[0]).toMatch(/^parallel model copies needed/);
+    const cpu = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, requiresGpu: false, gpuMemory: Size.gibibytes(4) });
+    expect(cpu.instanceType.isGpu).toBe(false);
+    expect(cpu.arithmetic[0]).toMatch(/^parallel vCPUs needed/);
+  });
+
+  test('a need that is whole in decimal stays whole: 100 ms × 500 QPS × 1.1 = 55 slots (floating point gives 55.00000000000001)', () => {
+    expect(CapacityPlan.compute({ p50LatencyMs: 100, peakQps: 500, safetyFactor: 1.1 }).slotsNeeded).toBe(55);
+    expect(CapacityPlan.compute({ p50LatencyMs: 100, peakQps: 500, safetyFactor: 1.2 }).slotsNeeded).toBe(60);
+    expect(CapacityPlan.compute({ p50LatencyMs: 101, peakQps: 500, safetyFactor: 1.1 }).slotsNeeded).toBe(56); // 55.55
+  });
+
+  test('bad inputs are named together with what is allowed; the edges of the allowed ranges pass', () => {
+    expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, safetyFactor: 0.9, minInstances: 0 })).toThrow(
+      'CapacityPlan: safetyFactor: got 0.9; allowed: 1–3 (incident B used 1.2–1.5); minInstances: got 0; allowed: an integer ≥ 1',
+    );
+    expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, safetyFactor: 3.1 })).toThrow(/safetyFactor: got 3\.1/);
+    expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, minInstances: 1.5 })).toThrow(/minInstances: got 1\.5/);
+    expect(() => CapacityPlan.compute({ p50LatencyMs: Number.NaN, peakQps: 200 })).toThrow(/p50LatencyMs: got NaN; allowed: > 0/);
+    expect(CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, safetyFactor: 1 }).slotsNeeded).toBe(10);
+    expect(CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, safetyFactor: 3 }).slotsNeeded).toBe(30);
   });
 });
