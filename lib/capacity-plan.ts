@@ -91,6 +91,13 @@ export class CapacityPlan {
       t => !t.isBurstable && !t.specUnknown && (gpu ? t.isGpu : !t.isGpu) && t.spec.vCpus >= minVcpus,
     );
 
+    if (!candidates.length) {
+      const offered = (p.candidates ?? SageMakerInstanceType.all()).map(t => t.name);
+      throw new Error(
+        `CapacityPlan: no candidate type qualifies: the plan needs ${gpu ? 'a GPU type' : 'a type without a GPU'} that is not burstable, has a known spec and at least ${minVcpus} vCPUs (minVcpusPerInstance); the candidates were ${offered.length ? offered.join(', ') : 'an empty list'}. Pass such a type in 'candidates', or lower minVcpusPerInstance.`,
+      );
+    }
+
     type Option = { t: SageMakerInstanceType; count: number; workers: number; slots: number; headroom: number; vcpus: number };
     const options: Option[] = [];
     for (const t of candidates) {
@@ -107,7 +114,7 @@ export class CapacityPlan {
       const largest = [...candidates].sort((a, b) => (gpu ? b.spec.gpuMemoryGiB - a.spec.gpuMemoryGiB : b.spec.memoryGiB - a.spec.memoryGiB))[0];
       const need = gpu && gpuBytes ? `${(gpuBytes / GIB).toFixed(1)} GiB of GPU memory` : `${((hostBytes ?? 0) / GIB).toFixed(1)} GiB of memory`;
       throw new Error(
-        `CapacityPlan: no instance type fits one model copy needing ${need} within 80 % of memory; the largest tried was ${largest?.name ?? 'none'} (${gpu ? `${largest?.spec.gpuMemoryGiB} GiB per GPU` : `${largest?.spec.memoryGiB} GiB`}). Shrink the model, cap the input length, or pass a larger type in 'candidates'.`,
+        `CapacityPlan: no instance type fits one model copy needing ${need} within 80 % of memory; the largest tried was ${largest.name} (${gpu ? `${largest.spec.gpuMemoryGiB} GiB per GPU` : `${largest.spec.memoryGiB} GiB`}). Shrink the model, cap the input length, or pass a larger type in 'candidates'.`,
       );
     }
     // Cheapest first by total vCPUs (on-demand prices grow with vCPUs within these families), then

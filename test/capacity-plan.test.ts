@@ -105,7 +105,7 @@ describe('capacity planner: the choice among the types that fit', () => {
     });
     expect(plan.instanceType.name).toBe('ml.m5.xlarge');
     expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, candidates: [SageMakerInstanceType.ML_T2_XLARGE] })).toThrow(
-      /no instance type fits/,
+      "CapacityPlan: no candidate type qualifies: the plan needs a type without a GPU that is not burstable, has a known spec and at least 4 vCPUs (minVcpusPerInstance); the candidates were ml.t2.xlarge. Pass such a type in 'candidates', or lower minVcpusPerInstance.",
     );
   });
 
@@ -151,4 +151,29 @@ describe('capacity planner: the choice among the types that fit', () => {
     expect(CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, safetyFactor: 1 }).slotsNeeded).toBe(10);
     expect(CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, safetyFactor: 3 }).slotsNeeded).toBe(30);
   });
+});
+
+test('no candidate that qualifies is its own error, naming what qualifies and what was offered (it read "the largest tried was none (undefined GiB per GPU)")', () => {
+  expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, requiresGpu: true, candidates: [SageMakerInstanceType.ML_M5_XLARGE] })).toThrow(
+    /^CapacityPlan: no candidate type qualifies: the plan needs a GPU type that is not burstable, has a known spec and at least 4 vCPUs \(minVcpusPerInstance\); the candidates were ml\.m5\.xlarge\./,
+  );
+  expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, candidates: [] })).toThrow(/the candidates were an empty list\./);
+  expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, minVcpusPerInstance: 500 })).toThrow(
+    /at least 500 vCPUs .*the candidates were ml\.m5\.large, /,
+  );
+});
+
+test('exactly 80 % of memory still fits (a type of 10 GiB, a model of 8 GiB; a GPU of 10 GiB, a copy of 8 GiB); the message states the need', () => {
+  const host = SageMakerInstanceType.of('ml.m5.custom', { vCpus: 4, memoryGiB: 10 });
+  const h = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, modelMemory: Size.gibibytes(8), candidates: [host] });
+  expect([h.instanceType.name, h.workersPerInstance, h.memoryHeadroomPercent]).toEqual(['ml.m5.custom', 1, 20]);
+  const gpu = SageMakerInstanceType.of('ml.g5.custom', { vCpus: 4, memoryGiB: 16, gpuCount: 1, gpuMemoryGiB: 10 });
+  expect(CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, gpuMemory: Size.gibibytes(8), candidates: [gpu] }).workersPerInstance).toBe(1);
+  expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, modelMemory: Size.mebibytes(8 * 1024 + 1), candidates: [host] })).toThrow(
+    'CapacityPlan: no instance type fits one model copy needing 8.0 GiB of memory within 80 % of memory; the largest tried was ml.m5.custom (10 GiB).',
+  );
+  expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 10, modelMemory: Size.gibibytes(900) })).toThrow(
+    /needing 900\.0 GiB of memory within 80 %/,
+  );
+  expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 0 })).toThrow('CapacityPlan: peakQps: got 0; allowed: > 0');
 });
