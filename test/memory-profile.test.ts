@@ -114,3 +114,114 @@ test("the examples' committed profiles are what the profiler writes, and their s
   const rec = MemoryProfile.fromFile(path.join(__dirname, '..', 'examples', 'models', 'recommender', 'memory-profile.json'));
   expect(rec.curve.c).toBeGreaterThan(0); // attention: quadratic in the sequence length
 });
+
+describe('reading a profile: every field the profiler writes, and what is not a profile', () => {
+  const full = (o: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      version: 1,
+      sizeUnit: 'events',
+      device: 'cuda',
+      baselineBytes: 1000,
+      curve: { a: 1, b: 2, c: 3 },
+      percentiles: { p50: { size: 10, bytes: 20 }, p99: { size: 30, bytes: 40 }, p999: { size: 50, bytes: 60 } },
+      points: [
+        { size: 8, peakBytes: 900, latencyMs: 4.5, repeats: 3 },
+        { size: 'x', peakBytes: 1, latencyMs: 1 },
+        { size: 16, peakBytes: 1800 },
+        { size: 32, peakBytes: 3600, latencyMs: 9 },
+      ],
+      distribution: 'powerlaw:5:3000',
+      leak: null,
+      ...o,
+    });
+
+  test('the fields, as written', () => {
+    const p = MemoryProfile.fromJson(full());
+    expect(p.problem).toBeUndefined();
+    expect([p.sizeUnit, p.device, p.baselineBytes, p.distribution]).toEqual(['events', 'cuda', 1000, 'powerlaw:5:3000']);
+    expect(p.curve).toEqual({ a: 1, b: 2, c: 3 });
+    expect([p.p50, p.p99, p.p999]).toEqual([
+      { size: 10, bytes: 20 },
+      { size: 30, bytes: 40 },
+      { size: 50, bytes: 60 },
+    ]);
+    // Points that ran (size, peak and latency all numbers), with only those three fields.
+    expect(p.points).toEqual([
+      { size: 8, peakBytes: 900, latencyMs: 4.5 },
+      { size: 32, peakBytes: 3600, latencyMs: 9 },
+    ]);
+  });
+
+  test('what the profiler may leave out: the unit is "size", the device anything but cuda is "cpu", no points, no distribution', () => {
+    const p = MemoryProfile.fromJson(full({ sizeUnit: undefined, device: 'gpu', points: 'none', distribution: 7 }));
+    expect(p.problem).toBeUndefined();
+    expect([p.sizeUnit, p.device, p.points, p.distribution]).toEqual(['size', 'cpu', [], '']);
+    expect(MemoryProfile.fromJson(full({ device: undefined })).device).toBe('cpu');
+    // Zeros are measurements (a model with no constant cost), not gaps.
+    expect(MemoryProfile.fromJson(full({ baselineBytes: 0, curve: { a: 0, b: 0, c: 0 } })).problem).toBeUndefined();
+  });
+
+  test.each([
+    ['no baseline', { baselineBytes: undefined }],
+    ['a negative baseline', { baselineBytes: -1 }],
+    ['a baseline as text', { baselineBytes: '1000' }],
+    ['an infinite baseline (1e400 parses as Infinity)', { baselineBytes: 'INFINITY' }],
+    ['no curve', { curve: undefined }],
+    ['a curve without b', { curve: { a: 1, c: 3 } }],
+    ['a negative c', { curve: { a: 1, b: 2, c: -3 } }],
+    ['no percentiles', { percentiles: undefined }],
+    ['no P99', { percentiles: { p50: { size: 10, bytes: 20 }, p999: { size: 50, bytes: 60 } } }],
+    ['a P99.9 without bytes', { percentiles: { p50: { size: 10, bytes: 20 }, p99: { size: 30, bytes: 40 }, p999: { size: 50 } } }],
+    ['a P50 size as text', { percentiles: { p50: { size: '10', bytes: 20 }, p99: { size: 30, bytes: 40 }, p999: { size: 50, bytes: 60 } } }],
+  ])('%s is not a profile: the problem names the source and what a profile has, and nothing is taken from it', (_what, change) => {
+    const text = full(change).replace('"INFINITY"', '1e400'); // JSON.stringify would write Infinity as null
+    const p = MemoryProfile.fromJson(text, 'models/reco/memory-profile.json');
+    expect(p.problem).toBe(
+      'models/reco/memory-profile.json: not a memory profile (baselineBytes, curve {a, b, c}, percentiles p50/p99/p999 {size, bytes})',
+    );
+    expect([p.baselineBytes, p.curve, p.p999, p.points, p.sizeUnit]).toEqual([0, { a: 0, b: 0, c: 0 }, { size: 0, bytes: 0 }, [], 'size']);
+  });
+
+  test('JSON that is no object, and text that is no JSON; the default source; a file names its path', () => {
+    expect(MemoryProfile.fromJson('null').problem).toBe(
+      'the profile: not a memory profile (baselineBytes, curve {a, b, c}, percentiles p50/p99/p999 {size, bytes})',
+    );
+    expect(MemoryProfile.fromJson('{nope', 'x.json').problem).toMatch(/^x\.json: not JSON \(.+\)$/);
+    expect(MemoryProfile.fromFile('/nonexistent/memory-profile.json').problem).toMatch(/^\/nonexistent\/memory-profile\.json: ENOENT/);
+    const f = file('[]');
+    expect(MemoryProfile.fromFile(f).problem).toBe(
+      `${f}: not a memory profile (baselineBytes, curve {a, b, c}, percentiles p50/p99/p999 {size, bytes})`,
+    );
+  });
+});
+
+describe('the largest size within a budget, on each shape of curve', () => {
+  const curve = (a: number, b: number, c: number) =>
+    MemoryProfile.fromJson(
+      JSON.stringify({
+        baselineBytes: 0,
+        curve: { a, b, c },
+        percentiles: { p50: { size: 1, bytes: 1 }, p99: { size: 1, bytes: 1 }, p999: { size: 1, bytes: 1 } },
+      }),
+    );
+  test('quadratic: 1 × n² within 100 bytes is 10; within 99, 9; a constant cost above the budget admits nothing', () => {
+    expect(curve(0, 0, 1).largestSizeWithin(100)).toBe(10);
+    expect(curve(0, 0, 1).largestSizeWithin(99)).toBe(9);
+    expect(curve(500, 0, 1).largestSizeWithin(400)).toBe(0);
+    expect(curve(0, 0, 1).estimateBytes(10)).toBe(100);
+    expect(curve(5, 2, 1).estimateBytes(3)).toBe(5 + 6 + 9);
+  });
+  test('quadratic where floating point lands just under a whole size: 0.1 × 43² = 184.9 bytes admits 43 (the root computes 42.99999999999999)', () => {
+    expect(curve(0, 0, 0.1).largestSizeWithin(184.9)).toBe(43);
+    expect(curve(0, 0, 0.1).largestSizeWithin(184.8)).toBe(42);
+  });
+  test('linear: 500 + 1000 × n within 10,500 bytes is 10; within 10,499, 9; within 500, 0; within 499, 0', () => {
+    const p = curve(500, 1000, 0);
+    expect([10_500, 10_499, 500, 499].map(b => p.largestSizeWithin(b))).toEqual([10, 9, 0, 0]);
+  });
+  test('flat: a request that adds nothing has no size limit (MAX_SAFE_INTEGER), unless its constant is above the budget', () => {
+    expect(curve(0, 0, 0).largestSizeWithin(1)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(curve(100, 0, 0).largestSizeWithin(100)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(curve(100, 0, 0).largestSizeWithin(99)).toBe(0);
+  });
+});
