@@ -128,6 +128,8 @@ describe('reading a profile: every field the profiler writes, and what is not a 
         { size: 8, peakBytes: 900, latencyMs: 4.5, repeats: 3 },
         { size: 'x', peakBytes: 1, latencyMs: 1 },
         { size: 16, peakBytes: 1800 },
+        null,
+        { size: 12, latencyMs: 3 },
         { size: 32, peakBytes: 3600, latencyMs: 9 },
       ],
       distribution: 'powerlaw:5:3000',
