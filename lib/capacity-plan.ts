@@ -92,9 +92,11 @@ export class CapacityPlan {
     );
 
     if (!candidates.length) {
-      const offered = (p.candidates ?? SageMakerInstanceType.all()).map(t => t.name);
+      const offered = p.candidates
+        ? p.candidates.map(t => t.name).join(', ') || 'an empty list'
+        : `the catalog's ${SageMakerInstanceType.all().length} types`;
       throw new Error(
-        `CapacityPlan: no candidate type qualifies: the plan needs ${gpu ? 'a GPU type' : 'a type without a GPU'} that is not burstable, has a known spec and at least ${minVcpus} vCPUs (minVcpusPerInstance); the candidates were ${offered.length ? offered.join(', ') : 'an empty list'}. Pass such a type in 'candidates', or lower minVcpusPerInstance.`,
+        `CapacityPlan: no candidate type qualifies: the plan needs ${gpu ? 'a GPU type' : 'a type without a GPU'} that is not burstable, has a known spec and at least ${minVcpus} vCPUs (minVcpusPerInstance); the candidates were ${offered}. Pass such a type in 'candidates', or lower minVcpusPerInstance.`,
       );
     }
 
