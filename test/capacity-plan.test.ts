@@ -1,7 +1,7 @@
 // The capacity planner (lib/capacity-plan.ts).
 import { Size } from 'aws-cdk-lib';
 import { main } from '../bin/cli';
-import { CapacityPlan, SageMakerInstanceType } from '../lib';
+import { CapacityPlan, CapacityPlanProps, SageMakerInstanceType } from '../lib';
 
 describe('capacity planner', () => {
   test('incident B: 50 ms × 200 QPS × 1.3 = 13 vCPU → 4 × ml.m5.xlarge, not one 4-vCPU instance', () => {
@@ -48,6 +48,9 @@ describe('capacity planner', () => {
   });
 });
 
+/** 10 ms × 100 QPS × 1.3 = 1.3 → 2 slots: small enough that the minimum instance count and the type decide. */
+const twoSlots = (o: Partial<CapacityPlanProps> = {}) => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, ...o });
+
 // Expected values worked by hand from the catalog (lib/instance-types.ts) and the tuning rule
 // (workers = ⌊vCPUs × 1.5⌋, capped to ⌊80 % of memory / footprint⌋; on GPU ⌊80 % of a GPU / footprint⌋
 // copies per GPU), not by calling the planner's own helpers.
@@ -82,7 +85,7 @@ describe('capacity planner: the choice among the types that fit', () => {
 
   test('ties on vCPUs go to less memory, then to the smaller instance: 2 slots → 2 × ml.c5.xlarge (16 GiB), not ml.m5.xlarge (32) or one larger type', () => {
     // 10 ms × 100 QPS × 1.3 = 1.3 → 2; every 4-vCPU type needs its minimum of 2 instances (8 vCPUs).
-    const plan = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100 });
+    const plan = twoSlots();
     expect([plan.instanceType.name, plan.instanceCount, plan.slotsNeeded]).toEqual(['ml.c5.xlarge', 2, 2]);
     // m5.xlarge and m5.2xlarge tie on 16 vCPUs and 64 GiB for incident B: the smaller instance wins.
     const b = CapacityPlan.compute({
@@ -95,42 +98,38 @@ describe('capacity planner: the choice among the types that fit', () => {
   });
 
   test('the smallest instance is 4 vCPUs unless minVcpusPerInstance says otherwise; burstable types are never chosen', () => {
-    expect(CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, minVcpusPerInstance: 2 }).instanceType.name).toBe('ml.c5.large');
-    expect(CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, minVcpusPerInstance: 8 }).instanceType.name).toBe('ml.c5.2xlarge');
+    expect(twoSlots({ minVcpusPerInstance: 2 }).instanceType.name).toBe('ml.c5.large');
+    expect(twoSlots({ minVcpusPerInstance: 8 }).instanceType.name).toBe('ml.c5.2xlarge');
     // ml.t2.xlarge has the spec of ml.m5.xlarge and comes first: it is still skipped (incident B's lesson).
-    const plan = CapacityPlan.compute({
-      p50LatencyMs: 10,
-      peakQps: 100,
-      candidates: [SageMakerInstanceType.ML_T2_XLARGE, SageMakerInstanceType.ML_M5_XLARGE],
-    });
+    const plan = twoSlots({ candidates: [SageMakerInstanceType.ML_T2_XLARGE, SageMakerInstanceType.ML_M5_XLARGE] });
     expect(plan.instanceType.name).toBe('ml.m5.xlarge');
-    expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, candidates: [SageMakerInstanceType.ML_T2_XLARGE] })).toThrow(
+    expect(() => twoSlots({ candidates: [SageMakerInstanceType.ML_T2_XLARGE] })).toThrow(
       "CapacityPlan: no candidate type qualifies: the plan needs a type without a GPU that is not burstable, has a known spec and at least 4 vCPUs (minVcpusPerInstance); the candidates were ml.t2.xlarge. Pass such a type in 'candidates', or lower minVcpusPerInstance.",
     );
   });
 
   test('minInstances raises the count; candidates limit the types', () => {
-    const plan = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, minInstances: 3, candidates: [SageMakerInstanceType.ML_R5_XLARGE] });
+    const plan = twoSlots({ minInstances: 3, candidates: [SageMakerInstanceType.ML_R5_XLARGE] });
     expect([plan.instanceType.name, plan.instanceCount]).toEqual(['ml.r5.xlarge', 3]);
     expect(plan.arithmetic[1]).toBe('ml.r5.xlarge: 4 busy vCPUs per instance → 3 instance(s) (at least 3) = 12 vCPUs');
-    expect(CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, minInstances: 1 }).instanceCount).toBe(1);
+    expect(twoSlots({ minInstances: 1 }).instanceCount).toBe(1);
   });
 
   test("a model that does not fit 80 % of a type's memory rules the type out (7 GiB: not ml.c5.xlarge's 8 GiB)", () => {
-    const plan = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, modelMemory: Size.gibibytes(7) });
+    const plan = twoSlots({ modelMemory: Size.gibibytes(7) });
     expect([plan.instanceType.name, plan.workersPerInstance, plan.memoryHeadroomPercent]).toEqual(['ml.m5.xlarge', 1, 56]); // 1 − 7/16
   });
 
   test("a copy that does not fit 80 % of one GPU rules the type out (18 GiB: not a T4's 16 GiB, one per A10G)", () => {
-    const plan = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, gpuMemory: Size.gibibytes(18) });
+    const plan = twoSlots({ gpuMemory: Size.gibibytes(18) });
     expect([plan.instanceType.name, plan.workersPerInstance, plan.instanceCount]).toEqual(['ml.g5.xlarge', 1, 2]);
   });
 
   test('requiresGpu picks GPU types without a GPU footprint, and false keeps a GPU footprint on CPU types', () => {
-    const gpu = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, requiresGpu: true });
+    const gpu = twoSlots({ requiresGpu: true });
     expect([gpu.instanceType.name, gpu.workersPerInstance]).toEqual(['ml.g4dn.xlarge', 1]); // one worker per GPU
     expect(gpu.arithmetic[0]).toMatch(/^parallel model copies needed/);
-    const cpu = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, requiresGpu: false, gpuMemory: Size.gibibytes(4) });
+    const cpu = twoSlots({ requiresGpu: false, gpuMemory: Size.gibibytes(4) });
     expect(cpu.instanceType.isGpu).toBe(false);
     expect(cpu.arithmetic[0]).toMatch(/^parallel vCPUs needed/);
   });
@@ -154,22 +153,22 @@ describe('capacity planner: the choice among the types that fit', () => {
 });
 
 test('no candidate that qualifies is its own error, naming what qualifies and what was offered (it read "the largest tried was none (undefined GiB per GPU)")', () => {
-  expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, requiresGpu: true, candidates: [SageMakerInstanceType.ML_M5_XLARGE] })).toThrow(
+  expect(() => twoSlots({ requiresGpu: true, candidates: [SageMakerInstanceType.ML_M5_XLARGE] })).toThrow(
     /^CapacityPlan: no candidate type qualifies: the plan needs a GPU type that is not burstable, has a known spec and at least 4 vCPUs \(minVcpusPerInstance\); the candidates were ml\.m5\.xlarge\./,
   );
-  expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, candidates: [] })).toThrow(/the candidates were an empty list\./);
-  expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, minVcpusPerInstance: 500 })).toThrow(
+  expect(() => twoSlots({ candidates: [] })).toThrow(/the candidates were an empty list\./);
+  expect(() => twoSlots({ minVcpusPerInstance: 500 })).toThrow(
     /at least 500 vCPUs \(minVcpusPerInstance\); the candidates were the catalog's \d+ types\. /,
   );
 });
 
 test('exactly 80 % of memory still fits (a type of 10 GiB, a model of 8 GiB; a GPU of 10 GiB, a copy of 8 GiB); the message states the need', () => {
   const host = SageMakerInstanceType.of('ml.m5.custom', { vCpus: 4, memoryGiB: 10 });
-  const h = CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, modelMemory: Size.gibibytes(8), candidates: [host] });
+  const h = twoSlots({ modelMemory: Size.gibibytes(8), candidates: [host] });
   expect([h.instanceType.name, h.workersPerInstance, h.memoryHeadroomPercent]).toEqual(['ml.m5.custom', 1, 20]);
   const gpu = SageMakerInstanceType.of('ml.g5.custom', { vCpus: 4, memoryGiB: 16, gpuCount: 1, gpuMemoryGiB: 10 });
-  expect(CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, gpuMemory: Size.gibibytes(8), candidates: [gpu] }).workersPerInstance).toBe(1);
-  expect(() => CapacityPlan.compute({ p50LatencyMs: 10, peakQps: 100, modelMemory: Size.mebibytes(8 * 1024 + 1), candidates: [host] })).toThrow(
+  expect(twoSlots({ gpuMemory: Size.gibibytes(8), candidates: [gpu] }).workersPerInstance).toBe(1);
+  expect(() => twoSlots({ modelMemory: Size.mebibytes(8 * 1024 + 1), candidates: [host] })).toThrow(
     'CapacityPlan: no instance type fits one model copy needing 8.0 GiB of memory within 80 % of memory; the largest tried was ml.m5.custom (10 GiB).',
   );
   expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 10, modelMemory: Size.gibibytes(900) })).toThrow(

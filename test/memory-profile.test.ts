@@ -8,7 +8,7 @@ import { newStack, synthError, warnings } from './util';
 const MiB = 2 ** 20;
 const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
 /** A profile as the runtime helper's profiler writes it (examples/models/recommender/memory-profile.json's shape). */
-const profileJson = (o: Partial<{ baseline: number; c: number; p999: number }> = {}) =>
+const profileJson = (o: Partial<{ baseline: number; c: number; p999: number }> = {}, fields: Record<string, unknown> = {}) =>
   JSON.stringify({
     version: 1,
     sizeUnit: 'events',
@@ -18,6 +18,7 @@ const profileJson = (o: Partial<{ baseline: number; c: number; p999: number }> =
     percentiles: { p50: { size: 11, bytes: 40000 }, p99: { size: 444, bytes: 4.7 * MiB }, p999: { size: o.p999 ?? 2801, bytes: 135 * MiB } },
     points: [],
     leak: null,
+    ...fields,
   });
 const file = (text: string) => {
   const p = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'profile-')), 'memory-profile.json');
@@ -117,25 +118,25 @@ test("the examples' committed profiles are what the profiler writes, and their s
 
 describe('reading a profile: every field the profiler writes, and what is not a profile', () => {
   const full = (o: Record<string, unknown> = {}) =>
-    JSON.stringify({
-      version: 1,
-      sizeUnit: 'events',
-      device: 'cuda',
-      baselineBytes: 1000,
-      curve: { a: 1, b: 2, c: 3 },
-      percentiles: { p50: { size: 10, bytes: 20 }, p99: { size: 30, bytes: 40 }, p999: { size: 50, bytes: 60 } },
-      points: [
-        { size: 8, peakBytes: 900, latencyMs: 4.5, repeats: 3 },
-        { size: 'x', peakBytes: 1, latencyMs: 1 },
-        { size: 16, peakBytes: 1800 },
-        null,
-        { size: 12, latencyMs: 3 },
-        { size: 32, peakBytes: 3600, latencyMs: 9 },
-      ],
-      distribution: 'powerlaw:5:3000',
-      leak: null,
-      ...o,
-    });
+    profileJson(
+      {},
+      {
+        device: 'cuda',
+        baselineBytes: 1000,
+        curve: { a: 1, b: 2, c: 3 },
+        percentiles: { p50: { size: 10, bytes: 20 }, p99: { size: 30, bytes: 40 }, p999: { size: 50, bytes: 60 } },
+        points: [
+          { size: 8, peakBytes: 900, latencyMs: 4.5, repeats: 3 },
+          { size: 'x', peakBytes: 1, latencyMs: 1 },
+          { size: 16, peakBytes: 1800 },
+          null,
+          { size: 12, latencyMs: 3 },
+          { size: 32, peakBytes: 3600, latencyMs: 9 },
+        ],
+        distribution: 'powerlaw:5:3000',
+        ...o,
+      },
+    );
 
   test('the fields, as written', () => {
     const p = MemoryProfile.fromJson(full());
@@ -198,14 +199,7 @@ describe('reading a profile: every field the profiler writes, and what is not a 
 });
 
 describe('the largest size within a budget, on each shape of curve', () => {
-  const curve = (a: number, b: number, c: number) =>
-    MemoryProfile.fromJson(
-      JSON.stringify({
-        baselineBytes: 0,
-        curve: { a, b, c },
-        percentiles: { p50: { size: 1, bytes: 1 }, p99: { size: 1, bytes: 1 }, p999: { size: 1, bytes: 1 } },
-      }),
-    );
+  const curve = (a: number, b: number, c: number) => MemoryProfile.fromJson(profileJson({}, { curve: { a, b, c } }));
   test('quadratic: 1 × n² within 100 bytes is 10; within 99, 9; a constant cost above the budget admits nothing', () => {
     expect(curve(0, 0, 1).largestSizeWithin(100)).toBe(10);
     expect(curve(0, 0, 1).largestSizeWithin(99)).toBe(9);
