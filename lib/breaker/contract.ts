@@ -79,3 +79,38 @@ export function perGpuQuery(endpointName: string, variantName: string): string {
   const quote = (x: string) => x.replace(/'/g, "''");
   return `SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("/aws/sagemaker/Endpoints", AcceleratorId, EndpointName, InstanceId, VariantName) WHERE EndpointName = '${quote(endpointName)}' AND VariantName = '${quote(variantName)}'`;
 }
+
+/**
+ * The container → breaker contract (layers of protection that compose, issue 28/29). The container's
+ * guard is the fast, blunt layer at the hard edge; the breaker is the slow, graceful one. So the guard
+ * reports what it absorbs: one worker per instance (the one holding the instance's lock, as for the
+ * degrade level) publishes, every {@link GUARD_METRIC_PERIOD_SECONDS} s, in the application namespace
+ * (`RESILIENT_ENDPOINT_METRICS_NAMESPACE`), with exactly the dimensions `EndpointName` and `VariantName`
+ * (`RESILIENT_ENDPOINT_NAME` / `RESILIENT_ENDPOINT_VARIANT`), high resolution (`StorageResolution` 1),
+ * statistic sets summed over the instance's workers — never one call per request:
+ */
+export const GUARD_METRICS = {
+  /** Percent: the container's memory (every worker's resident memory plus what the guard has admitted
+   * and not yet seen released) against the container's budget; the interval's maximum. */
+  PRESSURE: 'GuardPressure',
+  /** Count: requests refused for memory (the estimate did not fit, the backstop, level 2). */
+  MEMORY_REFUSALS: 'GuardMemoryRefusals',
+  /** Count: every 4XX the container answered on purpose, whatever the reason (memory, too long,
+   * malformed, wrong content type): subtracted from `InvocationModelErrors` so that what remains is
+   * what the container did not choose — dead and hung workers, 5XX. */
+  DELIBERATE_4XX: 'DeliberateClientErrors',
+} as const;
+
+/** How often (seconds) the container publishes {@link GUARD_METRICS}. */
+export const GUARD_METRIC_PERIOD_SECONDS = 10;
+
+/**
+ * The container's memory budget: the guard's hard edge, for the whole container (all its workers
+ * together), in bytes. Host memory for CPU models; with a GPU, the second variable is the budget of
+ * each GPU (for the workers placed on it). The per-worker variables
+ * (`RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES`, `..._WORKER_GPU_MEMORY_BYTES`) remain, as this ÷ workers.
+ */
+export const CONTAINER_BUDGET_ENV = {
+  HOST: 'RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES',
+  GPU: 'RESILIENT_ENDPOINT_CONTAINER_GPU_MEMORY_BYTES',
+} as const;
