@@ -114,3 +114,10 @@ export const CONTAINER_BUDGET_ENV = {
   HOST: 'RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES',
   GPU: 'RESILIENT_ENDPOINT_CONTAINER_GPU_MEMORY_BYTES',
 } as const;
+
+/**
+ * The guard's hard edge, by default: the container's budget is this percent of the instance's memory
+ * (and of each GPU's), above the breaker's degrade trigger (80 %), so that the graceful layer (shift
+ * traffic, scale out, degrade) acts before the blunt one (refuse).
+ */
+export const CONTAINER_BUDGET_DEFAULT_PERCENT = 90;
