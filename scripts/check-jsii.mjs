@@ -175,7 +175,7 @@ try {
     kernel.close();
   }
 
-  // The README's Python examples (every ```python block that imports this package; the quick start
+  // The Python examples of the README and docs/*.md (every ```python block that imports this package; the quick start
   // must be one): each parses, every `sre.X` / `simulation.X` is a class of the generated bindings and
   // every `.Y` on it a member, every method or property used on a result is one the bindings define,
   // and every keyword argument is a parameter name there (or of aws_cdk's Validations.acknowledge).
@@ -183,7 +183,15 @@ try {
   const quick = /```python\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Quick start')))?.[1];
   if (!quick?.includes(pkg.jsii.targets.python.module))
     throw new Error('README has no Python quick start (a ```python block under "## Quick start")');
-  const examples = [...readme.matchAll(/```python\n([\s\S]*?)```/g)].map(m => m[1]).filter(b => b.includes(pkg.jsii.targets.python.module));
+  const pages = [
+    readme,
+    ...readdirSync(join(root, 'docs'))
+      .filter(f => f.endsWith('.md'))
+      .map(f => readFileSync(join(root, 'docs', f), 'utf8')),
+  ];
+  const examples = pages
+    .flatMap(page => [...page.matchAll(/```python\n([\s\S]*?)```/g)].map(m => m[1]))
+    .filter(b => b.includes(pkg.jsii.targets.python.module));
   const bindings = { sre: py, simulation: simPy };
   const classBody = (src, cls) => new RegExp(`\\nclass ${cls}\\b[\\s\\S]*?(?=\\n(?:@jsii\\.\\w+\\([^\\n]*\\)\\n)*class |$)`).exec(src)?.[0];
   const problems = [];
@@ -207,7 +215,7 @@ try {
         problems.push(`keyword ${kw}= is not a parameter of the bindings`);
     }
   });
-  if (problems.length) throw new Error(`README's Python examples do not match the generated bindings:\n  ${problems.join('\n  ')}`);
+  if (problems.length) throw new Error(`The Python examples (README, docs/) do not match the generated bindings:\n  ${problems.join('\n  ')}`);
 
   // What jsii does not carry: root exports that are neither a type nor an enum in the assembly.
   const rootExports = Object.keys(createRequire(import.meta.url)(join(root, 'dist', 'lib', 'index.js')));
