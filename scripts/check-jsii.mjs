@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import { checkApiReference } from './api-reference.mjs';
 import { JsiiKernel, runtimeBundle } from './jsii-kernel.mjs';
 import { join } from 'node:path';
 
@@ -67,6 +68,7 @@ try {
     process.stderr.write(`${e.stdout ?? ''}${e.stderr ?? ''}`);
     throw new Error('jsii rejected the library (errors above)', { cause: e });
   }
+  const apiReference = checkApiReference(work, root, process.argv.includes('--update-api'));
   run(bin('jsii-pacmak'), ['--code-only', '--targets', 'python', '--outdir', 'dist-jsii']);
 
   const assembly = JSON.parse(readFileSync(join(work, '.jsii'), 'utf8'));
@@ -232,7 +234,7 @@ try {
   console.log(
     `jsii check: ${types.length} types (${count('class')} classes, ${count('interface')} interfaces and structs, ${count('enum')} enums) in the assembly; ` +
       `Python bindings generated (${files} files, module ${pkg.jsii.targets.python.module}; ml.g4dn.xlarge is SageMakerInstanceType.${g4dn}()); ` +
-      `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; embedded npm tarball ${tarballFiles} files; ${viaKernel}; ` +
+      `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; embedded npm tarball ${tarballFiles} files; ${viaKernel}; ${apiReference}; ` +
       `${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   if (dropped.length)

@@ -5,6 +5,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { PropDoc, propDoc } from './jsdoc';
 
 const root = path.join(__dirname, '..');
 const read = (f: string) => fs.readFileSync(path.join(root, f), 'utf8');
@@ -87,32 +88,18 @@ test('the docs/ pages hold the sections the README used to: each concern has its
     expect([page, read(page).includes(heading)]).toEqual([page, true]);
 });
 
-/** The JSDoc of `prop` in interface `name` (searched in every file under lib/), then ` :: ` and its type. */
-function jsdocDefault(name: string, prop: string): string | undefined {
-  const files = (fs.readdirSync(path.join(root, 'lib'), { recursive: true }) as string[]).filter(f => f.endsWith('.ts'));
-  for (const f of files) {
-    const src = read(path.join('lib', f));
-    const start = src.search(new RegExp(`export interface ${name}\\b[^{]*\\{`));
-    if (start < 0) continue;
-    const body = src.slice(start, src.indexOf('\n}', start));
-    const m = new RegExp(`/\\*\\*((?:(?!\\*/)[\\s\\S])*)\\*/\\s*readonly ${prop}(\\??):\\s*([^;]+);`).exec(body);
-    // an optional prop must state its default; a required one has none
-    return m && (!m[2] || /@default /.test(m[1])) ? `${m[1].replace(/\s*\n\s*\*\s?/g, ' ').trim()} :: ${m[3]}` : undefined;
-  }
-  return undefined;
-}
-
 /** Follows `monitoring.memoryThresholdPercent` from ResilientEndpointProps, or `CapacityPlanProps.x` from the type. */
 function resolveProp(propPath: string): string | undefined {
   const parts = propPath.split('.');
   let iface = /^[A-Z]/.test(parts[0]) ? parts.shift()! : 'ResilientEndpointProps';
-  let found: string | undefined;
+  let found: PropDoc | undefined;
   for (const part of parts) {
-    found = jsdocDefault(iface, part);
-    if (!found) return undefined;
-    iface = found.split(' :: ')[1];
+    found = propDoc(iface, part);
+    // an optional prop must state its default; a required one has none
+    if (!found || (found.optional && found.default === undefined)) return undefined;
+    iface = found.type;
   }
-  return found;
+  return found?.text;
 }
 
 test("the README's defaults table: every prop exists with a JSDoc @default, and its JSDoc states the README's figure", () => {
