@@ -5,7 +5,10 @@
 // jsii error; when a construct the README documents, or a root export, is missing from the assembly (a
 // free function or constant: jsii drops those silently, so Python users would not see them); when a
 // README Python example uses a name the bindings lack; or when the embedded tarball, driven through
-// @jsii/runtime as a Python program drives it, does not synthesize a guarded endpoint.
+// @jsii/runtime as a Python program drives it, does not synthesize a guarded endpoint. Then a Python
+// process runs the README's Python quick start on the generated package through `cdk synth --strict`
+// (scripts/jsii-python.mjs), when jsii's Python runtime and aws-cdk-lib's bindings are in its cache
+// outside the repo; without them it prints `SKIPPED: …` naming what is missing.
 //
 // Why a scratch copy: jsii compiles with its own tsconfig and writes next to its sources; the
 // library's own build (tsc → dist/) stays as it is. PyPI is not reachable here, so the wheel itself
