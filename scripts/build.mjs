@@ -5,7 +5,9 @@
 // bundle:  the breaker Lambda and operator CLI bundles, and the example models' archives, each unless
 //          its inputs are unchanged since it was built (scripts/build-stamp.cjs);
 // synth:   cdk synth --quiet --strict of the example app (bin/app.ts).
-// `npm ci` (prepare) builds the bundles, so `npm run synth` right after it skips them: built once.
+// `npm run synth` builds the bundles once; `npm pack` (prepack) and later runs skip them while their
+// inputs are unchanged. No `prepare`: npm 11 lists a tarball's `prepare` among the install scripts a
+// consumer must approve, so the package carries none.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

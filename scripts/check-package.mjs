@@ -57,8 +57,10 @@ try {
   if (absent.length || entries.length < 4) throw new Error(`the tarball lacks ${absent.map(([k, f]) => `${k} (${f})`).join(', ')}`);
   if (!readFileSync(join(installed, shipped.bin[pkg.name]), 'utf8').startsWith('#!/usr/bin/env node')) throw new Error('the bin has no #! line');
   // Consumers run none of our scripts: npm runs preinstall, install and postinstall (and node-gyp for a
-  // binding.gyp) when it installs a package from a registry or a tarball; prepare and prepack it does not.
-  const installTime = Object.keys(shipped.scripts ?? {}).filter(s => ['preinstall', 'install', 'postinstall'].includes(s));
+  // binding.gyp) when it installs a package from a registry or a tarball, and npm 11 lists a tarball's
+  // prepare among the install scripts to approve (`npm install x.tgz`: "install scripts not yet covered by
+  // allowScripts … (prepare: …)"); prepack it runs only when packing.
+  const installTime = Object.keys(shipped.scripts ?? {}).filter(s => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s));
   if (installTime.length || existsSync(join(installed, 'binding.gyp')))
     throw new Error(`the package would run ${installTime.join(', ') || 'node-gyp'} on install`);
   if (Object.keys(shipped.dependencies ?? {}).length)

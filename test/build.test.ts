@@ -1,8 +1,8 @@
 /**
- * The first run builds once and says what it does: `npm ci` (prepare) builds the bundles and the example
- * models, `npm run synth` right after skips them, because each step is skipped when its inputs are
- * unchanged (scripts/build-stamp.cjs); `npm pack` (prepack) compiles the library when dist/ is older
- * than its sources. Checked here on a small tree in a temporary folder, shaped like the repository.
+ * The first run builds once and says what it does: `npm run synth` builds the bundles and the example
+ * models, `npm pack` (prepack) and later runs skip them, because each step is skipped when its inputs
+ * are unchanged (scripts/build-stamp.cjs); prepack compiles the library when dist/ is older than its
+ * sources. Checked here on a small tree in a temporary folder, shaped like the repository.
  */
 import * as fs from 'fs';
 import * as os from 'os';
@@ -83,15 +83,15 @@ test('compile: stale without dist/, with a source newer than its JavaScript, or 
   expect(stamp.compileFreshness(root)).toEqual({ fresh: false, reason: 'tsconfig.build.json changed' });
 });
 
-test('the scripts: npm ci builds the bundles once through the stamp, synth and pack reuse them, pack compiles; no install-time script', () => {
+test('the scripts: synth builds the bundles once through the stamp, pack reuses them and compiles; no install-time script', () => {
   const s = pkg.scripts as Record<string, string>;
-  expect(s.prepare).toBe('node scripts/build.mjs bundle');
   expect(s.synth).toBe('node scripts/build.mjs bundle synth');
   expect(s.prepack).toBe('node scripts/build.mjs compile bundle');
   expect(s.bundle).toBe('node scripts/build.mjs bundle');
   // Nothing builds the bundles around the stamp (the first run built them twice: prepare, then synth's own bundle).
   const direct = Object.entries(s).filter(([, cmd]) => /bundle-lambda\.mjs|build-models\.py/.test(cmd));
   expect(direct).toEqual([]);
-  // npm runs these when a consumer installs the package from a registry or a tarball; prepare and prepack do not run there.
-  expect(Object.keys(s).filter(k => ['preinstall', 'install', 'postinstall'].includes(k))).toEqual([]);
+  // npm runs these when a consumer installs the package from a registry or a tarball (npm 11 asks the
+  // consumer to approve a tarball's prepare as an install script); prepack runs only when packing.
+  expect(Object.keys(s).filter(k => ['preinstall', 'install', 'postinstall', 'prepare'].includes(k))).toEqual([]);
 });
