@@ -537,7 +537,7 @@ describe('what EndpointMonitoring deploys, exactly', () => {
       ...Object.fromEntries(
         ['preprocess', 'inference', 'postprocess'].map(s => [
           `legacy-AllTraffic-app-Stage-${s}-Memory`,
-          `Memory of stage '${s}' >= 85 % (published by the container in ResilientEndpoint/Application).${tail}`,
+          `Memory of stage '${s}' >= 85 % of its worker's memory budget (published by the container in ResilientEndpoint/Application).${tail}`,
         ]),
       ),
       'legacy-AllTraffic-business-ErrorRate5xx': `5XX rate >= 1 % over 5 minutes (Average of Invocation5XXErrors is the rate, 0-1: threshold 0.01).${tail}`,

@@ -72,7 +72,9 @@ export interface MonitoringOptions {
    */
   readonly stages?: string[];
   /**
-   * Per-stage memory alarm threshold (0–100).
+   * Per-stage memory alarm threshold (0–100), in percent of the worker's memory budget: the stage metric is
+   * the resident memory of the worker running the stage against `RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES`
+   * (the runtime's `process_memory_percent`), not a share of the instance's memory.
    * @default 85
    */
   readonly stageMemoryThresholdPercent?: number;
@@ -365,7 +367,7 @@ export class EndpointMonitoring extends Construct {
         2,
         3,
         cloudwatch.TreatMissingData.NOT_BREACHING,
-        `Memory of stage '${stage}' >= ${t} % (published by the container in ${this.applicationNamespace}).`,
+        `Memory of stage '${stage}' >= ${t} % of its worker's memory budget (published by the container in ${this.applicationNamespace}).`,
       );
     }
   }
