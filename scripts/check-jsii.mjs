@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import { checkApiReference } from './api-reference.mjs';
 import { JsiiKernel, runtimeBundle } from './jsii-kernel.mjs';
 import { join } from 'node:path';
 
@@ -67,6 +68,7 @@ try {
     process.stderr.write(`${e.stdout ?? ''}${e.stderr ?? ''}`);
     throw new Error('jsii rejected the library (errors above)', { cause: e });
   }
+  const apiReference = checkApiReference(work, root, process.argv.includes('--update-api'));
   run(bin('jsii-pacmak'), ['--code-only', '--targets', 'python', '--outdir', 'dist-jsii']);
 
   const assembly = JSON.parse(readFileSync(join(work, '.jsii'), 'utf8'));
@@ -175,7 +177,7 @@ try {
     kernel.close();
   }
 
-  // The README's Python examples (every ```python block that imports this package; the quick start
+  // The Python examples of the README and docs/*.md (every ```python block that imports this package; the quick start
   // must be one): each parses, every `sre.X` / `simulation.X` is a class of the generated bindings and
   // every `.Y` on it a member, every method or property used on a result is one the bindings define,
   // and every keyword argument is a parameter name there (or of aws_cdk's Validations.acknowledge).
@@ -183,7 +185,15 @@ try {
   const quick = /```python\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Quick start')))?.[1];
   if (!quick?.includes(pkg.jsii.targets.python.module))
     throw new Error('README has no Python quick start (a ```python block under "## Quick start")');
-  const examples = [...readme.matchAll(/```python\n([\s\S]*?)```/g)].map(m => m[1]).filter(b => b.includes(pkg.jsii.targets.python.module));
+  const pages = [
+    readme,
+    ...readdirSync(join(root, 'docs'))
+      .filter(f => f.endsWith('.md'))
+      .map(f => readFileSync(join(root, 'docs', f), 'utf8')),
+  ];
+  const examples = pages
+    .flatMap(page => [...page.matchAll(/```python\n([\s\S]*?)```/g)].map(m => m[1]))
+    .filter(b => b.includes(pkg.jsii.targets.python.module));
   const bindings = { sre: py, simulation: simPy };
   const classBody = (src, cls) => new RegExp(`\\nclass ${cls}\\b[\\s\\S]*?(?=\\n(?:@jsii\\.\\w+\\([^\\n]*\\)\\n)*class |$)`).exec(src)?.[0];
   const problems = [];
@@ -207,7 +217,7 @@ try {
         problems.push(`keyword ${kw}= is not a parameter of the bindings`);
     }
   });
-  if (problems.length) throw new Error(`README's Python examples do not match the generated bindings:\n  ${problems.join('\n  ')}`);
+  if (problems.length) throw new Error(`The Python examples (README, docs/) do not match the generated bindings:\n  ${problems.join('\n  ')}`);
 
   // What jsii does not carry: root exports that are neither a type nor an enum in the assembly.
   const rootExports = Object.keys(createRequire(import.meta.url)(join(root, 'dist', 'lib', 'index.js')));
@@ -224,7 +234,7 @@ try {
   console.log(
     `jsii check: ${types.length} types (${count('class')} classes, ${count('interface')} interfaces and structs, ${count('enum')} enums) in the assembly; ` +
       `Python bindings generated (${files} files, module ${pkg.jsii.targets.python.module}; ml.g4dn.xlarge is SageMakerInstanceType.${g4dn}()); ` +
-      `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; embedded npm tarball ${tarballFiles} files; ${viaKernel}; ` +
+      `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; embedded npm tarball ${tarballFiles} files; ${viaKernel}; ${apiReference}; ` +
       `${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   if (dropped.length)
