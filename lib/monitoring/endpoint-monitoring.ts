@@ -130,7 +130,7 @@ export interface MonitoringOptions {
    * AWS Budgets exists in the `aws` and `aws-cn` partitions only: in a GovCloud stack this is a synth
    * error (create the budget in the associated commercial account); in an environment-agnostic stack
    * that may be deployed to another partition, the budget gets a CloudFormation condition on
-   * `AWS::Partition` (created only where Budgets exists) and a warning.
+   * `AWS::Partition` (created only where Budgets exists) and a warning (`RE-BudgetPartition`).
    * @default - no budget
    */
   readonly monthlyBudgetUsd?: number;
