@@ -130,6 +130,16 @@ describe('ContainerImage.fromDlc: the registry of every Region AWS serves the im
     );
   });
 
+  test('a stack whose name differs from its path is named by both', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'S', { stackName: 'prod-models', env: { account: '111122223333', region: 'mx-central-1' } });
+    new ResilientEndpoint(stack, 'E', {
+      model: { image: ContainerImage.fromDlc('sagemaker-scikit-learn', '1') },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    });
+    expect(synthError(app)).toContain("ContainerImage.fromDlc('sagemaker-scikit-learn') in stack S (prod-models): got Region mx-central-1");
+  });
+
   test('a nested stack is named by its path, never by its token name', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const nested = new NestedStack(new Stack(app, 'Parent', { env: { account: '111122223333', region: 'mx-central-1' } }), 'Models');
