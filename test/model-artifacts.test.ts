@@ -123,6 +123,51 @@ describe('ContainerImage.fromDlc: the registry of every Region AWS serves the im
     });
   });
 
+  test('environment-agnostic, several repositories in one stack: one mapping and one rule per repository, each image from its own', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], '@aws-cdk/core:target-partitions': ['aws', 'aws-cn'] } });
+    const stack = new Stack(app, 'Mixed');
+    for (const [id, repository] of [
+      ['A', 'sagemaker-scikit-learn'],
+      ['B', 'sagemaker-scikit-learn'],
+      ['C', 'pytorch-inference'],
+      ['D', 'sagemaker-xgboost'],
+    ]) {
+      new ResilientEndpoint(stack, id, {
+        model: { image: ContainerImage.fromDlc(repository, '1') },
+        instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+        circuitBreaker: { enabled: false },
+      });
+    }
+    const json = Template.fromStack(stack).toJSON();
+    const fromDlcRules = (Object.values(json.Rules) as any[])
+      .map(r => r.Assertions[0].AssertDescription)
+      .filter(d => /^ContainerImage\.fromDlc/.test(d));
+    expect(fromDlcRules.map(d => d.match(/fromDlc\('([^']+)'\)/)[1])).toEqual(['sagemaker-scikit-learn', 'pytorch-inference', 'sagemaker-xgboost']);
+    const images = (Object.values(json.Resources) as any[])
+      .filter(r => r.Type === 'AWS::SageMaker::Model')
+      .map(r => r.Properties.PrimaryContainer.Image);
+    // Each image's account in eu-west-1, followed through its own mapping.
+    const accountIn = (image: any, region: string) => {
+      const [mapping, , key] = JSON.stringify(image)
+        .match(/"Fn::FindInMap":\["([^"]+)",\{"Ref":"AWS::Region"\},"(account)"\]/)!
+        .slice(1);
+      return json.Mappings[mapping][region][key ?? 'account'];
+    };
+    expect(images.map(i => `${accountIn(i, 'eu-west-1')} ${JSON.stringify(i).match(/\/([a-z-]+):1/)![1]}`)).toEqual([
+      '141502667606 sagemaker-scikit-learn',
+      '141502667606 sagemaker-scikit-learn',
+      '763104351884 pytorch-inference',
+      '141502667606 sagemaker-xgboost',
+    ]);
+    // pytorch-inference exists in mx-central-1, scikit-learn and XGBoost do not.
+    expect(images.map(i => accountIn(i, 'mx-central-1'))).toEqual([
+      'no-image-in-this-region',
+      'no-image-in-this-region',
+      '637423239942',
+      'no-image-in-this-region',
+    ]);
+  });
+
   test('target partitions without any Region of the repository: a synth error naming the stack', () => {
     const { app } = endpointOn('tei', undefined, { '@aws-cdk/core:target-partitions': ['aws-iso-f'] });
     expect(synthError(app)).toMatch(
