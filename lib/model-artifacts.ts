@@ -1,6 +1,6 @@
 import { createHash } from 'crypto';
 import * as fs from 'fs';
-import { Arn, Aws, CfnMapping, Stack, Token } from 'aws-cdk-lib';
+import { Arn, Aws, CfnMapping, CfnRule, Fn, Stack, Token } from 'aws-cdk-lib';
 import * as ecr from 'aws-cdk-lib/aws-ecr';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -10,6 +10,7 @@ import { Construct } from 'constructs';
 import { DLC_ACCOUNTS, FIRST_PARTY_ACCOUNTS, IMAGE_REPOSITORIES } from './image-registries';
 import { ModelServer } from './model-server';
 import { acknowledgeWildcard } from './nag';
+import { stackLabel, stackPartitions } from './validation';
 
 /** What a container image resolves to once bound to a model's execution role. */
 export interface ContainerImageConfig {
@@ -43,11 +44,12 @@ export abstract class ContainerImage {
    * `huggingface-pytorch-inference`, `tensorflow-inference`, `mxnet-inference`, `djl-inference`, …) or a
    * first-party image (`sagemaker-scikit-learn`, `sagemaker-xgboost`, `tei`), from the registry account
    * of that Region in the SageMaker Python SDK's image catalog — every commercial, China and GovCloud
-   * Region it lists (`ContainerImage.IMAGE_REPOSITORIES` names the repositories). In a region-agnostic
-   * stack the account is a `Fn::FindInMap`; if the image is missing from a Region the stack could be
-   * deployed to (the partitions in `@aws-cdk/core:target-partitions`, else all), synthesis fails
-   * naming them. An unknown repository, or a Region without the image, is a synth error too. The
-   * serving stack is detected from the repository.
+   * Region it lists (`ContainerImage.IMAGE_REPOSITORIES` names the repositories). A stack in a Region
+   * where AWS publishes no version of that repository, or an unknown repository, is a synth error. In an
+   * environment-agnostic stack (no `env`, as `cdk init` writes it) the account is a `Fn::FindInMap` on
+   * `AWS::Region`, and the template's `Rules` section asserts the Region has the repository: the deploy
+   * fails before any resource is created, with a message naming the stack, in a Region without it.
+   * The tag is not checked. The serving stack is detected from the repository.
    */
   public static fromDlc(repositoryName: string, tag: string): ContainerImage {
     return new DlcImage(repositoryName, tag);
@@ -110,17 +112,29 @@ class DlcImage extends ContainerImage {
 }
 
 /**
+ * The value of the image-account mapping in a Region where AWS publishes no version of the repository:
+ * the lookup resolves there, so the template's rule (not a missing mapping key) is what stops the deploy.
+ */
+export const NO_IMAGE_ACCOUNT = 'no-image-in-this-region';
+
+/**
  * The registry account of an AWS inference image in the stack's Region (lib/image-registries.ts, from
- * the SageMaker Python SDK's image catalog): a literal when the Region is known, else a
- * `Fn::FindInMap` over the Regions the image exists in. Throws (reported as a synth error naming
- * the model) for an unknown repository, a Region without the image, or a region-agnostic stack that
- * could be deployed to a Region without it (the map lookup would fail at deploy).
+ * the SageMaker Python SDK's image catalog). The check is per repository, not per tag: a Region is
+ * accepted when AWS publishes some version of the repository there. With a known Region: a literal, or
+ * a throw (reported as a synth error naming the model) for a Region without the repository. In an
+ * environment-agnostic stack (`cdk init` writes stacks without `env`): a `Fn::FindInMap` on
+ * `AWS::Region`, and a template rule whose assertion fails the deploy before any resource is created,
+ * with a message naming the stack and the repository, in a Region without it (CloudFormation user
+ * guide, rules-section-structure: rules "validate parameter values before CloudFormation creates or
+ * updates any resources"; `Fn::Contains` is a rule-specific intrinsic function). Throws for an unknown
+ * repository, and for a stack whose target partitions have no Region with the repository.
  */
 export function imageAccount(stack: Stack, repository: string): string {
   const repo = IMAGE_REPOSITORIES[repository];
+  const where = stackLabel(stack);
   if (!repo) {
     throw new Error(
-      `ContainerImage.fromDlc: got repository '${repository}'; allowed: one of AWS's inference images (${Object.keys(IMAGE_REPOSITORIES).join(', ')}). ` +
+      `ContainerImage.fromDlc in ${where}: got repository '${repository}'; allowed: one of AWS's inference images (${Object.keys(IMAGE_REPOSITORIES).join(', ')}). ` +
         'Fix: use one of them, or ContainerImage.fromImageUri for any other image',
     );
   }
@@ -128,29 +142,41 @@ export function imageAccount(stack: Stack, repository: string): string {
   if (!Token.isUnresolved(stack.region)) {
     if (!repo.regions.includes(stack.region)) {
       throw new Error(
-        `ContainerImage.fromDlc('${repository}'): got region ${stack.region}; allowed: the Regions AWS publishes it in (${repo.regions.join(', ')}). ` +
+        `ContainerImage.fromDlc('${repository}') in ${where}: got Region ${stack.region}, where AWS publishes no version of ${repository}; allowed: the Regions AWS publishes it in (${repo.regions.join(', ')}). ` +
           'Fix: deploy the stack to one of them, or use ContainerImage.fromImageUri with an image in your Region',
       );
     }
     return accounts[stack.region];
   }
-  // Region-agnostic: the stack may go to any Region of the partitions it targets; each must have the image.
-  const partitions: string[] | undefined = stack.node.tryGetContext('@aws-cdk/core:target-partitions');
-  const missing = RegionInfo.regions
-    .filter(r => !partitions || (r.partition !== undefined && partitions.includes(r.partition)))
-    .map(r => r.name)
-    .filter(r => !repo.regions.includes(r));
-  if (missing.length) {
+  // Environment-agnostic: the Region is known at deploy. The Regions it may go to (of its target
+  // partitions, else every Region aws-cdk-lib knows) that lack the repository map to a placeholder, and
+  // the rule refuses them.
+  const partitions = stackPartitions(stack);
+  const inPartitions = (r: string) => !partitions || partitions.includes(RegionInfo.get(r).partition ?? '');
+  if (!repo.regions.some(inPartitions)) {
     throw new Error(
-      `ContainerImage.fromDlc('${repository}') in the region-agnostic stack ${stack.stackName}: got Regions it could be deployed to where AWS does not publish the image (${missing.join(', ')}); ` +
-        `allowed: a stack with a Region among the ${repo.regions.length} where AWS publishes it (ContainerImage.fromDlc lists them). ` +
-        'Fix: give the stack a Region (env: { region: process.env.CDK_DEFAULT_REGION }), or use ContainerImage.fromImageUri',
+      `ContainerImage.fromDlc('${repository}') in the environment-agnostic ${where}: got the target partitions ${partitions!.join(', ')} (@aws-cdk/core:target-partitions), where AWS publishes no version of ${repository} in any Region; ` +
+        `allowed: partitions with a Region among the ${repo.regions.length} where AWS publishes it (${repo.regions.join(', ')}). Fix: give the stack one of those Regions (env: { region }), or use ContainerImage.fromImageUri`,
     );
   }
   const id = `SageMakerImageAccounts${repository.replace(/[^A-Za-z0-9]/g, '')}`;
-  const mapping =
-    (stack.node.tryFindChild(id) as CfnMapping | undefined) ??
-    new CfnMapping(stack, id, { mapping: Object.fromEntries(repo.regions.map(r => [r, { account: accounts[r] }])) });
+  let mapping = stack.node.tryFindChild(id) as CfnMapping | undefined;
+  if (!mapping) {
+    const without = RegionInfo.regions.map(r => r.name).filter(r => inPartitions(r) && !repo.regions.includes(r));
+    mapping = new CfnMapping(stack, id, {
+      mapping: Object.fromEntries([...repo.regions.map(r => [r, { account: accounts[r] }]), ...without.map(r => [r, { account: NO_IMAGE_ACCOUNT }])]),
+    });
+    new CfnRule(stack, `${id}Region`, {
+      assertions: [
+        {
+          assert: Fn.conditionContains([...repo.regions], Aws.REGION),
+          assertDescription:
+            `ContainerImage.fromDlc('${repository}') in ${where}: AWS publishes no version of ${repository} in this Region (the Regions it does publish it in are listed in this rule). ` +
+            'Deploy the stack to one of them, give it a Region (env: { region }) to have this checked at synth, or use ContainerImage.fromImageUri with an image in this Region.',
+        },
+      ],
+    });
+  }
   return mapping.findInMap(Aws.REGION, 'account');
 }
 

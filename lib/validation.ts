@@ -1,4 +1,5 @@
-import { Token } from 'aws-cdk-lib';
+import { Stack, Token } from 'aws-cdk-lib';
+import { RegionInfo } from 'aws-cdk-lib/region-info';
 
 /**
  * Collects every problem with a construct's props so that synthesis reports
@@ -51,4 +52,27 @@ function show(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`;
   if (value === undefined) return 'nothing';
   return String(value);
+}
+
+/**
+ * How an error names a stack: its construct path, and its stack name when that is a literal that differs
+ * (a nested stack's name is a token, which would print as `${Token[…]}`).
+ */
+export function stackLabel(stack: Stack): string {
+  const name = stack.stackName;
+  return Token.isUnresolved(name) || name === stack.node.path ? `stack ${stack.node.path}` : `stack ${stack.node.path} (${name})`;
+}
+
+/**
+ * The partitions a stack can be deployed to: its Region's, when the Region is known; for an
+ * environment-agnostic stack those of the app's `@aws-cdk/core:target-partitions` context, or undefined
+ * (any partition). A Region aws-cdk-lib does not know gives undefined too.
+ */
+export function stackPartitions(stack: Stack): string[] | undefined {
+  if (!Token.isUnresolved(stack.region)) {
+    const partition = RegionInfo.get(stack.region).partition;
+    return partition === undefined ? undefined : [partition];
+  }
+  const context: unknown = stack.node.tryGetContext('@aws-cdk/core:target-partitions');
+  return Array.isArray(context) ? context.map(String) : undefined;
 }

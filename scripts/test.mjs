@@ -11,7 +11,9 @@ const steps = {
     why: 'type-check and build lib, lambda, bin, bench and tests into dist/',
   },
   bundle: { cmd: 'npm run bundle --silent', needs: ['compile'], why: 'Lambda bundle and example model archives' },
-  jest: { cmd: 'npx jest --silent', needs: ['bundle'], why: 'unit, template and simulator tests' },
+  // Lambda's runtime for the bundle's end-to-end suite (never fails: where it cannot be installed, the suite says so).
+  node24: { cmd: 'node scripts/node24.mjs', why: "Node.js 24 (Lambda's nodejs24.x) for the bundle's suite" },
+  jest: { cmd: 'npx jest --silent', needs: ['bundle', 'node24'], why: 'unit, template and simulator tests' },
   python: { cmd: 'node scripts/test-python.mjs runtime', why: 'runtime helper, with and without the frameworks' },
   // The example models' suites unpack the archives `bundle` builds.
   models: { cmd: 'node scripts/test-python.mjs models', needs: ['bundle'], why: 'example inference code on real torch and scikit-learn' },
@@ -26,7 +28,7 @@ const steps = {
 };
 const lanes = [
   ['compile', 'bundle', 'jest'],
-  ['lint', 'python', 'models', 'floor', 'jsii', 'package'],
+  ['node24', 'lint', 'python', 'models', 'floor', 'jsii', 'package'],
 ];
 
 const serial = process.argv.includes('--serial');

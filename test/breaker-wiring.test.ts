@@ -35,9 +35,9 @@ describe('ListRules: exact-list rules split under 2,048 characters, only where n
   // A target that needs nothing else in the stack.
   const target = (): events.IRuleTarget => ({ bind: () => ({ arn: 'arn:aws:sqs:us-east-1:123456789012:q', id: '' }) });
   const pattern = (values: string[]): events.EventPattern => ({ source: ['aws.cloudwatch'], detail: { alarmName: values } });
-  const build = (lengths: number[]) => {
+  const build = (lengths: number[], patternOf = pattern) => {
     const stack = new Stack(newApp(), 'Rules', { env });
-    const rules = new ListRules(stack, 'AlarmRule', 'Evaluate on alarms', pattern, target);
+    const rules = new ListRules(stack, 'AlarmRule', 'Evaluate on alarms', patternOf, target);
     const values = lengths.map((n, i) => `${i}-`.padEnd(n, 'x').slice(0, Math.max(n, `${i}-`.length)));
     for (const v of values) rules.add(v, v.length);
     const found = Object.values(Template.fromStack(stack).findResources('AWS::Events::Rule')).map(r => r.Properties);
@@ -66,6 +66,27 @@ describe('ListRules: exact-list rules split under 2,048 characters, only where n
     const over = build([fill + 1, ...Array(9).fill(200)]);
     expect(over.rendered).toHaveLength(2);
     expect(over.found[1].Description).toBe('Evaluate on alarms (part 2)');
+    expect(over.found[1].EventPattern.detail.alarmName).toEqual([over.values[9]]);
+  });
+
+  test('measured as deployed: detailType renders as detail-type (real-account.md item 43); exactly 2,048 rendered stays in one rule, 2,049 splits', () => {
+    // The breaker's alarm rule: the CDK object says detailType, the template (and EventBridge) detail-type.
+    const alarms = (values: string[]): events.EventPattern => ({
+      source: ['aws.cloudwatch'],
+      detailType: ['CloudWatch Alarm State Change'],
+      detail: { alarmName: values },
+    });
+    // {"source":["aws.cloudwatch"],"detail-type":["CloudWatch Alarm State Change"],"detail":{"alarmName":[]}}
+    const empty = 103;
+    const fill = EVENT_PATTERN_LIMIT - empty - 2 - 9 * 203;
+    const exact = build([fill, ...Array(9).fill(200)], alarms);
+    expect(exact.found[0].EventPattern['detail-type']).toEqual(['CloudWatch Alarm State Change']);
+    expect(exact.rendered).toEqual([2048]);
+    expect(exact.rules.largestPattern).toBe(2048);
+    // One character more renders 2,049: the last value starts a second rule (measuring the CDK object, which
+    // is one character shorter, kept it in the first).
+    const over = build([fill + 1, ...Array(9).fill(200)], alarms);
+    expect(over.rendered).toEqual([2048 - 203 + 1, 200 + 2 + empty]);
     expect(over.found[1].EventPattern.detail.alarmName).toEqual([over.values[9]]);
   });
 

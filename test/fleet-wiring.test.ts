@@ -16,10 +16,10 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { evaluateFleet } from '../lambda/circuit-breaker/fleet';
 import { Clients, createClients, fleetSettingsFromEnv } from '../lambda/circuit-breaker/settings';
-import { ContainerImage, ResilientEndpointFleet, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
+import { ContainerImage, ResilientEndpoint, ResilientEndpointFleet, SageMakerInstanceType, SharedCircuitBreaker } from '../lib';
 import { CloudWatchFake } from './cloudwatch-fake';
 import { LocalDynamoDb } from './local-dynamodb';
-import { deployedValue } from './util';
+import { deployedValue, synthError } from './util';
 
 const env = { account: '123456789012', region: 'us-east-1' };
 const image = ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3');
@@ -250,5 +250,83 @@ describe('fleet.addEndpoint: which breaker each endpoint gets', () => {
     const { f } = fleetIn('Named');
     const e = f.addEndpoint('ranker', cpu);
     expect(Template.fromStack(e.node.scope as NestedStack).toJSON().Description).toBe('SageMaker endpoint ranker of fleet Named/Models');
+  });
+});
+
+describe('a SharedCircuitBreaker in one stack, its endpoint in another', () => {
+  const cpu = { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE };
+  /** The breaker in stack Breakers, endpoint 'rank' in stack Models, with each stack's own env. */
+  const twoStacks = (breakerEnv: typeof env | undefined, endpointEnv: typeof env | undefined, crossRegionReferences = false) => {
+    const a = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const breakers = new Stack(a, 'Breakers', { env: breakerEnv, crossRegionReferences });
+    const models = new Stack(a, 'Models', { env: endpointEnv, crossRegionReferences });
+    const shared = new SharedCircuitBreaker(breakers, 'Shared');
+    new ResilientEndpoint(models, 'Rank', { ...cpu, endpointName: 'rank', fallback: {}, circuitBreaker: { shared } });
+    return { a, breakers, models };
+  };
+
+  test('same account and Region: it synthesizes, the breaker stack deploys after the endpoint stack, and every value it needs crosses by an export', () => {
+    const { a, breakers, models } = twoStacks(env, env);
+    const assembly = a.synth();
+    expect(assembly.getStackByName('Breakers').dependencies.map(d => d.id)).toContain('Models');
+    expect(assembly.getStackByName('Models').dependencies.map(d => d.id)).not.toContain('Breakers'); // no cycle
+    const b = Template.fromStack(breakers).toJSON();
+    const m = Template.fromStack(models).toJSON();
+    // An import as it deploys: the exporting stack's output, followed to the resource it refers to.
+    const exports = new Map(Object.values(m.Outputs as Record<string, any>).map(o => [o.Export.Name, o.Value]));
+    const follow = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map(follow);
+      if (v && typeof v === 'object') {
+        const o = v as Record<string, unknown>;
+        if (o['Fn::ImportValue'] !== undefined) {
+          const value = exports.get(o['Fn::ImportValue'] as string) as { Ref?: string };
+          return `<Models:${value.Ref ?? JSON.stringify(value)}>`;
+        }
+        return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, follow(x)]));
+      }
+      return v;
+    };
+    const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': env.region, 'AWS::AccountId': env.account };
+    const deployedIn = (v: unknown) => deployedValue(follow(v), { ref: id => pseudo[id] ?? `<ref:${id}>`, getAtt: (id, at) => `<att:${id}.${at}>` });
+    const [[fnId, fnRes]] = resources(b, 'AWS::Lambda::Function');
+    const [[levelId]] = resources(m, 'AWS::SSM::Parameter').filter(([, p]) => /degrade level/.test(p.Properties.Description));
+    const [[settingsId]] = resources(m, 'AWS::SSM::Parameter').filter(([, p]) => /settings/.test(p.Properties.Description));
+    // The function reads the endpoint's settings parameter (in Models), and may write exactly its level parameter.
+    expect(deployedIn(fnRes.Properties.Environment.Variables.CONFIG_PARAMETERS)).toBe(`<Models:${settingsId}>`);
+    const stmts = resources(b, 'AWS::IAM::Policy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement) as any[];
+    const writes = stmts.filter(s => [s.Action].flat().includes('ssm:PutParameter')).flatMap(s => [s.Resource].flat().map(deployedIn));
+    expect(writes).toEqual([`arn:aws:ssm:us-east-1:123456789012:parameter/<Models:${levelId}>`]);
+    const sm = stmts.find(s => [s.Action].flat().includes('sagemaker:UpdateEndpointWeightsAndCapacities'));
+    const [[endpointId]] = resources(m, 'AWS::SageMaker::Endpoint');
+    expect([sm.Resource].flat().map(deployedIn)).toEqual([`<Models:${endpointId}>`]); // the endpoint's Ref is its ARN
+    // Its rules watch the endpoint's breaker alarm (created in Models) and the endpoint's events, and target the function.
+    const alarmNames = resources(m, 'AWS::CloudWatch::Alarm').map(([, x]) => x.Properties.AlarmName);
+    expect(alarmNames).toContain('rank-Primary-breaker-HostMemory');
+    const rules = resources(b, 'AWS::Events::Rule').filter(([, r]) => r.Properties.EventPattern);
+    expect(rules.map(([, r]) => r.Properties.EventPattern.detail)).toEqual(
+      expect.arrayContaining([{ alarmName: expect.arrayContaining(['rank-Primary-breaker-HostMemory']) }, { EndpointName: ['rank'] }]),
+    );
+    for (const [, r] of rules) expect(r.Properties.Targets[0].Arn).toEqual({ 'Fn::GetAtt': [fnId, 'Arn'] });
+    // Its scaling grant is by the tag Models puts on the endpoint's scalable targets.
+    const register = stmts.find(s => [s.Action].flat().includes('application-autoscaling:RegisterScalableTarget'));
+    const [[key, value]] = Object.entries(register.Condition.StringEquals as Record<string, string>);
+    const scaled = resources(m, 'AWS::ApplicationAutoScaling::ScalableTarget');
+    expect(scaled).toHaveLength(2);
+    for (const [, t] of scaled)
+      expect(t.Properties.Tags).toEqual(expect.arrayContaining([{ Key: key.replace('aws:ResourceTag/', ''), Value: value }]));
+  });
+
+  test.each([
+    ['another Region (even with crossRegionReferences)', env, { ...env, region: 'eu-west-1' }, true, 'account 123456789012, Region eu-west-1'],
+    ['another account', env, { ...env, account: '210987654321' }, false, 'account 210987654321, Region us-east-1'],
+    ['an environment-agnostic breaker stack', undefined, env, false, 'account 123456789012, Region us-east-1'],
+  ])('%s: a synth error naming both stacks and the fix, not a resolution error or a breaker that cannot reach it', (_n, be, ee, xr, where) => {
+    const { a } = twoStacks(be, ee, xr);
+    const message = synthError(a);
+    expect(message).toContain(`[Breakers/Shared] got the endpoint rank of stack Models (${where}) for this shared breaker of stack Breakers (`);
+    expect(message).toContain(
+      "allowed: endpoints of the breaker's own account and Region (its function calls SageMaker, CloudWatch and Parameter Store in its Region, and EventBridge rules see only that Region's events). Fix: give both stacks the same env, or use a shared breaker in the endpoint's stack (SharedCircuitBreaker.of(stack))",
+    );
+    expect(message).not.toMatch(/Resolution error|got no endpoints/);
   });
 });

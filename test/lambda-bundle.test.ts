@@ -23,6 +23,7 @@ import { lambdaBundleDir } from '../lib/breaker/wiring';
 import { CloudWatchFake } from './cloudwatch-fake';
 import { LocalDynamoDb } from './local-dynamodb';
 import { deployedValue } from './util';
+import { LAMBDA_NODE_MAJOR, lambdaNode } from './lambda-node';
 
 const REGION = 'eu-west-1';
 const KEY_ID = 'ASIALOCALTESTKEY';
@@ -236,6 +237,10 @@ class AwsJsonServer {
 
 /** How many runs the suite has started (each writes its result to a file of its own). */
 let invocations = 0;
+/** The Node.js the bundle runs on: 24, as Lambda's nodejs24.x, where it could be installed (test/lambda-node.ts). */
+const NODE = lambdaNode();
+/** The Node.js version each run reported. */
+const ranOn = new Set<string>();
 
 /**
  * Runs the shipped bundle's handler once, in a new node process started in `dir`: its exit code, its log
@@ -250,9 +255,10 @@ function invoke(
   const out = path.join(dir, `result-${++invocations}.json`);
   const driver =
     `require('./index.js').handler(${JSON.stringify(event)})` +
-    `.then(r => require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(r)), e => { console.error(e); process.exitCode = 1; });`;
+    `.then(r => require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(r)), e => { console.error(e); process.exitCode = 1; });` +
+    `require('fs').writeFileSync(${JSON.stringify(`${out}.node`)}, process.versions.node);`;
   return new Promise(resolve => {
-    const child = spawn(process.execPath, ['-e', driver], {
+    const child = spawn(NODE.path ?? process.execPath, ['-e', driver], {
       cwd: dir,
       // Lambda's variables (no others from this machine: no AWS profile, no NODE_PATH).
       env: { PATH: process.env.PATH ?? '', ...env },
@@ -262,7 +268,10 @@ function invoke(
     let stderr = '';
     child.stdout.on('data', d => (stdout += d));
     child.stderr.on('data', d => (stderr += d));
-    child.on('close', code => resolve({ code, stdout, stderr, result: fs.existsSync(out) ? JSON.parse(fs.readFileSync(out, 'utf8')) : undefined }));
+    child.on('close', code => {
+      if (fs.existsSync(`${out}.node`)) ranOn.add(fs.readFileSync(`${out}.node`, 'utf8'));
+      resolve({ code, stdout, stderr, result: fs.existsSync(out) ? JSON.parse(fs.readFileSync(out, 'utf8')) : undefined });
+    });
   });
 }
 
@@ -485,6 +494,18 @@ describe('the shipped breaker bundle, alone in a process, against local AWS endp
     expect(aws.calls.filter(c => c.target === 'SageMaker.UpdateEndpointWeightsAndCapacities')).toHaveLength(1);
     expect((await db.get('breaker'))!.version.N).toBe('2');
   });
+
+  // Last: every run above was on Node.js 24, the runtime Lambda gives the function (nodejs24.x).
+  (NODE.path ? test : test.skip)(
+    NODE.path
+      ? `every run above was on Node.js ${NODE.version}, as Lambda's nodejs${LAMBDA_NODE_MAJOR}.x runs the function`
+      : `SKIPPED Node.js ${LAMBDA_NODE_MAJOR}: ${(NODE as { reason: string }).reason}; the bundle ran on this machine's Node.js ${process.versions.node} instead`,
+    () => {
+      expect(ranOn.size).toBeGreaterThan(0);
+      expect([...ranOn]).toEqual([(NODE as { version: string }).version]);
+      expect(Number([...ranOn][0].split('.')[0])).toBe(LAMBDA_NODE_MAJOR);
+    },
+  );
 });
 
 test("it ships the notice of every package esbuild put in it: name, version, license and the license's own text", () => {

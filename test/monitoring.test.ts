@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { CfnParameter, Duration, Stack } from 'aws-cdk-lib';
+import { App, CfnParameter, Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -537,7 +537,7 @@ describe('what EndpointMonitoring deploys, exactly', () => {
       ...Object.fromEntries(
         ['preprocess', 'inference', 'postprocess'].map(s => [
           `legacy-AllTraffic-app-Stage-${s}-Memory`,
-          `Memory of stage '${s}' >= 85 % (published by the container in ResilientEndpoint/Application).${tail}`,
+          `Memory of stage '${s}' >= 85 % of its worker's memory budget (published by the container in ResilientEndpoint/Application).${tail}`,
         ]),
       ),
       'legacy-AllTraffic-business-ErrorRate5xx': `5XX rate >= 1 % over 5 minutes (Average of Invocation5XXErrors is the rate, 0-1: threshold 0.01).${tail}`,
@@ -706,6 +706,58 @@ describe('what EndpointMonitoring deploys, exactly', () => {
           Subscribers: [{ SubscriptionType: 'SNS', Address: { Ref: expect.any(String) } }],
         },
       ],
+    });
+  });
+
+  describe('AWS Budgets exists in the aws and aws-cn partitions only (botocore endpoints.json; real-account.md item 42)', () => {
+    /** A monitoring with a budget in a stack of `region` (undefined: environment-agnostic), with the app's target partitions. */
+    const budgetIn = (region: string | undefined, partitions?: string[]) => {
+      const app = new App({ context: partitions ? { '@aws-cdk/core:target-partitions': partitions } : {} });
+      const stack = new Stack(app, 'Costs', region ? { env: { account: '123456789012', region } } : {});
+      new EndpointMonitoring(stack, 'M', {
+        endpointName: 'legacy',
+        variants: [{ variantName: 'AllTraffic', instanceType: SageMakerInstanceType.ML_M5_XLARGE }],
+        monthlyBudgetUsd: 2000,
+        dashboard: false,
+      });
+      return { app, stack };
+    };
+    const budgetOf = (stack: Stack) => Object.values(Template.fromStack(stack).findResources('AWS::Budgets::Budget'));
+
+    test('a GovCloud stack: a synth error naming the stack, its Region and partition, and the way out', () => {
+      const expected =
+        /\[Costs\/M\] monitoring\.monthlyBudgetUsd: got 2000 in stack Costs, whose partition aws-us-gov has no AWS Budgets endpoint \(Region us-gov-west-1\); allowed: a stack in the aws or aws-cn partition\. Fix: remove monthlyBudgetUsd, and create the budget where the account is billed \(for GovCloud: in the associated commercial account\)/;
+      expect(synthError(budgetIn('us-gov-west-1').app)).toMatch(expected);
+      // An environment-agnostic stack that targets GovCloud alone: the same error.
+      expect(synthError(budgetIn(undefined, ['aws-us-gov']).app)).toMatch(
+        /got 2000 in stack Costs, whose partition aws-us-gov has no AWS Budgets endpoint \(the partitions of @aws-cdk\/core:target-partitions\)/,
+      );
+    });
+
+    test('a commercial or China stack, or an agnostic one targeting them (cdk init sets aws, aws-cn): the budget, unconditional, no warning', () => {
+      for (const { stack } of [budgetIn('eu-west-1'), budgetIn('cn-north-1'), budgetIn(undefined, ['aws', 'aws-cn'])]) {
+        const budgets = budgetOf(stack);
+        expect(budgets).toHaveLength(1);
+        expect(budgets[0].Condition).toBeUndefined();
+        expect(warnings(stack).filter(w => /BudgetPartition/.test(w))).toEqual([]);
+      }
+    });
+
+    test('an environment-agnostic stack that may go to GovCloud: the budget only where Budgets exists (a condition on AWS::Partition), and a warning', () => {
+      for (const [partitions, where] of [
+        [undefined, 'any partition'],
+        [['aws', 'aws-us-gov'], 'aws-us-gov'],
+      ] as const) {
+        const { stack } = budgetIn(undefined, partitions as string[] | undefined);
+        const t = Template.fromStack(stack).toJSON();
+        const [budget] = budgetOf(stack);
+        expect(t.Conditions[budget.Condition]).toEqual({
+          'Fn::Or': [{ 'Fn::Equals': [{ Ref: 'AWS::Partition' }, 'aws'] }, { 'Fn::Equals': [{ Ref: 'AWS::Partition' }, 'aws-cn'] }],
+        });
+        expect(warnings(stack).join('\n')).toContain(
+          `monitoring.monthlyBudgetUsd in the environment-agnostic stack Costs: AWS Budgets exists in the aws and aws-cn partitions only, and this stack may be deployed to ${where}; the budget is created only where Budgets exists`,
+        );
+      }
     });
   });
 

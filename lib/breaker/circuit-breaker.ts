@@ -301,8 +301,10 @@ export class CircuitBreaker extends Construct {
 
     // Fast path: alarms on the breaker thresholds → EventBridge → function. Memory triggers use the
     // endpoint's publishing period: at 10 s they are high-resolution alarms on one 10-s period. (If
-    // 10-s data were not stored for these metrics, such an alarm would just never fire; the 1-minute
-    // schedule and the function's own reads, which fall back to 1-minute data, still protect.)
+    // 10-s data were not stored for these metrics, such an alarm would not stay silent: with
+    // notBreaching it flaps, ALARM on the slot that holds the minute's point and OK 10 s later
+    // (PutMetricAlarm, Period; real-account.md item 23), and each ALARM starts an evaluation. The
+    // function reads the data's own spacing, and the 1-minute schedule protects either way.)
     const m = new EndpointMetricFactory(props.endpointName, props.primaryVariantName);
     const alarmNames: string[] = [];
     const alarm = (aid: string, metric: cloudwatch.IMetric, threshold: number, description: string) => {

@@ -2,7 +2,7 @@
  * One breaker function for several endpoints (a fleet's, or any stack's): its rules, its grants on
  * each registered endpoint, and the registration each endpoint's CircuitBreaker makes.
  */
-import { Lazy, Stack, Tags } from 'aws-cdk-lib';
+import { Lazy, Stack, Tags, Token } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -12,7 +12,7 @@ import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { VariantAutoScaling } from '../auto-scaling';
-import { PropErrors } from '../validation';
+import { PropErrors, stackLabel } from '../validation';
 import { BREAKER_ENV as ENV, BREAKER_NAMESPACE, ENDPOINT_EVENT_TYPES } from './contract';
 import {
   BREAKER_TAG,
@@ -130,8 +130,8 @@ export class SharedCircuitBreaker extends Construct {
       "give the account's quota of managed policies per role (IAM's default 10, at most 20), or leave it unset",
       true,
     );
-    const errors: string[] = [...props.all];
-    if (!this.names.length) {
+    const errors: string[] = [...props.all, ...this.elsewhere];
+    if (!this.names.length && !this.elsewhere.length) {
       errors.push(`got no endpoints; allowed: at least one. Fix: pass it as circuitBreaker.shared of a ResilientEndpoint, or remove it`);
     }
     const env = sharedEnvironmentBytes(this.settings, this.runtime.stateTable);
@@ -162,8 +162,25 @@ export class SharedCircuitBreaker extends Construct {
     return errors;
   }
 
-  /** Registers an endpoint: the function may act on it, its parameters and its scalable targets. */
+  /**
+   * Registers an endpoint: the function may act on it, its parameters and its scalable targets. The
+   * endpoint may be in another stack of the same account and Region (CloudFormation exports carry its
+   * parameters' names to this stack, which then deploys after it); an endpoint of another account or
+   * Region is a synth error: the function calls SageMaker, CloudWatch and Parameter Store in its own
+   * Region, and EventBridge rules see only their own Region's events.
+   */
   public register(e: SharedBreakerEndpoint): BreakerRuntime {
+    const mine = Stack.of(this);
+    const theirs = Stack.of(e.levelParameter);
+    if (!sameEnvironment(mine, theirs)) {
+      // Not wired (no reference across environments): the validation reports it.
+      this.elsewhere.push(
+        `got the endpoint ${e.endpointName} of ${stackLabel(theirs)} (${environmentOf(theirs)}) for this shared breaker of ${stackLabel(mine)} (${environmentOf(mine)}); ` +
+          "allowed: endpoints of the breaker's own account and Region (its function calls SageMaker, CloudWatch and Parameter Store in its Region, and EventBridge rules see only that Region's events). " +
+          `Fix: give both stacks the same env, or use a shared breaker in the endpoint's stack (SharedCircuitBreaker.of(stack))`,
+      );
+      return this.runtime;
+    }
     this.names.push(e.endpointName);
     this.endpointRules.add(e.endpointName, deployedLength(e.endpointName, MAX_ENDPOINT_NAME));
     this.settings.push(e.settingsParameter.parameterName);
@@ -191,8 +208,21 @@ export class SharedCircuitBreaker extends Construct {
   }
 
   private readonly scalingGranted = new Set<boolean>();
+  private readonly elsewhere: string[] = [];
   private readonly alarmRules: ListRules;
   private readonly endpointRules: ListRules;
+}
+
+/** Whether two stacks deploy to the same account and Region (environment-agnostic counts as the same as itself only). */
+function sameEnvironment(a: Stack, b: Stack): boolean {
+  const same = (x: string, y: string) => (Token.isUnresolved(x) ? Token.isUnresolved(y) : x === y);
+  return same(a.account, b.account) && same(a.region, b.region);
+}
+
+/** A stack's account and Region, for a message. */
+function environmentOf(stack: Stack): string {
+  const known = (v: string, what: string) => (Token.isUnresolved(v) ? `any ${what}` : `${what} ${v}`);
+  return `${known(stack.account, 'account')}, ${known(stack.region, 'Region')}`;
 }
 
 /** Props of {@link SharedCircuitBreaker}. */

@@ -187,9 +187,20 @@ export function deployedLength(value: string, tokenLength: number): number {
 }
 
 /**
+ * The length of an event pattern as it is deployed: as aws-cdk-lib renders it into the template, where
+ * e.g. `detailType` becomes `detail-type` (real-account.md item 43), not as the CDK object is written.
+ * A rule in a scratch stack renders it, so the count follows aws-cdk-lib's own rendering.
+ */
+export function renderedPatternLength(pattern: events.EventPattern): number {
+  const scratch = new Stack();
+  const rule = new events.Rule(scratch, 'Pattern', { eventPattern: pattern });
+  return JSON.stringify(scratch.resolve((rule.node.defaultChild as events.CfnRule).eventPattern)).length;
+}
+
+/**
  * Rules whose pattern lists values (endpoint names, alarm names), split so that each pattern stays within
  * EventBridge's 2,048 characters whatever the number of values: a new rule starts when the next value
- * would not fit. The first rule keeps `id`; the next are `${id}2`, `${id}3`, ….
+ * would not fit in the pattern as deployed (`renderedPatternLength`). The first rule keeps `id`; the next are `${id}2`, `${id}3`, ….
  */
 export class ListRules {
   private readonly groups: { values: string[]; size: number; rule: events.Rule }[] = [];
@@ -226,7 +237,7 @@ export class ListRules {
         eventPattern: this.pattern(Lazy.list({ produce: () => values })),
         targets: [this.target()],
       });
-      group = { values, size: JSON.stringify(this.pattern([])).length, rule };
+      group = { values, size: renderedPatternLength(this.pattern([])), rule };
       this.groups.push(group);
     }
     group.size += length + (group.values.length ? 3 : 2); // ,"value" or, the first, "value"

@@ -1,4 +1,4 @@
-import { Annotations, ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Aws, CfnCondition, Duration, Fn, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as budgets from 'aws-cdk-lib/aws-budgets';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -8,7 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
-import { PropErrors } from '../validation';
+import { PropErrors, stackLabel, stackPartitions } from '../validation';
 import { createAlarm } from './alarm-factory';
 import { EndpointMetricFactory } from './metrics';
 
@@ -16,6 +16,12 @@ import { EndpointMetricFactory } from './metrics';
 export const DEFAULT_APPLICATION_NAMESPACE = 'ResilientEndpoint/Application';
 /** Environment variable that carries the application-tier namespace into the container. */
 export const APPLICATION_NAMESPACE_ENV = 'RESILIENT_ENDPOINT_METRICS_NAMESPACE';
+
+/**
+ * The partitions AWS Budgets has an endpoint in: botocore's endpoints.json lists `budgets` in `aws` and
+ * `aws-cn` only; GovCloud budgets are created in the associated commercial account (real-account.md item 42).
+ */
+export const BUDGETS_PARTITIONS: readonly string[] = ['aws', 'aws-cn'];
 
 /** Monitoring settings. Every tier is on by default with the incident-proven thresholds. */
 export interface MonitoringOptions {
@@ -66,7 +72,9 @@ export interface MonitoringOptions {
    */
   readonly stages?: string[];
   /**
-   * Per-stage memory alarm threshold (0–100).
+   * Per-stage memory alarm threshold (0–100), in percent of the worker's memory budget: the stage metric is
+   * the resident memory of the worker running the stage against `RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES`
+   * (the runtime's `process_memory_percent`), not a share of the instance's memory.
    * @default 85
    */
   readonly stageMemoryThresholdPercent?: number;
@@ -119,6 +127,10 @@ export interface MonitoringOptions {
   /**
    * Monthly budget in USD: an AWS Budgets alarm at 80 % of it notifies the topic (incident B checklist).
    * Costs are filtered by the `resilient-endpoint` cost-allocation tag, which must be activated in Billing.
+   * AWS Budgets exists in the `aws` and `aws-cn` partitions only: in a GovCloud stack this is a synth
+   * error (create the budget in the associated commercial account); in an environment-agnostic stack
+   * that may be deployed to another partition, the budget gets a CloudFormation condition on
+   * `AWS::Partition` (created only where Budgets exists) and a warning (`RE-BudgetPartition`).
    * @default - no budget
    */
   readonly monthlyBudgetUsd?: number;
@@ -203,12 +215,14 @@ export class EndpointMonitoring extends Construct {
   public readonly applicationNamespace: string;
 
   private readonly props: EndpointMonitoringProps;
+  private readonly errors: PropErrors;
 
   constructor(scope: Construct, id: string, props: EndpointMonitoringProps) {
     super(scope, id);
     this.props = props;
     const errors = validateMonitoring(props);
     this.node.addValidation({ validate: () => errors.all });
+    this.errors = errors;
     this.applicationNamespace = props.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE;
 
     this.topic = props.alarmTopic ?? this.createTopic();
@@ -353,7 +367,7 @@ export class EndpointMonitoring extends Construct {
         2,
         3,
         cloudwatch.TreatMissingData.NOT_BREACHING,
-        `Memory of stage '${stage}' >= ${t} % (published by the container in ${this.applicationNamespace}).`,
+        `Memory of stage '${stage}' >= ${t} % of its worker's memory budget (published by the container in ${this.applicationNamespace}).`,
       );
     }
   }
@@ -510,6 +524,17 @@ export class EndpointMonitoring extends Construct {
   }
 
   private createBudget(amount: number): void {
+    const stack = Stack.of(this);
+    const partitions = stackPartitions(stack);
+    const without = partitions?.filter(p => !BUDGETS_PARTITIONS.includes(p));
+    if (partitions && without!.length === partitions.length) {
+      this.errors.addMessage(
+        `monitoring.monthlyBudgetUsd: got ${amount} in ${stackLabel(stack)}, whose partition ${partitions.join(', ')} has no AWS Budgets endpoint ` +
+          `(${Token.isUnresolved(stack.region) ? 'the partitions of @aws-cdk/core:target-partitions' : `Region ${stack.region}`}); allowed: a stack in the ${BUDGETS_PARTITIONS.join(' or ')} partition. ` +
+          'Fix: remove monthlyBudgetUsd, and create the budget where the account is billed (for GovCloud: in the associated commercial account), filtered by the resilient-endpoint tag',
+      );
+      return;
+    }
     const topic = this.topic;
     topic.addToResourcePolicy(
       new iam.PolicyStatement({
@@ -523,7 +548,7 @@ export class EndpointMonitoring extends Construct {
         },
       }),
     );
-    new budgets.CfnBudget(this, 'MonthlyBudget', {
+    const budget = new budgets.CfnBudget(this, 'MonthlyBudget', {
       budget: {
         budgetType: 'COST',
         timeUnit: 'MONTHLY',
@@ -537,6 +562,19 @@ export class EndpointMonitoring extends Construct {
         },
       ],
     });
+    if (without === undefined || without.length) {
+      // Environment-agnostic and possibly deployed where Budgets has no endpoint: the budget exists only
+      // in the partitions that have it, so the same template deploys everywhere.
+      budget.cfnOptions.condition = new CfnCondition(this, 'BudgetsPartition', {
+        expression: Fn.conditionOr(...BUDGETS_PARTITIONS.map(p => Fn.conditionEquals(Aws.PARTITION, p))),
+      });
+      Validations.of(this).addWarning(
+        'RE-BudgetPartition',
+        `monitoring.monthlyBudgetUsd in the environment-agnostic ${stackLabel(stack)}: AWS Budgets exists in the ${BUDGETS_PARTITIONS.join(' and ')} partitions only, ` +
+          `and this stack may be deployed to ${without?.length ? without.join(', ') : 'any partition'}; the budget is created only where Budgets exists (a condition on AWS::Partition). ` +
+          "In GovCloud, create the budget in the associated commercial account. To target aws and aws-cn alone, set the context '@aws-cdk/core:target-partitions': ['aws', 'aws-cn'] (cdk init's cdk.json sets it)",
+      );
+    }
   }
 
   private createDashboard(): cloudwatch.Dashboard {
