@@ -4,18 +4,18 @@
  * drill was refused or did not see the path work, 2 usage error.
  */
 import * as fs from 'fs';
-import { nodeNotice, opsClients, resolveRegion } from './aws';
+import { CallLimits, nodeNotice, opsClients, resolveRegion } from './aws';
 import { doctor, DOCTOR_DEADLINE_MS, formatReport } from './doctor';
 import { drill, formatDrill } from './drill';
 
-export const DOCTOR_USAGE = `usage: sagemaker-resilient-endpoint doctor --endpoint NAME [--region R] [--json]
+export const DOCTOR_USAGE = `usage: sagemaker-resilient-endpoint doctor --endpoint NAME [--region R] [--json] [--timeout 60s]
   Read-only checks of a deployed ResilientEndpoint with your AWS credentials: endpoint InService and its
   live config, 10-second data really stored, the per-GPU and per-variant series, every alarm (none stuck
   without data) and a confirmed subscriber, the breaker (function runs, rules enabled, state item, level
   parameter, weights, tagged scalable targets), captured requests, Parameter Store throughput.
   Region: --region, else AWS_REGION, else AWS_DEFAULT_REGION, else your profile's.
-  Ends within ${DOCTOR_DEADLINE_MS / 1000} s whatever the network does (each AWS call: 10 s, 3 tries); a check that
-  did not finish in time FAILs, named. Exit code 0 when no check FAILs. Permissions: Describe*/List*/Get*
+  Ends within ${DOCTOR_DEADLINE_MS / 1000} s (--timeout: 5s to 10m) whatever the network does (each AWS call: 10 s,
+  3 tries); a check that did not finish in time FAILs, named. Exit code 0 when no check FAILs. Permissions: Describe*/List*/Get*
   on those services, cloudwatch:DescribeAlarms on "*" for the composite alarm (see README).`;
 
 export const DRILL_USAGE = `usage: sagemaker-resilient-endpoint drill --endpoint NAME --to DEGRADED|OPEN [--hold 5m] [--watch-back 30m]
@@ -59,9 +59,10 @@ export async function doctorMain(
   argv: string[],
   clients = undefined as ReturnType<typeof opsClients> | undefined,
   out: Out = CONSOLE,
-  deps: { deadlineMs?: number } = {},
+  deps: { deadlineMs?: number; limits?: CallLimits } = {},
 ): Promise<number> {
   let o: Record<string, string>;
+  let deadlineMs = deps.deadlineMs;
   try {
     o = parse(argv, ['json', 'help']);
     if (o.help) {
@@ -69,11 +70,16 @@ export async function doctorMain(
       return 0;
     }
     if (!o.endpoint) throw new Error('--endpoint NAME is required');
+    if (o.timeout !== undefined) {
+      const ms = durationMs(o.timeout, 'timeout');
+      if (ms < 5_000 || ms > 600_000) throw new Error(`--timeout: got ${o.timeout}; allowed: 5s to 10m`);
+      deadlineMs = ms;
+    }
   } catch (e) {
     out.error(`${(e as Error).message}\n${DOCTOR_USAGE}`);
     return 2;
   }
-  const r = await doctor(clients ?? opsClients(resolveRegion(o.region)), o.endpoint, Date.now(), { deadlineMs: deps.deadlineMs });
+  const r = await doctor(clients ?? opsClients(resolveRegion(o.region), undefined, deps.limits), o.endpoint, Date.now(), { deadlineMs });
   out.log(o.json ? JSON.stringify(r, null, 2) : formatReport(r));
   notice(out);
   return r.ok ? 0 : 1;
