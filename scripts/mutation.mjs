@@ -39,6 +39,7 @@ export const GROUPS = [
   { name: 'fleet', mutate: ['lib/fleet.ts'], suites: ['fleet-wiring', 'fleet'] },
   { name: 'capacity-plan', mutate: ['lib/capacity-plan.ts'], suites: ['capacity-plan'] },
   { name: 'memory-profile', mutate: ['lib/memory-profile.ts'], suites: ['memory-profile'] },
+  { name: 'ops-cli', mutate: ['bin/ops/*.ts'], suites: ['ops-doctor', 'ops-drill', 'ops-network'] },
 ];
 
 const args = process.argv.slice(2);
