@@ -159,6 +159,6 @@ export function fixFor(e: unknown): string {
   )
     return 'AWS could not be reached: check the network, a proxy (HTTPS_PROXY) and --region (a Region name that does not exist resolves to no endpoint)';
   if (isThrottling(e)) return 'AWS throttled the call after the SDK retries: run doctor again in a minute';
-  if (isAccessDenied(e)) return "grant the caller the action named in the error (README, Operations: doctor's permissions)";
+  if (isAccessDenied(e)) return "grant the caller the action named in the error (docs/operations.md: doctor's permissions)";
   return `${name} is not one doctor knows: read the message, check --endpoint and --region, then run doctor again`;
 }

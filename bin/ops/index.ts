@@ -16,7 +16,7 @@ export const DOCTOR_USAGE = `usage: sagemaker-resilient-endpoint doctor --endpoi
   Region: --region, else AWS_REGION, else AWS_DEFAULT_REGION, else your profile's.
   Ends within ${DOCTOR_DEADLINE_MS / 1000} s (--timeout: 5s to 10m) whatever the network does (each AWS call: 10 s,
   3 tries); a check that did not finish in time FAILs, named. Exit code 0 when no check FAILs. Permissions: Describe*/List*/Get*
-  on those services, cloudwatch:DescribeAlarms on "*" for the composite alarm (see README).`;
+  on those services, cloudwatch:DescribeAlarms on "*" for the composite alarm (see docs/operations.md).`;
 
 export const DRILL_USAGE = `usage: sagemaker-resilient-endpoint drill --endpoint NAME --to DEGRADED|OPEN [--hold 5m] [--watch-back 30m]
          [--probe FILE --content-type application/json] [--dry-run] [--region R] [--json]
