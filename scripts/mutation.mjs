@@ -40,6 +40,7 @@ export const GROUPS = [
   { name: 'capacity-plan', mutate: ['lib/capacity-plan.ts'], suites: ['capacity-plan'] },
   { name: 'memory-profile', mutate: ['lib/memory-profile.ts'], suites: ['memory-profile'] },
   { name: 'model-artifacts', mutate: ['lib/model-artifacts.ts', 'lib/validation.ts'], suites: ['model-artifacts', 'monitoring'] },
+  { name: 'ops-cli', mutate: ['bin/ops/*.ts'], suites: ['ops-doctor', 'ops-drill', 'ops-network'] },
 ];
 
 const args = process.argv.slice(2);

@@ -3,6 +3,7 @@ import {
   DescribeScalableTargetsCommand,
   RegisterScalableTargetCommand,
   ScalableTarget,
+  ValidationException as AasValidationException,
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import {
@@ -470,6 +471,107 @@ describe('capacity follows the state (Application Auto Scaling settings, never c
     expect(published()).toMatchObject({ level: 1 });
     expect(weightCalls()).toHaveLength(1);
     expect((await item())!.capacity).toBeUndefined(); // not recorded as applied: the next evaluation tries again
+  });
+});
+
+describe('capacity holds that land (real-account.md items 36, 37)', () => {
+  const registered = () => aas.commandCalls(RegisterScalableTargetCommand).map(c => c.args[0].input);
+  /** DescribeEndpoint as SageMaker answers it: both instance counts per variant. */
+  function endpointCounts(status: string, weights: [number, number], current: [number, number], desired = current) {
+    sm.on(DescribeEndpointCommand).resolves({
+      EndpointName: 'rec',
+      EndpointStatus: status as any,
+      ProductionVariants: [
+        {
+          VariantName: 'Primary',
+          CurrentWeight: weights[0],
+          DesiredWeight: weights[0],
+          CurrentInstanceCount: current[0],
+          DesiredInstanceCount: desired[0],
+        },
+        {
+          VariantName: 'Fallback',
+          CurrentWeight: weights[1],
+          DesiredWeight: weights[1],
+          CurrentInstanceCount: current[1],
+          DesiredInstanceCount: desired[1],
+        },
+      ],
+    });
+  }
+
+  test('a minimum raised while the endpoint was Updating changed nothing: re-sent once it is InService, then left alone', async () => {
+    // Degrades while the primary's own scale-out is in progress (Updating): the minimum lands on the target
+    // but, the resource not being active, the capacity stays (RegisterScalableTarget's documentation).
+    await stored(CLOSED);
+    metrics([90], []);
+    endpointCounts('Updating', [1, 0], [4, 1]);
+    const r1 = await evaluate(alarmEvent, scaled, clients, NOW);
+    expect(r1.state).toBe('DEGRADED');
+    expect(registered().filter(x => x.MinCapacity !== undefined)).toEqual([
+      expect.objectContaining({ ResourceId: 'endpoint/rec/variant/Fallback', MinCapacity: 2 }),
+    ]);
+    expect(targets.get('endpoint/rec/variant/Fallback')!.MinCapacity).toBe(2);
+    // InService again, the fallback still at 1 instance, desired 1: the target's minimum of 2 never took.
+    aas.resetHistory();
+    endpointCounts('InService', [1, 0], [4, 1]);
+    const r2 = await evaluate(schedule, scaled, clients, NOW + MIN);
+    expect(registered()).toEqual([
+      {
+        ServiceNamespace: 'sagemaker',
+        ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+        ResourceId: 'endpoint/rec/variant/Fallback',
+        MinCapacity: 2,
+      },
+    ]);
+    expect(r2.reasons.join()).toMatch(/Fallback: minimum capacity 2 re-sent \(the target has it, the variant has 1 instance\(s\)/);
+    // Application Auto Scaling acts on it: SageMaker moves the fallback to 2 (Updating, desired 2), then InService at 2.
+    for (const [status, current, desired] of [
+      ['Updating', [4, 1], [4, 2]],
+      ['InService', [4, 2], [4, 2]],
+    ] as [string, [number, number], [number, number]][]) {
+      aas.resetHistory();
+      endpointCounts(status, [0.75, 0.25], current, desired);
+      await evaluate(schedule, scaled, clients, NOW + 2 * MIN);
+      expect(registered().filter(x => x.MinCapacity !== undefined)).toEqual([]);
+    }
+  });
+
+  test('while the endpoint is still Updating, a minimum not yet reflected is not re-sent (it may be in progress)', async () => {
+    await stored(DEGRADED, { suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
+    targets.get('endpoint/rec/variant/Primary')!.SuspendedState!.DynamicScalingInSuspended = true;
+    targets.get('endpoint/rec/variant/Fallback')!.MinCapacity = 2;
+    metrics([85], []);
+    endpointCounts('Updating', [0.75, 0.25], [4, 1]);
+    await evaluate(schedule, scaled, clients, NOW);
+    expect(registered()).toEqual([]);
+  });
+
+  test('a ValidationException for a permission Application Auto Scaling validates: its words logged, not recorded, retried next evaluation', async () => {
+    await stored(CLOSED);
+    metrics([90], []);
+    endpointCounts('InService', [1, 0], [4, 1]);
+    // The SDK's own exception class, as AAS fails a request whose caller lacks a validated permission
+    // (user guide, security_iam_permission_validation: "returns an error ... containing information about the missing permission").
+    const missing = new AasValidationException({
+      message:
+        'User: arn:aws:sts::123456789012:assumed-role/Rec-CircuitBreakerRole/Rec-CircuitBreakerFn is not authorized to perform: cloudwatch:DescribeAlarms',
+      $metadata: { httpStatusCode: 400, requestId: 'a1b2' },
+    });
+    aas.on(RegisterScalableTargetCommand).rejects(missing);
+    const r = await evaluate(alarmEvent, scaled, clients, NOW);
+    expect(r.outcome).toBe('evaluated');
+    expect(r.reasons.join('\n')).toMatch(
+      /Fallback: minimum capacity 2 failed \(ValidationException: User: .* is not authorized to perform: cloudwatch:DescribeAlarms\): retried on the next evaluation/,
+    );
+    expect(published()).toMatchObject({ level: 1 });
+    expect((await item())!.capacity).toBeUndefined();
+    // The grant fixed: the next evaluation makes both calls again and records them.
+    scalableTargets();
+    aas.resetHistory();
+    await evaluate(schedule, scaled, clients, NOW + MIN);
+    expect(registered().map(x => x.ResourceId)).toEqual(['endpoint/rec/variant/Primary', 'endpoint/rec/variant/Fallback']);
+    expect(JSON.parse((await item())!.capacity.S!)).toEqual({ suspendPrimaryScaleIn: true, fallbackMinCapacity: 2 });
   });
 });
 

@@ -360,7 +360,7 @@ describe('capacity holds', () => {
     const reasons: string[] = [];
     const calls: string[] = [];
     expect(await applyCapacity(clients, capacityChanges(scaled, hold, undefined, undefined).slice(0, 1), calls, reasons)).toBe(false);
-    expect(reasons).toEqual(['Primary: scale-in suspended failed (ValidationException): retried on the next evaluation']);
+    expect(reasons).toEqual(['Primary: scale-in suspended failed (ValidationException: no): retried on the next evaluation']);
     expect(calls).toEqual(['application-autoscaling:RegisterScalableTarget']);
   });
 });

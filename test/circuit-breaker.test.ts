@@ -12,6 +12,15 @@ import { validateBreaker } from '../lib/breaker/circuit-breaker';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
 import { exampleStacks, iamStatements, nagFindings, newStack, synthError } from './util';
 
+/** The statements of the breaker role's policy (the one policy that may change an endpoint's weights). */
+function breakerStatements(t: Template): any[] {
+  const policies = (Object.values(t.findResources('AWS::IAM::Policy')) as any[]).filter(p =>
+    JSON.stringify(p).includes('UpdateEndpointWeightsAndCapacities'),
+  );
+  expect(policies).toHaveLength(1);
+  return policies[0].Properties.PolicyDocument.Statement;
+}
+
 describe('recommender example breaker', () => {
   let t: Template;
   let stack: RecommenderStack;
@@ -105,7 +114,11 @@ describe('recommender example breaker', () => {
       expect(JSON.stringify(s.Resource)).not.toContain('*');
     }
     const wild = statements.filter(s => s.Resource === '*');
-    expect(wild.map(s => s.Action)).toEqual([['application-autoscaling:DescribeScalableTargets', 'cloudwatch:GetMetricData']]); // no resource-level permissions exist
+    expect(wild.flatMap(s => [s.Action].flat()).sort()).toEqual([
+      'application-autoscaling:DescribeScalableTargets',
+      'cloudwatch:DescribeAlarms',
+      'cloudwatch:GetMetricData',
+    ]); // read-only
   });
 
   test('the container learns where its degrade level is and may read it', () => {
@@ -141,6 +154,9 @@ test('usable alone for any endpoint; dry run; reserved concurrency only when ask
     'legacy-AllTraffic-breaker-ErrorRate',
     'legacy-AllTraffic-breaker-HostMemory',
   ]);
+  // No autoscaling, no capacity actions: none of what Application Auto Scaling validates is granted.
+  const actions = iamStatements(t).flatMap(s => [s.Action].flat());
+  expect(actions.filter(a => /DescribeEndpointConfig|DescribeAlarms|PutMetricAlarm|DeleteAlarms|RegisterScalableTarget/.test(a))).toEqual([]);
 });
 
 test('invalid thresholds fail synthesis with every error', () => {
@@ -211,6 +227,30 @@ describe('seeing memory within seconds; acting while the endpoint is Updating', 
         }),
       },
     });
+  });
+
+  test('capacity actions: what Application Auto Scaling validates before it changes a SageMaker target, scoped as AWS scopes it', () => {
+    // AAS user guide security_iam_permission_validation / security_iam_id-based-policy-examples ("SageMaker endpoints");
+    // the alarm writes as AmazonSageMakerCanvasFullAccess scopes them (real-account.md item 36).
+    // The breaker role's policy (the one that may change the endpoint's weights).
+    const statements = breakerStatements(t);
+    const find = (action: string) => statements.filter(s => [s.Action].flat().includes(action));
+    const config = find('sagemaker:DescribeEndpointConfig');
+    expect(config).toEqual([{ Action: 'sagemaker:DescribeEndpointConfig', Effect: 'Allow', Resource: expect.anything() }]);
+    expect(JSON.stringify(config[0].Resource)).toMatch(/:sagemaker:us-east-1:",\{"Ref":"AWS::AccountId"\},":endpoint-config\/\*"/);
+    expect(find('cloudwatch:DescribeAlarms').map(s => s.Resource)).toEqual(['*']); // the validation lists alarms without naming one
+    const writes = find('cloudwatch:PutMetricAlarm');
+    expect(writes).toEqual([
+      {
+        Action: ['cloudwatch:DeleteAlarms', 'cloudwatch:PutMetricAlarm'],
+        Effect: 'Allow',
+        Resource: expect.anything(),
+        Condition: { StringEquals: { 'aws:CalledViaLast': 'application-autoscaling.amazonaws.com' } },
+      },
+    ]);
+    expect(JSON.stringify(writes[0].Resource)).toMatch(/:cloudwatch:us-east-1:",\{"Ref":"AWS::AccountId"\},":alarm:TargetTracking\*"/);
+    // UpdateEndpointWeightsAndCapacities and DescribeEndpoint: the breaker's own statement, on this endpoint only.
+    expect(statements.filter(s => JSON.stringify(s.Action).includes('UpdateEndpointWeightsAndCapacities'))).toHaveLength(1);
   });
 
   test('capacity actions: RegisterScalableTarget only on the scalable targets tagged for this breaker', () => {

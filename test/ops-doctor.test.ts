@@ -2,6 +2,7 @@ import { ApplicationAutoScalingClient, DescribeScalableTargetsCommand, ListTagsF
 import {
   CloudWatchClient,
   CloudWatchServiceException,
+  CompositeAlarm,
   DescribeAlarmsCommand,
   GetMetricDataCommand,
   ListMetricsCommand,
@@ -12,15 +13,18 @@ import { DescribeRuleCommand, EventBridgeClient, ListRuleNamesByTargetCommand } 
 import { LambdaClient, ListFunctionsCommand } from '@aws-sdk/client-lambda';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { DescribeEndpointCommand, DescribeEndpointConfigCommand, SageMakerClient, SageMakerServiceException } from '@aws-sdk/client-sagemaker';
-import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
+import { AuthorizationErrorException, ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetParameterCommand, GetServiceSettingCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { Template } from 'aws-cdk-lib/assertions';
 import { mockClient } from 'aws-sdk-client-mock';
-import { opsClients } from '../bin/ops/aws';
+import { fixFor, opsClients, resolveRegion } from '../bin/ops/aws';
 import { doctor, formatReport, spacingSeconds } from '../bin/ops/doctor';
 import { doctorMain } from '../bin/ops/index';
+import { ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { BREAKER_TAG } from '../lib/breaker/contract';
 import { serializeState } from '../lib/breaker/policy';
 import { CloudWatchFake } from './cloudwatch-fake';
+import { newStack } from './util';
 
 const sm = mockClient(SageMakerClient);
 const cw = mockClient(CloudWatchClient);
@@ -53,6 +57,47 @@ const ENV = {
   FALLBACK_CAPACITY: JSON.stringify({ min: 1, max: 4, qpsPerInstance: 150 }),
 };
 
+/**
+ * The alarms as DescribeAlarms returns them for what the construct deploys: the recommender endpoint with
+ * the default monitoring (notify by e-mail), synthesized once. In that default only the composite alarm
+ * carries the topic (real-account.md item 46).
+ */
+let DEPLOYED: { metric: MetricAlarm[]; composite: CompositeAlarm[] };
+beforeAll(() => {
+  const { stack } = newStack();
+  new ResilientEndpoint(stack, 'Rec', {
+    endpointName: EP,
+    model: { image: ContainerImage.fromImageUri('763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.3.0-gpu') },
+    instanceType: SageMakerInstanceType.ML_G4DN_2XLARGE,
+    monitoring: { notify: { emails: ['oncall@example.com'] } },
+  });
+  const t = Template.fromStack(stack);
+  const topics = Object.keys(t.findResources('AWS::SNS::Topic'));
+  // A Ref to the stack's topic is the topic's ARN; the alarm names are literal (a literal endpoint name).
+  const arn = (x: any): string => (topics.includes(x?.Ref) ? TOPIC : typeof x === 'string' ? x : JSON.stringify(x));
+  const actions = (xs: any[] | undefined) => (xs ?? []).map(arn);
+  const since = new Date(NOW - 86_400_000);
+  DEPLOYED = {
+    metric: (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(({ Properties: p }) => ({
+      AlarmName: p.AlarmName,
+      StateValue: 'OK',
+      StateUpdatedTimestamp: since,
+      Period: p.Period,
+      EvaluationPeriods: p.EvaluationPeriods,
+      Metrics: p.Metrics,
+      AlarmActions: actions(p.AlarmActions),
+      OKActions: actions(p.OKActions),
+    })),
+    composite: (Object.values(t.findResources('AWS::CloudWatch::CompositeAlarm')) as any[]).map(({ Properties: p }) => ({
+      AlarmName: p.AlarmName,
+      StateValue: 'OK',
+      StateUpdatedTimestamp: since,
+      AlarmActions: actions(p.AlarmActions),
+      OKActions: actions(p.OKActions),
+    })),
+  };
+});
+
 function alarm(name: string, over: Partial<MetricAlarm> = {}): MetricAlarm {
   return {
     AlarmName: name,
@@ -66,9 +111,9 @@ function alarm(name: string, over: Partial<MetricAlarm> = {}): MetricAlarm {
   };
 }
 
-/** A healthy account: the recommender on g4dn.2xlarge with 10-s enhanced metrics, as deployed by the construct. */
-function healthy(opts: { tenSecondPoints?: boolean; gpuDims?: string[][]; alarms?: MetricAlarm[]; subscriptions?: string[] } = {}) {
-  sm.on(DescribeEndpointCommand).resolves({
+/** DescribeEndpoint's answer for the deployed recommender, live capture and metrics included. */
+function describeEndpoint(over: Record<string, unknown> = {}): any {
+  return {
     EndpointName: EP,
     EndpointArn: `arn:aws:sagemaker:us-east-1:123456789012:endpoint/${EP}`,
     EndpointConfigName: 'rec-config-1',
@@ -79,7 +124,23 @@ function healthy(opts: { tenSecondPoints?: boolean; gpuDims?: string[][]; alarms
       { VariantName: 'Primary', CurrentWeight: 1, DesiredWeight: 1, CurrentInstanceCount: 2, DesiredInstanceCount: 2 },
       { VariantName: 'Fallback', CurrentWeight: 0, DesiredWeight: 0, CurrentInstanceCount: 1, DesiredInstanceCount: 1 },
     ],
-  });
+    // What the live endpoint does (DescribeEndpoint): capture working, 10-s enhanced metrics.
+    DataCaptureConfig: {
+      EnableCapture: true,
+      CaptureStatus: 'Started',
+      CurrentSamplingPercentage: 1,
+      DestinationS3Uri: 's3://rec-capture/datacapture',
+    },
+    MetricsConfig: { EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 10 },
+    ...over,
+  };
+}
+
+/** A healthy account: the recommender on g4dn.2xlarge with 10-s enhanced metrics, as deployed by the construct. */
+function healthy(
+  opts: { tenSecondPoints?: boolean; gpuDims?: string[][]; alarms?: MetricAlarm[]; composites?: CompositeAlarm[]; subscriptions?: string[] } = {},
+) {
+  sm.on(DescribeEndpointCommand).resolves(describeEndpoint());
   sm.on(DescribeEndpointConfigCommand).resolves({
     EndpointConfigName: 'rec-config-1',
     EndpointConfigArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint-config/rec-config-1',
@@ -125,11 +186,8 @@ function healthy(opts: { tenSecondPoints?: boolean; gpuDims?: string[][]; alarms
     })),
   });
   cw.on(DescribeAlarmsCommand).resolves({
-    MetricAlarms: opts.alarms ?? [
-      alarm(`${EP}-Primary-MemoryUtilization`),
-      alarm(`${EP}-Primary-breaker-HostMemory`, { Period: 10, EvaluationPeriods: 1, AlarmActions: [] }),
-    ],
-    CompositeAlarms: [{ AlarmName: `${EP}-composite` }],
+    MetricAlarms: opts.alarms ?? DEPLOYED.metric,
+    CompositeAlarms: opts.composites ?? DEPLOYED.composite,
   });
   sns.on(ListSubscriptionsByTopicCommand).resolves({
     Subscriptions: (opts.subscriptions ?? ['arn:aws:sns:us-east-1:123456789012:rec-alarms:0b3f']).map(SubscriptionArn => ({
@@ -284,7 +342,7 @@ test('no such endpoint: one FAIL and nothing else is checked; --json prints the 
     }),
   );
   const out: string[] = [];
-  expect(await doctorMain(['--endpoint', 'nope', '--json'], clients, { log: s => out.push(s), error: s => out.push(s) })).toBe(1);
+  expect(await doctorMain(['--endpoint', 'nope', '--json'], clients, { log: s => out.push(s), error: () => undefined })).toBe(1);
   const r = JSON.parse(out.join(''));
   expect(r.checks).toEqual([{ id: 'endpoint', result: 'FAIL', saw: 'no endpoint named nope in this Region', fix: 'check --endpoint and --region' }]);
 });
@@ -312,7 +370,10 @@ test('usage errors exit 2 with the usage; --help exits 0', async () => {
   expect(await doctorMain([], clients, o)).toBe(2);
   expect(await doctorMain(['--endpoint'], clients, o)).toBe(2);
   expect(await doctorMain(['--help'], clients, o)).toBe(0);
+  expect(await doctorMain(['--endpoint', EP, '--timeout', '2s'], clients, o)).toBe(2);
   expect(out.join('\n')).toMatch(/--endpoint NAME is required[\s\S]*usage: sagemaker-resilient-endpoint doctor/);
+  expect(out.join('\n')).toMatch(/--timeout: got 2s; allowed: 5s to 10m/);
+  expect(out.join('\n')).toMatch(/Ends within 60 s .*whatever the network does/);
 });
 
 test('spacing comes from the timestamps, in any order', () => {
@@ -335,4 +396,130 @@ test('when AWS cannot be reached at all the report fails (a pipeline must not re
     expect.objectContaining({ id: 'endpoint', result: 'FAIL', saw: 'could not check: Error: connect ECONNREFUSED 127.0.0.1:443' }),
   ]);
   expect(r.ok).toBe(false);
+});
+
+describe('a doctor that tells the truth (real-account.md items 45, 46)', () => {
+  test("the construct's default deployment: only the composite alarm pages, and doctor reads who it pages from it", async () => {
+    // The fixture is the synthesized template's: no metric alarm carries an action, the composite carries the topic.
+    expect(DEPLOYED.metric.length).toBeGreaterThan(5);
+    expect(DEPLOYED.metric.flatMap(a => [...a.AlarmActions!, ...a.OKActions!])).toEqual([]);
+    expect(DEPLOYED.composite).toEqual([expect.objectContaining({ AlarmName: `${EP}-unhealthy`, AlarmActions: [TOPIC], OKActions: [TOPIC] })]);
+    healthy();
+    const { r } = await byId();
+    expect(r.checks.find(c => c.id === 'alarm-subscribers')).toMatchObject({ result: 'PASS', saw: 'rec-alarms: 1 confirmed subscription(s)' });
+    expect(r.checks.find(c => c.id === 'alarms')!.saw).toMatch(new RegExp(`^${DEPLOYED.metric.length} metric \\+ 1 composite alarms, none stuck`));
+    expect(r.ok).toBe(true);
+  });
+
+  test('no composite alarm returned (DescribeAlarms allowed on alarm ARNs only): says that composite alarms need DescribeAlarms on *', async () => {
+    healthy({ composites: [] });
+    const { r } = await byId();
+    expect(r.checks.find(c => c.id === 'alarms')).toMatchObject({
+      result: 'WARN',
+      fix: expect.stringContaining('CloudWatch returns composite alarms only to callers allowed cloudwatch:DescribeAlarms on "*"'),
+    });
+    expect(r.checks.find(c => c.id === 'alarm-subscribers')).toMatchObject({
+      result: 'FAIL',
+      saw: `no alarm notifies an SNS topic (${DEPLOYED.metric.length} metric, 0 composite alarms read)`,
+      fix: expect.stringMatching(/^CloudWatch returns composite alarms only to callers allowed cloudwatch:DescribeAlarms on "\*"/),
+    });
+  });
+
+  test("SNS's AuthorizationErrorException is no permission (SKIP), not a failure of the deployment", async () => {
+    healthy();
+    sns.on(ListSubscriptionsByTopicCommand).rejects(
+      new AuthorizationErrorException({
+        message: 'User: arn:aws:iam::123456789012:user/dev is not authorized to perform: SNS:ListSubscriptionsByTopic on resource: ' + TOPIC,
+        $metadata: { httpStatusCode: 403 },
+      }),
+    );
+    const { r } = await byId();
+    expect(r.checks.find(c => c.id === 'alarm-subscribers')).toMatchObject({
+      result: 'SKIP',
+      saw: expect.stringMatching(/^no permission: User: .* is not authorized to perform: SNS:ListSubscriptionsByTopic/),
+    });
+    expect(r.ok).toBe(true);
+  });
+
+  test('capture is read from the live endpoint: a stopped capture FAILs with the fix; the live sampling percentage is the one used', async () => {
+    healthy();
+    sm.on(DescribeEndpointCommand).resolves(
+      describeEndpoint({
+        DataCaptureConfig: {
+          EnableCapture: true,
+          CaptureStatus: 'Stopped',
+          CurrentSamplingPercentage: 1,
+          DestinationS3Uri: 's3://rec-capture/datacapture',
+        },
+      }),
+    );
+    const { r } = await byId();
+    expect(r.checks.find(c => c.id === 'data-capture')).toMatchObject({
+      result: 'FAIL',
+      saw: 'configured (1 % to s3://rec-capture/datacapture) but CaptureStatus is Stopped: no request is captured',
+      fix: expect.stringMatching(/s3:PutObject .* start capture again/),
+    });
+    expect(r.checks.find(c => c.id === 'capture-objects')).toMatchObject({ result: 'SKIP', saw: 'data capture stopped (see data-capture)' });
+    expect(r.ok).toBe(false);
+    // Live 0.01 % of 6,000/min for an hour: ~36 to capture though the config says 1 % (~3,600): still expected, and found.
+    sm.on(DescribeEndpointCommand).resolves(
+      describeEndpoint({
+        DataCaptureConfig: {
+          EnableCapture: true,
+          CaptureStatus: 'Started',
+          CurrentSamplingPercentage: 0,
+          DestinationS3Uri: 's3://rec-capture/datacapture',
+        },
+      }),
+    );
+    const again = (await byId()).r;
+    expect(again.checks.find(c => c.id === 'data-capture')).toMatchObject({
+      result: 'PASS',
+      saw: 'Started: 0 % of requests to s3://rec-capture/datacapture (live endpoint)',
+    });
+    expect(again.checks.find(c => c.id === 'capture-objects')!.saw).toMatch(/× 0 %: too few to expect a captured request/);
+  });
+
+  test('MetricsConfig is read from the live endpoint: 1-minute publishing there is a WARN though the config says 10 s', async () => {
+    healthy();
+    sm.on(DescribeEndpointCommand).resolves(
+      describeEndpoint({ MetricsConfig: { EnableEnhancedMetrics: false, MetricPublishFrequencyInSeconds: 60 } }),
+    );
+    const x = (await byId()).r.checks.find(c => c.id === 'metrics-config')!;
+    expect(x).toMatchObject({ result: 'WARN', saw: 'MetricsConfig (live endpoint): enhanced metrics off, every 60 s; the breaker expects 10 s' });
+  });
+
+  test('the Region: --region, else AWS_REGION, else AWS_DEFAULT_REGION (what the AWS CLI and boto3 read), else the profile', () => {
+    expect(resolveRegion('eu-west-1', { AWS_REGION: 'us-east-1', AWS_DEFAULT_REGION: 'us-west-2' })).toBe('eu-west-1');
+    expect(resolveRegion(undefined, { AWS_REGION: 'us-east-1', AWS_DEFAULT_REGION: 'us-west-2' })).toBe('us-east-1');
+    expect(resolveRegion(undefined, { AWS_DEFAULT_REGION: 'us-west-2' })).toBe('us-west-2');
+    expect(resolveRegion(undefined, {})).toBeUndefined();
+  });
+
+  test('every error names its fix: "Region is missing" says --region; missing credentials, timeouts, unknown errors say what to do', async () => {
+    sm.on(DescribeEndpointCommand).rejects(new Error('Region is missing'));
+    const r = await doctor(clients, EP, NOW);
+    expect(r.checks).toEqual([
+      expect.objectContaining({
+        id: 'endpoint',
+        result: 'FAIL',
+        fix: 'pass --region R (or set AWS_REGION or AWS_DEFAULT_REGION, or region in your AWS profile)',
+      }),
+    ]);
+    expect(fixFor(Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' }))).toMatch(
+      /aws configure/,
+    );
+    expect(fixFor(Object.assign(new Error('a request has exceeded the configured 10000 ms requestTimeout'), { name: 'TimeoutError' }))).toMatch(
+      /network, a proxy .* --region/,
+    );
+    expect(fixFor(Object.assign(new Error('getaddrinfo ENOTFOUND api.sagemaker.xx-nowhere-1.amazonaws.com'), { code: 'ENOTFOUND' }))).toMatch(
+      /could not be reached/,
+    );
+    expect(fixFor(Object.assign(new Error('The security token included in the request is expired'), { name: 'ExpiredTokenException' }))).toMatch(
+      /expired/,
+    );
+    expect(fixFor(Object.assign(new Error('x'), { name: 'UnrecognizedClientException' }))).toMatch(/not valid/);
+    expect(fixFor(Object.assign(new Error('x'), { name: 'Weird' }))).toMatch(/^Weird is not one doctor knows: .*--region/);
+    expect(r.checks.every(c => !/see the error/.test(c.fix ?? ''))).toBe(true);
+  });
 });

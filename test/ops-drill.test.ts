@@ -4,6 +4,7 @@ import {
   DescribeScalableTargetsCommand,
   RegisterScalableTargetCommand,
   ScalableTarget,
+  ValidationException,
 } from '@aws-sdk/client-application-auto-scaling';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { InvokeCommand, LambdaClient, ListFunctionsCommand } from '@aws-sdk/client-lambda';
@@ -14,7 +15,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { evaluate } from '../lambda/circuit-breaker/evaluate';
 import { createClients, settingsFromEnv } from '../lambda/circuit-breaker/settings';
 import { opsClients } from '../bin/ops/aws';
-import { Clock, drill, endOverride, startOverride } from '../bin/ops/drill';
+import { Clock, drill, endOverride, formatDrill, startOverride } from '../bin/ops/drill';
 import { drillMain, durationMs } from '../bin/ops/index';
 import { BreakerState, serializeState } from '../lib/breaker/policy';
 import { CloudWatchFake } from './cloudwatch-fake';
@@ -193,6 +194,43 @@ test('a DEGRADED drill through the real handler: level, container, weights, capa
       'primary scale-in suspended',
     ]),
   );
+});
+
+test('the capacity hold it expects is never seen (Application Auto Scaling refuses it): the drill FAILs though level and weights moved', async () => {
+  aas.on(RegisterScalableTargetCommand).rejects(
+    new ValidationException({
+      message: 'User: arn:aws:sts::123456789012:assumed-role/Rec-CircuitBreakerRole/x is not authorized to perform: sagemaker:DescribeEndpointConfig',
+      $metadata: { httpStatusCode: 400 },
+    }),
+  );
+  const r = await drill(ops(), { endpointName: 'rec', to: 'DEGRADED', holdMs: 2 * 60_000, watchBackMs: 0 }, clock);
+  expect(r.levelPublishedS).toBe(0);
+  expect(r.weightsMovedS).toBe(0);
+  expect(r.capacityHeldS).toBeUndefined();
+  expect(r.capacityHoldExpected).toBe('Primary scale-in suspended');
+  expect(r.ok).toBe(false);
+  expect(r.timeline.map(e => e.event).join('\n')).toMatch(/the capacity hold was not seen: Primary's scale-in never showed as suspended/);
+  expect(formatDrill(r)).toMatch(/capacity held not seen; .*FAILED: see what was not seen$/);
+});
+
+test('without autoscaling no capacity hold is expected: level and weights prove the path', async () => {
+  const noScaling = { ...ENV, PRIMARY_CAPACITY: '', FALLBACK_CAPACITY: '' };
+  lambda.on(ListFunctionsCommand).resolves({
+    Functions: [{ FunctionName: 'F', FunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:F', Environment: { Variables: noScaling } }],
+  });
+  lambda.on(InvokeCommand).callsFake(async input => {
+    await evaluate(
+      JSON.parse(Buffer.from(input.Payload as Uint8Array).toString()),
+      settingsFromEnv(noScaling),
+      { ...createClients(1), dynamodb: db.client },
+      clock.now(),
+    );
+    return { StatusCode: 202 };
+  });
+  const r = await drill(ops(), { endpointName: 'rec', to: 'OPEN', holdMs: 60_000, watchBackMs: 0 }, clock);
+  expect(r.capacityHoldExpected).toBeUndefined();
+  expect(r.ok).toBe(true);
+  expect(formatDrill(r)).toMatch(/capacity held not expected \(no autoscaling\)/);
 });
 
 test('the override holds between evaluations and expires on its own, even if the drill process dies', async () => {

@@ -5,7 +5,7 @@
  * is told when an alarm fires, whether the breaker runs. Each check says what it saw and the fix.
  */
 import { DescribeScalableTargetsCommand, ListTagsForResourceCommand } from '@aws-sdk/client-application-auto-scaling';
-import { DescribeAlarmsCommand, GetMetricDataCommand, ListMetricsCommand, MetricAlarm } from '@aws-sdk/client-cloudwatch';
+import { CompositeAlarm, DescribeAlarmsCommand, GetMetricDataCommand, ListMetricsCommand, MetricAlarm } from '@aws-sdk/client-cloudwatch';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeRuleCommand, ListRuleNamesByTargetCommand } from '@aws-sdk/client-eventbridge';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -20,7 +20,7 @@ import { GetParameterCommand, GetServiceSettingCommand } from '@aws-sdk/client-s
 import { publishedFrom } from '../../lambda/circuit-breaker/state-store';
 import { BREAKER_TAG } from '../../lib/breaker/contract';
 import { tryParseState } from '../../lib/breaker/policy';
-import { errorName, isAccessDenied, isThrottling, OpsClients } from './aws';
+import { errorName, fixFor, isAccessDenied, isThrottling, OpsClients, withAbort } from './aws';
 import { findBreaker, FoundBreaker } from './discover';
 
 export type CheckResult = 'PASS' | 'WARN' | 'FAIL' | 'SKIP';
@@ -53,16 +53,61 @@ const warn = (id: string, saw: string, fix: string): Check => ({ id, result: 'WA
 const fail = (id: string, saw: string, fix: string): Check => ({ id, result: 'FAIL', saw, fix });
 const skip = (id: string, saw: string): Check => ({ id, result: 'SKIP', saw });
 
+/** How long a whole doctor run may take, whatever the network does: 60 s. */
+export const DOCTOR_DEADLINE_MS = 60_000;
+
 /** Runs a check; an AWS error becomes a WARN (throttled, or another error) or a SKIP (no permission), never a crash. */
-async function attempt(id: string, f: () => Promise<Check | Check[]>): Promise<Check[]> {
+async function run(id: string, f: () => Promise<Check | Check[]>): Promise<Check[]> {
   try {
     const r = await f();
     return Array.isArray(r) ? r : [r];
   } catch (e) {
-    if (isThrottling(e))
-      return [warn(id, `could not check: AWS throttled the call (${errorName(e)}) after the SDK's retries`, 'run doctor again in a minute')];
+    if (isThrottling(e)) return [warn(id, `could not check: AWS throttled the call (${errorName(e)}) after the SDK's retries`, fixFor(e))];
     if (isAccessDenied(e)) return [skip(id, `no permission: ${(e as Error).message}`)];
-    return [warn(id, `could not check: ${errorName(e)}: ${(e as Error).message}`, 'see the error; run doctor again')];
+    return [warn(id, `could not check: ${errorName(e)}: ${(e as Error).message}`, fixFor(e))];
+  }
+}
+
+/**
+ * The checks of one run within a time bound: a check still running when the bound is reached FAILs
+ * (named, with what to do), its calls are aborted, and the checks after it are not run.
+ */
+class Bounded {
+  private readonly started = Date.now();
+  private readonly abort = new AbortController();
+  /** The check that was running when the bound was reached. */
+  public timedOut?: string;
+  public readonly clients: OpsClients;
+
+  constructor(
+    c: OpsClients,
+    private readonly deadlineMs: number,
+  ) {
+    this.clients = withAbort(c, this.abort.signal);
+  }
+
+  public async attempt(id: string, f: () => Promise<Check | Check[]>): Promise<Check[]> {
+    const bound = `${Math.round(this.deadlineMs / 1000)} s`;
+    if (this.timedOut) return [skip(id, `not run: doctor's ${bound} bound was reached during ${this.timedOut}`)];
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<undefined>(resolve => {
+      timer = setTimeout(() => resolve(undefined), Math.max(0, this.deadlineMs - (Date.now() - this.started)));
+    });
+    try {
+      const r = await Promise.race([run(id, f), expired]);
+      if (r) return r;
+      this.timedOut = id;
+      this.abort.abort();
+      return [
+        fail(
+          id,
+          `timed out: no answer from AWS within doctor's ${bound} bound (every call has a 10 s limit and 3 tries)`,
+          'check the network, a proxy (HTTPS_PROXY) or the VPC endpoint to the service, and --region; then run doctor again',
+        ),
+      ];
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
@@ -74,7 +119,15 @@ export function spacingSeconds(timestamps: Date[]): number | undefined {
   return best === undefined ? undefined : best / 1000;
 }
 
-export async function doctor(c: OpsClients, endpointName: string, now: number = Date.now()): Promise<DoctorReport> {
+export interface DoctorOptions {
+  /** The whole run's time bound, ms. @default DOCTOR_DEADLINE_MS (60 s) */
+  readonly deadlineMs?: number;
+}
+
+export async function doctor(clients: OpsClients, endpointName: string, now: number = Date.now(), o: DoctorOptions = {}): Promise<DoctorReport> {
+  const bounded = new Bounded(clients, o.deadlineMs ?? DOCTOR_DEADLINE_MS);
+  const c = bounded.clients;
+  const attempt = (id: string, f: () => Promise<Check | Check[]>) => bounded.attempt(id, f);
   const checks: Check[] = [];
   let ep: DescribeEndpointCommandOutput | undefined;
   checks.push(
@@ -122,11 +175,13 @@ export async function doctor(c: OpsClients, endpointName: string, now: number = 
   checks.push(
     ...(await attempt('metrics-config', async () => {
       cfg = await c.sagemaker.send(new DescribeEndpointConfigCommand({ EndpointConfigName: ep!.EndpointConfigName }));
-      const m = cfg.MetricsConfig;
+      // What the live endpoint does (DescribeEndpoint's MetricsConfig) over what its config says (item 46).
+      const m = ep!.MetricsConfig ?? cfg.MetricsConfig;
+      const from = ep!.MetricsConfig ? 'live endpoint' : 'endpoint config';
       const period = m?.MetricPublishFrequencyInSeconds;
       const want = s?.metricPeriodSeconds;
       const saw = m
-        ? `MetricsConfig: enhanced metrics ${m.EnableEnhancedMetrics ? 'on' : 'off'}, every ${period ?? 60} s`
+        ? `MetricsConfig (${from}): enhanced metrics ${m.EnableEnhancedMetrics ? 'on' : 'off'}, every ${period ?? 60} s`
         : 'no MetricsConfig (1-minute publishing)';
       if (want !== undefined && (period ?? 60) !== want)
         return warn(
@@ -142,10 +197,24 @@ export async function doctor(c: OpsClients, endpointName: string, now: number = 
 
   checks.push(
     ...(await attempt('data-capture', async () => {
-      const dc = cfg?.DataCaptureConfig;
-      if (!cfg) return skip('data-capture', 'endpoint config not read');
-      if (!dc || dc.EnableCapture === false) return warn('data-capture', 'data capture off', 'enable dataCapture (on at 1 % by default)');
-      return pass('data-capture', `${dc.InitialSamplingPercentage} % of requests to ${dc.DestinationS3Uri}`);
+      const dc = capture(ep!, cfg);
+      if (!dc)
+        return cfg
+          ? warn('data-capture', 'data capture off', 'enable dataCapture (on at 1 % by default)')
+          : skip('data-capture', 'endpoint config not read');
+      if (!dc.live)
+        return pass(
+          'data-capture',
+          `${dc.percent} % of requests to ${dc.destination} (endpoint config; the endpoint did not report its live capture)`,
+        );
+      // DescribeEndpoint's CaptureStatus: "whether data capture is currently functional" (item 46).
+      if (dc.live.status === 'Stopped')
+        return fail(
+          'data-capture',
+          `configured (${dc.percent} % to ${dc.destination}) but CaptureStatus is Stopped: no request is captured`,
+          "check the endpoint role's s3:PutObject on the destination bucket and kms:GenerateDataKey on its key, then update the endpoint (redeploy) to start capture again",
+        );
+      return pass('data-capture', `${dc.live.status ?? 'capturing'}: ${dc.percent} % of requests to ${dc.destination} (live endpoint)`);
     })),
   );
 
@@ -227,9 +296,31 @@ export async function doctor(c: OpsClients, endpointName: string, now: number = 
     );
     checks.push(...(await attempt('scalable-targets', () => scalableTargets(c, endpointName, s))));
   }
-  checks.push(...(await attempt('capture-objects', () => captureObjects(c, endpointName, variant, cfg, now))));
+  checks.push(...(await attempt('capture-objects', () => captureObjects(c, endpointName, variant, capture(ep!, cfg), now))));
   checks.push(...(await attempt('parameter-store-throughput', () => ssmThroughput(c, ep!))));
   return report(endpointName, now, checks);
+}
+
+/** Data capture as the live endpoint reports it (DescribeEndpoint), else as its config says; undefined when off. */
+interface Capture {
+  readonly percent: number;
+  readonly destination?: string;
+  /** What DescribeEndpoint says: CaptureStatus (Started, Stopped). */
+  readonly live?: { readonly status?: string };
+}
+function capture(ep: DescribeEndpointCommandOutput, cfg: DescribeEndpointConfigCommandOutput | undefined): Capture | undefined {
+  const live = ep.DataCaptureConfig;
+  if (live) {
+    if (live.EnableCapture === false) return undefined;
+    return {
+      percent: live.CurrentSamplingPercentage ?? cfg?.DataCaptureConfig?.InitialSamplingPercentage ?? 0,
+      destination: live.DestinationS3Uri ?? cfg?.DataCaptureConfig?.DestinationS3Uri,
+      live: { status: live.CaptureStatus },
+    };
+  }
+  const dc = cfg?.DataCaptureConfig;
+  if (!dc || dc.EnableCapture === false) return undefined;
+  return { percent: dc.InitialSamplingPercentage ?? 0, destination: dc.DestinationS3Uri };
 }
 
 function report(endpointName: string, now: number, checks: Check[]): DoctorReport {
@@ -356,18 +447,23 @@ function windowSeconds(a: MetricAlarm): number {
   return period * (a.EvaluationPeriods ?? 1);
 }
 
+/** Why DescribeAlarms may return no composite alarm though one exists (real-account.md item 45). */
+export const COMPOSITE_PERMISSION =
+  'CloudWatch returns composite alarms only to callers allowed cloudwatch:DescribeAlarms on "*": a policy limited to alarm ARNs sees none';
+
 async function alarms(c: OpsClients, endpointName: string, now: number): Promise<Check[]> {
   const metric: MetricAlarm[] = [];
-  let composite = 0;
+  const composites: CompositeAlarm[] = [];
   let token: string | undefined;
   do {
     const page = await c.cloudwatch.send(
       new DescribeAlarmsCommand({ AlarmNamePrefix: `${endpointName}-`, AlarmTypes: ['MetricAlarm', 'CompositeAlarm'], NextToken: token }),
     );
     metric.push(...(page.MetricAlarms ?? []));
-    composite += (page.CompositeAlarms ?? []).length;
+    composites.push(...(page.CompositeAlarms ?? []));
     token = page.NextToken;
   } while (token);
+  const composite = composites.length;
   if (metric.length === 0) return [fail('alarms', `no alarm named ${endpointName}-…`, 'deploy the stack with monitoring (on by default)')];
   const checks: Check[] = [];
   const stuck = metric.filter(
@@ -375,32 +471,58 @@ async function alarms(c: OpsClients, endpointName: string, now: number): Promise
   );
   const firing = metric.filter(a => a.StateValue === 'ALARM').map(a => a.AlarmName);
   checks.push(
-    stuck.length
+    composite === 0
       ? warn(
           'alarms',
-          `${metric.length} metric + ${composite} composite alarms; ${stuck.length} in INSUFFICIENT_DATA past their evaluation window: ${stuck.map(a => a.AlarmName).join(', ')}`,
-          'their metric has no data: check the series (variant-series, per-gpu-series) and that the container publishes its stage metrics',
+          `${metric.length} metric alarms and no composite alarm named ${endpointName}-…${stuck.length ? `; ${stuck.length} in INSUFFICIENT_DATA past their evaluation window: ${stuck.map(a => a.AlarmName).join(', ')}` : ''}`,
+          `the default monitoring has one (${endpointName}-unhealthy) and it is the alarm that pages: ${COMPOSITE_PERMISSION}; allow it, or redeploy with monitoring`,
         )
-      : pass(
-          'alarms',
-          `${metric.length} metric + ${composite} composite alarms${firing.length ? `; in ALARM: ${firing.join(', ')}` : ', none stuck without data'}`,
-        ),
+      : stuck.length
+        ? warn(
+            'alarms',
+            `${metric.length} metric + ${composite} composite alarms; ${stuck.length} in INSUFFICIENT_DATA past their evaluation window: ${stuck.map(a => a.AlarmName).join(', ')}`,
+            'their metric has no data: check the series (variant-series, per-gpu-series) and that the container publishes its stage metrics',
+          )
+        : pass(
+            'alarms',
+            `${metric.length} metric + ${composite} composite alarms${firing.length ? `; in ALARM: ${firing.join(', ')}` : ', none stuck without data'}`,
+          ),
   );
+  // Who is paged: in the default monitoring only the composite alarm carries the topic (item 46).
   const topics = [
-    ...new Set(metric.flatMap(a => [...(a.AlarmActions ?? []), ...(a.OKActions ?? [])]).filter(x => x.startsWith('arn:') && x.includes(':sns:'))),
+    ...new Set(
+      [...metric, ...composites]
+        .flatMap(a => [...(a.AlarmActions ?? []), ...(a.OKActions ?? [])])
+        .filter(x => x.startsWith('arn:') && x.includes(':sns:')),
+    ),
   ];
   if (topics.length === 0) {
-    checks.push(fail('alarm-subscribers', 'no alarm notifies an SNS topic', 'set monitoring.notify (emails or subscriptions), or an alarmTopic'));
+    checks.push(
+      fail(
+        'alarm-subscribers',
+        `no alarm notifies an SNS topic (${metric.length} metric, ${composite} composite alarms read)`,
+        composite === 0
+          ? `${COMPOSITE_PERMISSION}: allow it and run doctor again; otherwise set monitoring.notify (emails or subscriptions), or an alarmTopic`
+          : 'set monitoring.notify (emails or subscriptions), or an alarmTopic',
+      ),
+    );
     return checks;
   }
   for (const topic of topics) {
     const subs: string[] = [];
     let next: string | undefined;
-    do {
-      const page = await c.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topic, NextToken: next }));
-      subs.push(...(page.Subscriptions ?? []).map(x => x.SubscriptionArn ?? ''));
-      next = page.NextToken;
-    } while (next);
+    try {
+      do {
+        const page = await c.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topic, NextToken: next }));
+        subs.push(...(page.Subscriptions ?? []).map(x => x.SubscriptionArn ?? ''));
+        next = page.NextToken;
+      } while (next);
+    } catch (e) {
+      // The alarms were read: only who is paged is unknown. SNS denies with AuthorizationErrorException (item 45).
+      if (isAccessDenied(e)) checks.push(skip('alarm-subscribers', `no permission: ${(e as Error).message}`));
+      else checks.push(warn('alarm-subscribers', `could not check: ${errorName(e)}: ${(e as Error).message}`, fixFor(e)));
+      continue;
+    }
     const confirmed = subs.filter(x => x.startsWith('arn:'));
     const pending = subs.filter(x => x === 'PendingConfirmation').length;
     checks.push(
@@ -514,12 +636,12 @@ async function captureObjects(
   c: OpsClients,
   endpointName: string,
   variant: string | undefined,
-  cfg: DescribeEndpointConfigCommandOutput | undefined,
+  dc: Capture | undefined,
   now: number,
 ): Promise<Check> {
   const id = 'capture-objects';
-  const dc = cfg?.DataCaptureConfig;
-  if (!dc || dc.EnableCapture === false || !dc.DestinationS3Uri || !variant) return skip(id, 'data capture off');
+  if (!dc || !dc.destination || !variant) return skip(id, 'data capture off');
+  if (dc.live?.status === 'Stopped') return skip(id, 'data capture stopped (see data-capture)');
   const r = await metricData(
     c,
     [{ id: 'inv', ns: 'AWS/SageMaker', metric: 'Invocations', dims: { EndpointName: endpointName, VariantName: variant }, stat: 'Sum' }],
@@ -528,12 +650,11 @@ async function captureObjects(
     now,
   );
   const invocations = (r.inv?.v ?? []).reduce((x, y) => x + y, 0);
-  const expected = (invocations * (dc.InitialSamplingPercentage ?? 0)) / 100;
-  if (expected < 1)
-    return skip(id, `${invocations} invocations in the last hour × ${dc.InitialSamplingPercentage} %: too few to expect a captured request`);
+  const expected = (invocations * dc.percent) / 100;
+  if (expected < 1) return skip(id, `${invocations} invocations in the last hour × ${dc.percent} %: too few to expect a captured request`);
   // SageMaker writes s3://<destination>/<endpoint>/<variant>/yyyy/mm/dd/hh/<file>.jsonl (developer guide, model-monitor-data-capture).
-  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(dc.DestinationS3Uri);
-  if (!m) return warn(id, `destination ${dc.DestinationS3Uri} is not an s3:// URI`, 'fix dataCapture.destination');
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(dc.destination);
+  if (!m) return warn(id, `destination ${dc.destination} is not an s3:// URI`, 'fix dataCapture.destination');
   const prefix = (m[2] ? `${m[2].replace(/\/$/, '')}/` : '') + `${endpointName}/${variant}/`;
   for (const h of [0, 1]) {
     const d = new Date(now - h * 3600_000);

@@ -49,7 +49,15 @@ export interface DrillReport {
   readonly capacityHeldS?: number;
   readonly overrideEndedS?: number;
   readonly closedAgainS?: number;
-  /** The drill proved the path: level published and, where there is a fallback, weights moved. */
+  /**
+   * The capacity hold the breaker should make, when it holds capacity (autoscaling on the primary): the
+   * primary's dynamic scale-in suspended.
+   */
+  readonly capacityHoldExpected?: string;
+  /**
+   * The drill proved the path: level published and, where there is a fallback, weights moved, and where
+   * the breaker holds capacity, the hold seen on the scalable target.
+   */
   readonly ok: boolean;
 }
 
@@ -257,7 +265,12 @@ export async function drill(c: OpsClients, o: DrillOptions, clock: Clock = REAL_
     if (seen.closed === undefined)
       note(`not CLOSED within ${Math.round(o.watchBackMs / 1000)} s: the breaker keeps recovering on its own (no override is left)`);
   }
-  const ok = seen.level !== undefined && (!b.settings.fallbackVariant || seen.weights !== undefined);
+  const expectHold = !!b.settings.primaryCapacity;
+  if (expectHold && seen.held === undefined)
+    note(
+      `the capacity hold was not seen: ${b.settings.primaryVariant}'s scale-in never showed as suspended on its scalable target (see the function's decision log: a RegisterScalableTarget failure names its cause)`,
+    );
+  const ok = seen.level !== undefined && (!b.settings.fallbackVariant || seen.weights !== undefined) && (!expectHold || seen.held !== undefined);
   return {
     ...base,
     interrupted: interrupted || undefined,
@@ -267,6 +280,7 @@ export async function drill(c: OpsClients, o: DrillOptions, clock: Clock = REAL_
     capacityHeldS: seen.held,
     overrideEndedS: seen.ended,
     closedAgainS: seen.closed,
+    capacityHoldExpected: expectHold ? `${b.settings.primaryVariant} scale-in suspended` : undefined,
     ok,
   };
 }
@@ -279,7 +293,7 @@ export function formatDrill(r: DrillReport): string {
     const f = (s?: number) => (s === undefined ? 'not seen' : `${s} s`);
     lines.push(
       '',
-      `level published ${f(r.levelPublishedS)}; container degraded ${f(r.containerDegradedS)}; weights moved ${f(r.weightsMovedS)}; capacity held ${f(r.capacityHeldS)}; CLOSED again ${f(r.closedAgainS)}${r.interrupted ? ' (interrupted)' : ''}: ${r.ok ? 'the path works' : 'FAILED: see what was not seen'}`,
+      `level published ${f(r.levelPublishedS)}; container degraded ${f(r.containerDegradedS)}; weights moved ${f(r.weightsMovedS)}; capacity held ${r.capacityHoldExpected ? f(r.capacityHeldS) : 'not expected (no autoscaling)'}; CLOSED again ${f(r.closedAgainS)}${r.interrupted ? ' (interrupted)' : ''}: ${r.ok ? 'the path works' : 'FAILED: see what was not seen'}`,
     );
   }
   return lines.join('\n');

@@ -4,16 +4,19 @@
  * drill was refused or did not see the path work, 2 usage error.
  */
 import * as fs from 'fs';
-import { opsClients } from './aws';
-import { doctor, formatReport } from './doctor';
+import { CallLimits, nodeNotice, opsClients, resolveRegion } from './aws';
+import { doctor, DOCTOR_DEADLINE_MS, formatReport } from './doctor';
 import { drill, formatDrill } from './drill';
 
-export const DOCTOR_USAGE = `usage: sagemaker-resilient-endpoint doctor --endpoint NAME [--region R] [--json]
+export const DOCTOR_USAGE = `usage: sagemaker-resilient-endpoint doctor --endpoint NAME [--region R] [--json] [--timeout 60s]
   Read-only checks of a deployed ResilientEndpoint with your AWS credentials: endpoint InService and its
   live config, 10-second data really stored, the per-GPU and per-variant series, every alarm (none stuck
   without data) and a confirmed subscriber, the breaker (function runs, rules enabled, state item, level
   parameter, weights, tagged scalable targets), captured requests, Parameter Store throughput.
-  Exit code 0 when no check FAILs. Permissions: Describe*/List*/Get* on those services (see docs/operations.md).`;
+  Region: --region, else AWS_REGION, else AWS_DEFAULT_REGION, else your profile's.
+  Ends within ${DOCTOR_DEADLINE_MS / 1000} s (--timeout: 5s to 10m) whatever the network does (each AWS call: 10 s,
+  3 tries); a check that did not finish in time FAILs, named. Exit code 0 when no check FAILs. Permissions: Describe*/List*/Get*
+  on those services, cloudwatch:DescribeAlarms on "*" for the composite alarm (see docs/operations.md).`;
 
 export const DRILL_USAGE = `usage: sagemaker-resilient-endpoint drill --endpoint NAME --to DEGRADED|OPEN [--hold 5m] [--watch-back 30m]
          [--probe FILE --content-type application/json] [--dry-run] [--region R] [--json]
@@ -44,14 +47,22 @@ export function durationMs(v: string, name: string): number {
 }
 
 type Out = { log: (s: string) => void; error: (s: string) => void };
+
+/** After the report, not before it: the SDK's own Node.js notice is turned off (aws.ts). */
+function notice(out: Out): void {
+  const n = nodeNotice();
+  if (n) out.error(n);
+}
 const CONSOLE: Out = { log: s => console.log(s), error: s => console.error(s) };
 
 export async function doctorMain(
   argv: string[],
   clients = undefined as ReturnType<typeof opsClients> | undefined,
   out: Out = CONSOLE,
+  deps: { deadlineMs?: number; limits?: CallLimits } = {},
 ): Promise<number> {
   let o: Record<string, string>;
+  let deadlineMs = deps.deadlineMs;
   try {
     o = parse(argv, ['json', 'help']);
     if (o.help) {
@@ -59,12 +70,18 @@ export async function doctorMain(
       return 0;
     }
     if (!o.endpoint) throw new Error('--endpoint NAME is required');
+    if (o.timeout !== undefined) {
+      const ms = durationMs(o.timeout, 'timeout');
+      if (ms < 5_000 || ms > 600_000) throw new Error(`--timeout: got ${o.timeout}; allowed: 5s to 10m`);
+      deadlineMs = ms;
+    }
   } catch (e) {
     out.error(`${(e as Error).message}\n${DOCTOR_USAGE}`);
     return 2;
   }
-  const r = await doctor(clients ?? opsClients(o.region), o.endpoint);
+  const r = await doctor(clients ?? opsClients(resolveRegion(o.region), undefined, deps.limits), o.endpoint, Date.now(), { deadlineMs });
   out.log(o.json ? JSON.stringify(r, null, 2) : formatReport(r));
+  notice(out);
   return r.ok ? 0 : 1;
 }
 
@@ -108,8 +125,9 @@ export async function drillMain(
   signals.once('SIGINT', stop);
   signals.once('SIGTERM', stop);
   try {
-    const r = await drill(clients ?? opsClients(o.region), opts, deps.clock, abort.signal);
+    const r = await drill(clients ?? opsClients(resolveRegion(o.region)), opts, deps.clock, abort.signal);
     out.log(o.json ? JSON.stringify(r, null, 2) : formatDrill(r));
+    notice(out);
     return r.interrupted ? 130 : r.ok ? 0 : 1;
   } finally {
     signals.removeListener('SIGINT', stop);

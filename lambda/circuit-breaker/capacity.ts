@@ -49,15 +49,51 @@ export interface CapacityChange {
   readonly input: RegisterScalableTargetCommandInput;
 }
 
+/** The endpoint as DescribeEndpoint shows it now: its status and each variant's instance counts. */
+export interface LiveEndpoint {
+  readonly status: string;
+  /** Variant name → the instances it has (`CurrentInstanceCount`) and is moving to (`DesiredInstanceCount`). */
+  readonly instances: Record<string, { readonly current?: number; readonly desired?: number }>;
+}
+
+/** The live endpoint from a DescribeEndpoint answer. */
+export function liveEndpoint(d: {
+  EndpointStatus?: string;
+  ProductionVariants?: { VariantName?: string; CurrentInstanceCount?: number; DesiredInstanceCount?: number }[];
+}): LiveEndpoint {
+  return {
+    status: d.EndpointStatus ?? 'Unknown',
+    instances: Object.fromEntries(
+      (d.ProductionVariants ?? []).map(v => [v.VariantName!, { current: v.CurrentInstanceCount, desired: v.DesiredInstanceCount }]),
+    ),
+  };
+}
+
+/**
+ * True when a minimum the target already has did not take: the endpoint is InService and the variant has
+ * (and is moving to) fewer instances than that minimum. `RegisterScalableTarget`: "If the specified
+ * resource is not active in the target service, this operation does not change the resource's current
+ * capacity" — a minimum raised while the endpoint was Updating is recorded on the target but never
+ * applied, and nothing says it is later (real-account.md item 37). The call is idempotent: re-issued.
+ */
+export function minimumNotApplied(endpoint: LiveEndpoint | undefined, variant: string, min: number): boolean {
+  if (endpoint?.status !== 'InService') return false;
+  const v = endpoint.instances[variant];
+  const count = v?.desired ?? v?.current;
+  return count !== undefined && count < min;
+}
+
 /**
  * Pure: the calls that bring the targets to the plan — compared with the live targets when they were read
- * (so a reset by a stack update is re-applied), else with what was last applied.
+ * (so a reset by a stack update is re-applied), else with what was last applied; and, once the endpoint is
+ * InService, a minimum the target has but the variant's instance count does not show is sent again.
  */
 export function capacityChanges(
   s: HandlerSettings,
   want: CapacityPlan,
   live: Map<string, ScalableTarget> | undefined,
   recorded: CapacityPlan | undefined,
+  endpoint?: LiveEndpoint,
 ): CapacityChange[] {
   const changes: CapacityChange[] = [];
   if (s.primaryCapacity) {
@@ -89,6 +125,12 @@ export function capacityChanges(
         what: `${s.fallbackVariant}: minimum capacity ${want.fallbackMinCapacity}${live && recorded?.fallbackMinCapacity === want.fallbackMinCapacity ? ' again (the target was reset)' : ''}`,
         input: { ...SCALABLE_TARGET_KEY, ResourceId: id, MinCapacity: want.fallbackMinCapacity },
       });
+    } else if (target && minimumNotApplied(endpoint, s.fallbackVariant, want.fallbackMinCapacity)) {
+      const v = endpoint!.instances[s.fallbackVariant];
+      changes.push({
+        what: `${s.fallbackVariant}: minimum capacity ${want.fallbackMinCapacity} re-sent (the target has it, the variant has ${v.desired ?? v.current} instance(s): a change made while the endpoint was updating does not change capacity)`,
+        input: { ...SCALABLE_TARGET_KEY, ResourceId: id, MinCapacity: want.fallbackMinCapacity },
+      });
     }
   }
   return changes;
@@ -104,7 +146,10 @@ export async function applyCapacity(c: Clients, changes: CapacityChange[], calls
       reasons.push(change.what);
     } catch (e: any) {
       ok = false;
-      reasons.push(`${change.what} failed (${e?.name}): retried on the next evaluation`);
+      // Application Auto Scaling answers a permission it validates and the caller lacks with a
+      // ValidationException naming it (user guide, security_iam_permission_validation): keep its words.
+      const detail = e?.name === 'ValidationException' && e?.message ? `: ${String(e.message).slice(0, 300)}` : '';
+      reasons.push(`${change.what} failed (${e?.name}${detail}): retried on the next evaluation`);
     }
   }
   return ok;

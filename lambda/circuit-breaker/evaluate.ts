@@ -22,7 +22,7 @@ import { DescribeEndpointCommand, UpdateEndpointWeightsAndCapacitiesCommand } fr
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import { ENDPOINT_EVENT_TYPES } from '../../lib/breaker/contract';
 import { decide, EndpointView, initialState, serializeState, tryParseState } from '../../lib/breaker/policy';
-import { applyCapacity, capacityChanges, readTargets, sameCapacity } from './capacity';
+import { applyCapacity, capacityChanges, liveEndpoint, readTargets, sameCapacity } from './capacity';
 import { MetricReadings, readMetrics } from './metrics';
 import { Clients, HandlerSettings } from './settings';
 import { readItem, readPublished, StoredItem, writeItem } from './state-store';
@@ -135,7 +135,8 @@ export async function evaluate(
     // a stack update may have reset what was applied. In steady CLOSED nothing is read.
     const recordDiffers = capacity !== undefined && !sameCapacity(capacity, item.capacity, s);
     const live = capacity && (decision.next.state !== 'CLOSED' || recordDiffers) ? await readTargets(s, c, calls) : undefined;
-    const changes = capacity ? capacityChanges(s, capacity, live, item.capacity) : [];
+    // The live instance counts too: a minimum raised while the endpoint was Updating is re-sent once InService.
+    const changes = capacity ? capacityChanges(s, capacity, live, item.capacity, liveEndpoint(d)) : [];
     const capacityDiffers = changes.length > 0 || recordDiffers;
     const writeState = decision.changed || !stored;
     if (!stored) reasons.push(item.raw === undefined ? 'no stored state: writing it' : 'stored state did not parse: rewritten');

@@ -99,7 +99,7 @@ export function createBreakerRuntime(
     role,
     'Resource',
     '*',
-    'cloudwatch:GetMetricData and application-autoscaling:DescribeScalableTargets have no resource-level permissions; AWS requires "*". They only read.',
+    'cloudwatch:GetMetricData and application-autoscaling:DescribeScalableTargets (and, with capacity actions, cloudwatch:DescribeAlarms, which Application Auto Scaling validates) are read on "*" as AWS requires or scopes them. They only read.',
   );
   role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
   const fn = new lambda.Function(scope, 'Function', {
@@ -159,6 +159,7 @@ export function grantScaling(scope: Construct, role: iam.IRole, scaled: VariantA
           },
     }),
   );
+  grantScalingValidation(scope, role);
   acknowledgeWildcard(
     role,
     'Resource',
@@ -166,6 +167,53 @@ export function grantScaling(scope: Construct, role: iam.IRole, scaled: VariantA
     tagged
       ? 'A scalable target ARN ends in an id CloudFormation does not return; the statement is limited to the targets tagged for this breaker (aws:ResourceTag condition).'
       : "A scalable target ARN ends in an id CloudFormation does not return, and the targets are untagged (tagScalableTargets: false, for Regions whose CloudFormation lacks scalable-target Tags): limited to SageMaker variant instance counts by the action's condition keys.",
+  );
+}
+
+/**
+ * What Application Auto Scaling checks the caller may do before it changes a SageMaker variant's target:
+ * it "validates permissions for requests associated with both the target service and CloudWatch" and
+ * fails a request the caller's IAM permissions do not allow with a `ValidationException` naming the
+ * missing permission (Application Auto Scaling user guide, security_iam_permission_validation). For
+ * SageMaker endpoints its policy example grants sagemaker:DescribeEndpoint, DescribeEndpointConfig,
+ * UpdateEndpointWeightsAndCapacities and cloudwatch:DescribeAlarms, PutMetricAlarm, DeleteAlarms
+ * (security_iam_id-based-policy-examples, "SageMaker endpoints"). The endpoint actions are the breaker's
+ * own statement (its endpoints); the rest is scoped as AmazonSageMakerCanvasFullAccess scopes it for the
+ * same RegisterScalableTarget calls: DescribeEndpointConfig and DescribeAlarms read-only (DescribeAlarms
+ * on `*`, as the validation lists alarms without naming one), the alarm writes only on target-tracking
+ * alarms and only when Application Auto Scaling makes them on the caller's behalf (aws:CalledViaLast).
+ * Whether the validation also runs on updates of an existing target is not stated: granted as for
+ * registration (real-account.md item 36).
+ */
+export function grantScalingValidation(scope: Construct, role: iam.IRole): void {
+  const stack = Stack.of(scope);
+  const configs = stack.formatArn({ service: 'sagemaker', resource: 'endpoint-config', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+  const trackingAlarms = stack.formatArn({
+    service: 'cloudwatch',
+    resource: 'alarm',
+    resourceName: 'TargetTracking*',
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['sagemaker:DescribeEndpointConfig'], resources: [configs] }));
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:DescribeAlarms'], resources: ['*'] }));
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['cloudwatch:PutMetricAlarm', 'cloudwatch:DeleteAlarms'],
+      resources: [trackingAlarms],
+      conditions: { StringEquals: { 'aws:CalledViaLast': 'application-autoscaling.amazonaws.com' } },
+    }),
+  );
+  acknowledgeWildcard(
+    role,
+    'Resource',
+    configs,
+    "Application Auto Scaling validates sagemaker:DescribeEndpointConfig before it changes a variant's target; the endpoint's config name changes with every update. Read-only.",
+  );
+  acknowledgeWildcard(
+    role,
+    'Resource',
+    trackingAlarms,
+    'Application Auto Scaling validates PutMetricAlarm/DeleteAlarms before it changes a target: only target-tracking alarms, only through Application Auto Scaling (aws:CalledViaLast), as AmazonSageMakerCanvasFullAccess scopes them.',
   );
 }
 
