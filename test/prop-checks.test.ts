@@ -5,6 +5,7 @@ import { App, Aws, Duration, Size, Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ContainerImage, SageMakerInstanceType } from '../lib';
 import {
+  MISSING_IMAGE,
   publishingSettings,
   requireProps,
   storageSettings,
@@ -62,7 +63,7 @@ describe('required props a plain-JavaScript caller may leave out', () => {
       "model: got nothing; allowed: a model with a container image. Fix: pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }",
       "instanceType: got nothing; allowed: a SageMakerInstanceType. Fix: pass e.g. SageMakerInstanceType.ML_M5_XLARGE, or SageMakerInstanceType.of('ml.m5.xlarge')",
     ]);
-    expect(p.model.image).toEqual(ContainerImage.fromImageUri('missing-image'));
+    expect(p.model.image).toEqual(ContainerImage.fromImageUri(MISSING_IMAGE));
     expect(p.instanceType).toBe(SageMakerInstanceType.ML_M5_XLARGE);
   });
 
@@ -73,7 +74,7 @@ describe('required props a plain-JavaScript caller may leave out', () => {
       "model.image: got nothing; allowed: a model with a container image. Fix: pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }",
       "instanceType: got 'ml.c5.2xlarge'; allowed: a SageMakerInstanceType. Fix: pass e.g. SageMakerInstanceType.ML_M5_XLARGE, or SageMakerInstanceType.of('ml.m5.xlarge')",
     ]);
-    expect(p.model).toEqual({ environment: { A: '1' }, image: ContainerImage.fromImageUri('missing-image') });
+    expect(p.model).toEqual({ environment: { A: '1' }, image: ContainerImage.fromImageUri(MISSING_IMAGE) });
     expect(p.instanceType.name).toBe('ml.c5.2xlarge');
   });
 });
