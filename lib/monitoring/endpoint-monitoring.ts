@@ -591,7 +591,7 @@ export function createAlarmTopic(scope: Construct, of: string): sns.Topic {
 export function fractionWarnings(p: MonitoringOptions): { id: string; message: string }[] {
   return (['errorRateThresholdPercent', 'modelErrorRateThresholdPercent'] as const).flatMap(name => {
     const what = name === 'errorRateThresholdPercent' ? 'the 5XX alarm fires' : 'the model-error alarm fires';
-    const message = fractionWarning(`monitoring.${name}`, p[name], `${what} at a rate`);
+    const message = fractionWarning(`monitoring.${name}`, p[name], what);
     return message ? [{ id: `${name}Fraction`, message }] : [];
   });
 }
