@@ -52,10 +52,9 @@ export class ResilientEndpointFleet extends Construct {
     super(scope, id);
     this.shareTopic = props.sharedAlarmTopic ?? true;
     // Judged once the app is complete (an aspect runs at synthesis, after every addEndpoint).
-    const fleet = this;
     const completeFleet: IAspect = {
-      visit(node: IConstruct) {
-        if (node === fleet) fleet.warnIfIncomplete();
+      visit: (node: IConstruct) => {
+        if (node === this) this.warnIfIncomplete();
       },
     };
     Aspects.of(this).add(completeFleet);

@@ -209,7 +209,9 @@ export function imageUriProblem(uri: string): string | undefined {
     `ContainerImage.fromImageUri: got '${uri}'; allowed: an image URI with its registry host, e.g. ` +
     `${account}.dkr.ecr.us-east-1.amazonaws.com/${repository}:${tag} (without one the name means Docker Hub, which SageMaker does not pull from, ` +
     'and the model server cannot be recognised). Fix: ' +
-    (dlc ? `ContainerImage.fromDlc('${dlc}', '${tag}') for AWS's image in the stack's Region, or the image's full ECR URI` : "the image's full ECR URI, or ContainerImage.fromEcrRepository")
+    (dlc
+      ? `ContainerImage.fromDlc('${dlc}', '${tag}') for AWS's image in the stack's Region, or the image's full ECR URI`
+      : "the image's full ECR URI, or ContainerImage.fromEcrRepository")
   );
 }
 

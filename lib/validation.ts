@@ -42,7 +42,9 @@ export class PropErrors {
     const meant = percentOf(value);
     const span = `a percentage ${inclusive ? 'from' : 'above'} ${from} ${inclusive ? 'to' : 'and at most'} ${max}, in percent (not a fraction)`;
     const fix =
-      meant >= from && meant <= max ? `give ${meant} for ${meant} %` : `give a percentage from ${from} to ${max} (${value} means ${value} %, not ${meant} %)`;
+      meant >= from && meant <= max
+        ? `give ${meant} for ${meant} %`
+        : `give a percentage from ${from} to ${max} (${value} means ${value} %, not ${meant} %)`;
     this.add(prop, new Described(`${value} (${value} %: a fraction given for ${meant} %?)`), span, fix);
     return true;
   }

@@ -322,12 +322,20 @@ describe('mistakes a hurried user makes, all caught in one synthesis', () => {
   test('error-rate alarms below 1 % are real SLOs: a warning naming the prop and both readings, not an error', () => {
     expect(msg).not.toMatch(/monitoring\.(modelE|e)rrorRateThresholdPercent: got/);
     const w = warningsUnder(fractions);
-    expect(w).toContainEqual(expect.stringMatching(/^monitoring\.errorRateThresholdPercent is 0\.05: the 5XX alarm fires at 0\.05 % \(1 in 2,000\)\. .*give 5; if 0\.05 % is meant, acknowledge/));
-    expect(w).toContainEqual(expect.stringMatching(/^monitoring\.modelErrorRateThresholdPercent is 0\.5: the model-error alarm fires at 0\.5 % \(1 in 200\)\. .*give 50;/));
+    expect(w).toContainEqual(
+      expect.stringMatching(
+        /^monitoring\.errorRateThresholdPercent is 0\.05: the 5XX alarm fires at 0\.05 % \(1 in 2,000\)\. .*give 5; if 0\.05 % is meant, acknowledge/,
+      ),
+    );
+    expect(w).toContainEqual(
+      expect.stringMatching(/^monitoring\.modelErrorRateThresholdPercent is 0\.5: the model-error alarm fires at 0\.5 % \(1 in 200\)\. .*give 50;/),
+    );
   });
 
   test("an instance-type typo: did you mean ml.g4dn.xlarge?, and no advice to keep 'ml.g4dn.xlarg' with a spec", () => {
-    expect(line('Test/Typo', 'instanceType')).toMatch(/got 'ml\.g4dn\.xlarg'; allowed: .+\. Fix: did you mean ml\.g4dn\.xlarge\? Use SageMakerInstanceType\.ML_G4DN_XLARGE/);
+    expect(line('Test/Typo', 'instanceType')).toMatch(
+      /got 'ml\.g4dn\.xlarg'; allowed: .+\. Fix: did you mean ml\.g4dn\.xlarge\? Use SageMakerInstanceType\.ML_G4DN_XLARGE/,
+    );
     expect(warningsUnder(typo).join('\n')).not.toContain("of('ml.g4dn.xlarg'");
   });
 
@@ -350,7 +358,9 @@ describe('mistakes a hurried user makes, all caught in one synthesis', () => {
     const rule = "allowed: a name no other endpoint of the app has in the same account and Region (SageMaker's endpoint names are unique there";
     expect(line('Test/A', 'endpointName')).toContain(`got 'recommender', also the name of Test/B, Other/C; ${rule}`);
     expect(line('Test/B', 'endpointName')).toContain(`also the name of Test/A, Other/C;`);
-    expect(line('Other/C', 'endpointName')).toMatch(/also the name of Test\/A, Test\/B; .+\. Fix: give each endpoint its own endpointName, or omit endpointName for generated ones/);
+    expect(line('Other/C', 'endpointName')).toMatch(
+      /also the name of Test\/A, Test\/B; .+\. Fix: give each endpoint its own endpointName, or omit endpointName for generated ones/,
+    );
     expect(line('Europe/D', 'endpointName')).toBeUndefined();
     // Reported by this library, not as CloudFormation's alarm-name clashes at deploy.
     expect(msg).not.toMatch(/^\s+at /m);

@@ -116,7 +116,10 @@ describe("simulate's arguments: mistakes are usage errors naming the flag, befor
     [['--modle', 'footprint'], /^simulate: unknown option --modle\n/],
     [['--memory-modle', 'footprint'], /^simulate: unknown option --memory-modle \(did you mean --memory-model\?\)/],
     [['--metric-delay', '5s'], /^simulate: --metric-delay: got '5s'; allowed: a number >= 0\n/],
-    [['--qps', 'lots', '--seed', '1.5'], /^simulate: --qps: got 'lots'; allowed: a number > 0 \(requests per second\); --seed: got '1\.5'; allowed: an integer >= 0\n/],
+    [
+      ['--qps', 'lots', '--seed', '1.5'],
+      /^simulate: --qps: got 'lots'; allowed: a number > 0 \(requests per second\); --seed: got '1\.5'; allowed: an integer >= 0\n/,
+    ],
     [['--factors', '17,x'], /^simulate: --factors: got '17,x'; allowed: comma-separated numbers > 0\n/],
     [['--example'], /^simulate: --example needs a value\n/],
     [['--no-guard=false'], /^simulate: --no-guard takes no value\n/],

@@ -40,7 +40,10 @@ const fleetOfN = (() => {
   const fleet = new ResilientEndpointFleet(stack, 'Models');
   // Every endpoint tells the on-call address, and half of them a team's too: three addresses in all.
   for (let i = 0; i < N; i++) {
-    fleet.addEndpoint(`Model${i}`, { ...props, monitoring: { notify: { emails: ['oncall@example.com', i % 2 ? 'odd@example.com' : 'even@example.com'] } } });
+    fleet.addEndpoint(`Model${i}`, {
+      ...props,
+      monitoring: { notify: { emails: ['oncall@example.com', i % 2 ? 'odd@example.com' : 'even@example.com'] } },
+    });
   }
   return { fleet, t: Template.fromStack(stack) };
 })();
@@ -116,7 +119,7 @@ describe('one alarm topic per fleet: one confirmation e-mail per address, not on
     }
   });
 
-  test("an endpoint with its own alarmTopic keeps it; a subscription object given to several endpoints is subscribed once", () => {
+  test('an endpoint with its own alarmTopic keeps it; a subscription object given to several endpoints is subscribed once', () => {
     const stack = new Stack(newApp(), 'Mixed', { env });
     const mine = new sns.Topic(stack, 'Mine');
     const pager = new subscriptions.SqsSubscription(new sqs.Queue(stack, 'Pager', { enforceSSL: true }));
@@ -126,7 +129,9 @@ describe('one alarm topic per fleet: one confirmation e-mail per address, not on
     const parent = Template.fromStack(stack);
     parent.resourceCountIs('AWS::SNS::Topic', 2); // 'Mine' and the fleet's
     parent.resourceCountIs('AWS::SNS::Subscription', 1);
-    const ownAlarm = Object.values(Template.fromStack(mixed.endpoints[0].node.scope as NestedStack).findResources('AWS::CloudWatch::CompositeAlarm'))[0] as any;
+    const ownAlarm = Object.values(
+      Template.fromStack(mixed.endpoints[0].node.scope as NestedStack).findResources('AWS::CloudWatch::CompositeAlarm'),
+    )[0] as any;
     expect(JSON.stringify(ownAlarm.Properties.AlarmActions)).toMatch(/Mine/);
   });
 });
@@ -149,7 +154,7 @@ describe('fleets that deploy less than they seem: warnings at synth', () => {
     );
   });
 
-  test("a shared topic nobody subscribed to: one warning on the fleet (not one per endpoint)", () => {
+  test('a shared topic nobody subscribed to: one warning on the fleet (not one per endpoint)', () => {
     const w = warningsOf(f => {
       f.addEndpoint('One', props);
       f.addEndpoint('Two', props);

@@ -313,7 +313,9 @@ describe('a percent prop given as a fraction (PropErrors.fraction, fractionWarni
   test('0.85 where no percentage that small makes sense: the percentage probably meant', () => {
     expect(fraction(0.85, 1, false)).toEqual({
       reported: true,
-      errors: ['p: got 0.85 (0.85 %: a fraction given for 85 %?); allowed: a percentage above 1 and at most 100, in percent (not a fraction). Fix: give 85 for 85 %'],
+      errors: [
+        'p: got 0.85 (0.85 %: a fraction given for 85 %?); allowed: a percentage above 1 and at most 100, in percent (not a fraction). Fix: give 85 for 85 %',
+      ],
     });
     // 1 itself is 100 % written as a fraction where 1 % makes no sense.
     expect(fraction(1, 1, false).errors).toEqual([
