@@ -1,10 +1,11 @@
 // The endpoint's prop checks one by one (lib/private/prop-checks.ts): each problem's exact message and
 // the stand-in that lets synthesis go on to report the others. test/bad-input.test.ts checks the same
 // rules through ResilientEndpoint, one row per bad prop; this pins their bounds and stand-ins.
-import { App, Aws, Duration, Size, Stack, Token } from 'aws-cdk-lib';
+import { App, Aws, Duration, NestedStack, Size, Stack, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ContainerImage, SageMakerInstanceType } from '../lib';
 import {
+  duplicateEndpointNames,
   MISSING_IMAGE,
   publishingSettings,
   requireProps,
@@ -348,5 +349,47 @@ describe('a percent prop given as a fraction (PropErrors.fraction, fractionWarni
       'monitoring.errorRateThresholdPercent is 0.05: the 5XX alarm fires at 0.05 % (1 in 2,000). The prop is in percent: if 0.05 was a fraction for 5 %, give 5; if 0.05 % is meant, acknowledge this warning.',
     );
     for (const v of [1, 5, 0, -1, undefined, Token.asNumber({ Ref: 'P' })]) expect(fractionWarning('p', v, 'x')).toBeUndefined();
+  });
+});
+
+describe('duplicateEndpointNames: one name per account and Region across the app', () => {
+  const MARK = Symbol('endpoint');
+  const isEndpoint = (x: unknown): x is Construct & { endpointName: string } => typeof x === 'object' && x !== null && MARK in x;
+  const endpoint = (scope: Construct, id: string, endpointName: string) => Object.assign(new Construct(scope, id), { endpointName, [MARK]: true });
+  const app = new App();
+  const env = (region: string) => ({ env: { account: '123456789012', region } });
+  const a = new Stack(app, 'A', env('us-east-1'));
+  const b = new Stack(app, 'B', env('us-east-1'));
+  const eu = new Stack(app, 'Eu', env('eu-west-1'));
+  const otherAccount = new Stack(app, 'Other', { env: { account: '210987654321', region: 'us-east-1' } });
+  const agnostic1 = new Stack(app, 'Any1');
+  const agnostic2 = new Stack(app, 'Any2');
+  const nested = new NestedStack(b, 'Nested');
+  const one = endpoint(a, 'One', 'x');
+  const two = endpoint(nested, 'Two', 'x'); // a nested stack deploys where its parent does
+  const europe = endpoint(eu, 'Europe', 'x');
+  const elsewhere = endpoint(otherAccount, 'Elsewhere', 'x');
+  const free = endpoint(a, 'Free', 'y');
+  new Construct(a, 'NotAnEndpoint'); // (ignored: no mark)
+  Object.assign(new Construct(a, 'Unmarked'), { endpointName: 'x' });
+  const any1 = endpoint(agnostic1, 'Any', 'z');
+  const any2 = endpoint(agnostic2, 'Any', 'z');
+  const rule =
+    "allowed: a name no other endpoint of the app has in the same account and Region (SageMaker's endpoint names are unique there, and the endpoint's alarms, parameters and rules are named after it). Fix: give each endpoint its own endpointName, or omit endpointName for generated ones";
+
+  test('same account and Region, in another stack or a nested one: each names the other', () => {
+    expect(duplicateEndpointNames(one, isEndpoint)).toEqual([`endpointName: got 'x', also the name of B/Nested/Two; ${rule}`]);
+    expect(duplicateEndpointNames(two, isEndpoint)).toEqual([`endpointName: got 'x', also the name of A/One; ${rule}`]);
+  });
+
+  test('another Region, another account, another name, or a construct that is not an endpoint: nothing', () => {
+    expect(duplicateEndpointNames(europe, isEndpoint)).toEqual([]);
+    expect(duplicateEndpointNames(elsewhere, isEndpoint)).toEqual([]);
+    expect(duplicateEndpointNames(free, isEndpoint)).toEqual([]);
+  });
+
+  test('env-agnostic stacks deploy to the same account and Region as each other', () => {
+    expect(duplicateEndpointNames(any1, isEndpoint)).toEqual([`endpointName: got 'z', also the name of Any2/Any; ${rule}`]);
+    expect(duplicateEndpointNames(any2, isEndpoint)).toEqual([`endpointName: got 'z', also the name of Any1/Any; ${rule}`]);
   });
 });
