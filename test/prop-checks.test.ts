@@ -15,7 +15,7 @@ import {
   validateVariantName,
 } from '../lib/private/prop-checks';
 import type { VariantInfo } from '../lib/resilient-endpoint-props';
-import { nearestCatalogType } from '../lib/instance-types';
+import { isInstanceSize, nearestCatalogType } from '../lib/instance-types';
 import { closest, editDistance } from '../lib/private/suggest';
 import { fractionWarning, PropErrors } from '../lib/validation';
 import { warnings } from './util';
@@ -227,8 +227,13 @@ describe('instance types: the name and, when given, the hardware', () => {
     expect(run(SageMakerInstanceType.of('ml.inf2.huge')).errors).toEqual([
       `instanceType: got 'ml.inf2.huge'; allowed: ${sizes}. Fix: check the name against the SageMaker AI pricing page, e.g. ml.m5.xlarge`,
     ]);
+    // A size must be one of them as a whole, not contain one.
+    for (const size of ['superxlarge', 'xlarges', 'metal-xl', 'metal-48', '0xlarge']) {
+      expect(run(SageMakerInstanceType.of(`ml.c7i.${size}`, { vCpus: 4, memoryGiB: 8 })).errors[0]).toContain(`allowed: ${sizes}`);
+    }
+    expect(isInstanceSize('ml.m5.x.xlarge')).toBe(false); // (four parts)
     // Every size AWS uses is accepted.
-    for (const size of ['medium', 'large', 'xlarge', '2xlarge', '48xlarge', 'metal', 'small']) {
+    for (const size of ['medium', 'large', 'xlarge', '2xlarge', '48xlarge', 'metal', 'metal-48xl', 'small']) {
       expect(run(SageMakerInstanceType.of(`ml.c7i.${size}`, { vCpus: 4, memoryGiB: 8 })).errors).toEqual([]);
     }
   });
@@ -335,6 +340,8 @@ describe('a percent prop given as a fraction (PropErrors.fraction, fractionWarni
       'p: got 0.75 (0.75 %: a fraction given for 75 %?); allowed: a percentage from 5 to 50, in percent (not a fraction). Fix: give a percentage from 5 to 50 (0.75 means 0.75 %, not 75 %)',
     ]);
     expect(fraction(0.5, 5, true, 50).errors[0]).toContain('Fix: give 50 for 50 %'); // 50 is in the range
+    expect(fraction(0.05, 5, true, 50).errors[0]).toContain('Fix: give 5 for 5 %'); // 5, the lowest allowed
+    expect(fraction(0.02, 5, true, 50).errors[0]).toContain('Fix: give a percentage from 5 to 50 (0.02 means 0.02 %, not 2 %)'); // 2: below it
   });
 
   test('anything else is left to the range check: above 1, at most 0, unset, a token', () => {
