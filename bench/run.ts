@@ -12,6 +12,7 @@ import { DEFAULT_CONFIG, decide, initialState, MemoryPoint } from '../lib/breake
 import { App, Stack } from 'aws-cdk-lib';
 import { ContainerImage, ResilientEndpointFleet, SageMakerInstanceType } from '../lib';
 import { dailyTrace, runSimulation, simVariantsFrom } from '../lib/simulation';
+import { parseFlags, UsageError } from '../bin/args';
 import { exampleEndpoint } from '../bin/simulate';
 import { breakerSettings } from '../test/breaker-settings';
 
@@ -253,6 +254,31 @@ export function benchFleet(): Record<string, string> {
   return out;
 }
 
+const USAGE = `usage: npm run bench [-- --help]   (after a build: node dist/bench/run.js)
+  Prints the benchmark figures (never timed tests): the breaker bundle's size and cold start, policy
+  decisions per second, AWS calls per evaluation (one endpoint and a fleet), the memory guard's cost,
+  the simulator's speed and fleet synthesis time. Takes a few minutes; no AWS access.
+  -h, --help   this help
+exit codes: 0 done, 2 a usage error`;
+
+/**
+ * The runner's arguments: `--help` prints the usage without running anything; anything else is a usage
+ * error naming it. Returns the exit code when the runner should stop, undefined to run.
+ */
+export function benchArgs(argv: string[]): number | undefined {
+  try {
+    if (parseFlags('bench', argv, { help: { type: 'boolean', short: 'h' } }).help) {
+      console.log(USAGE);
+      return 0;
+    }
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`${e.message}\n\n${USAGE}`);
+    return 2;
+  }
+}
+
 async function main(): Promise<void> {
   const rows: Record<string, string> = {
     ...benchBreaker(),
@@ -267,4 +293,8 @@ async function main(): Promise<void> {
   for (const [k, v] of Object.entries(rows)) console.log(k.padEnd(width), ' ' + v);
 }
 
-void main();
+if (require.main === module) {
+  const code = benchArgs(process.argv.slice(2));
+  if (code === undefined) void main();
+  else process.exitCode = code;
+}

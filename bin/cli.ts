@@ -3,12 +3,49 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Size } from 'aws-cdk-lib';
 import { CapacityPlan } from '../lib/capacity-plan';
+import { FlagSpec, numberFlag, packageVersion, parseFlags, UsageError } from './args';
 import { main as simulate } from './simulate';
 
-const USAGE = `usage: sagemaker-resilient-endpoint doctor --endpoint NAME [--region R] [--json] (checks a deployed endpoint; --help)
-       sagemaker-resilient-endpoint drill --endpoint NAME --to DEGRADED|OPEN [--hold 5m] [--dry-run] (a game day; --help)
-       sagemaker-resilient-endpoint simulate --help (the traffic/memory simulator)
-       sagemaker-resilient-endpoint plan --latency <p50 ms> --qps <peak QPS> [--safety 1.3] [--model-gib <host GiB per copy>] [--gpu-gib <GPU GiB per copy>] [--gpu] [--min-instances 2]`;
+const NAME = 'sagemaker-resilient-endpoint';
+
+const USAGE = `usage: ${NAME} <command> [options]
+
+commands:
+  plan       the instance type and count for a latency and a peak QPS (no AWS access)
+  simulate   the traffic and memory simulator (no AWS access)
+  doctor     read-only checks of a deployed endpoint (your AWS credentials)
+  drill      a game day against a deployed endpoint (your AWS credentials)
+
+  ${NAME} <command> --help   a command's options
+
+options:
+  -h, --help      this help
+  -v, --version   the package's version
+
+exit codes: 0 done, 1 the command failed, 2 a usage error`;
+
+const PLAN_USAGE = `usage: ${NAME} plan --latency MS --qps QPS [--safety 1.3] [--model-gib GIB] [--gpu-gib GIB] [--gpu] [--min-instances 2]
+  Sizes an endpoint by incident B's rule: parallel slots = p50 latency × peak QPS / 1000 × safety factor,
+  a slot being a vCPU (CPU) or a model copy (GPU); workers × the model's memory stay under 80 % of memory.
+  --latency MS          median (p50) latency of one request, in milliseconds (required)
+  --qps QPS             peak requests per second (required)
+  --safety F            safety factor on the need, 1 to 3 (default 1.3; incident B: 1.2–1.5)
+  --model-gib GIB       host memory of one model copy at peak, in GiB
+  --gpu-gib GIB         GPU memory of one model copy at peak, in GiB (implies --gpu)
+  --gpu                 the model needs a GPU
+  --min-instances N     the fewest instances (default 2: more than one spreads over Availability Zones)
+  -h, --help            this help`;
+
+const PLAN_FLAGS: FlagSpec = {
+  latency: { type: 'string' },
+  qps: { type: 'string' },
+  safety: { type: 'string' },
+  'model-gib': { type: 'string' },
+  'gpu-gib': { type: 'string' },
+  gpu: { type: 'boolean' },
+  'min-instances': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+};
 
 /**
  * The operator commands: the pre-built bundle (with the AWS SDK inside) in an installed package, the
@@ -20,45 +57,61 @@ function ops(): typeof import('./ops') {
   return fs.existsSync(bundle) ? require(bundle) : require('./ops');
 }
 
+/** `-h` anywhere in a command's arguments asks for its help, as `--help` does. */
+const helpAsked = (args: string[]) => args.includes('-h') || args.includes('--help');
+
 /** Runs the CLI with `argv` (the arguments after the script); returns the exit code (a promise for doctor and drill). */
 export function main(argv: string[]): number | Promise<number> {
   const [cmd, ...rest] = argv;
   if (cmd === 'simulate') return simulate(rest);
-  if (cmd === 'doctor') return ops().doctorMain(rest);
-  if (cmd === 'drill') return ops().drillMain(rest);
-  if (cmd !== 'plan') {
-    console.error(USAGE);
-    return 2;
+  if (cmd === 'doctor') return ops().doctorMain(helpAsked(rest) ? ['--help'] : rest);
+  if (cmd === 'drill') return ops().drillMain(helpAsked(rest) ? ['--help'] : rest);
+  if (cmd === 'plan') return plan(rest);
+  if (cmd === undefined || cmd === '-h' || cmd === '--help' || cmd === 'help') {
+    (cmd === undefined ? console.error : console.log)(USAGE);
+    return cmd === undefined ? 2 : 0;
   }
-  const opts: Record<string, string | boolean> = {};
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i];
-    if (!a.startsWith('--')) continue;
-    const next = rest[i + 1];
-    if (next === undefined || next.startsWith('--')) opts[a.slice(2)] = true;
-    else {
-      opts[a.slice(2)] = next;
-      i++;
-    }
+  if (cmd === '-v' || cmd === '--version') {
+    console.log(packageVersion());
+    return 0;
   }
-  const num = (k: string) => (opts[k] === undefined ? undefined : Number(opts[k]));
-  if (num('latency') === undefined || num('qps') === undefined) {
-    console.error(USAGE);
-    return 2;
-  }
+  console.error(`${NAME}: unknown command '${cmd}'\n\n${USAGE}`);
+  return 2;
+}
+
+/** `plan`: the capacity plan on stdout. */
+function plan(argv: string[]): number {
   try {
-    const plan = CapacityPlan.compute({
-      p50LatencyMs: num('latency')!,
-      peakQps: num('qps')!,
-      safetyFactor: num('safety'),
-      modelMemory: num('model-gib') !== undefined ? Size.mebibytes(Math.round(num('model-gib')! * 1024)) : undefined,
-      gpuMemory: num('gpu-gib') !== undefined ? Size.mebibytes(Math.round(num('gpu-gib')! * 1024)) : undefined,
-      requiresGpu: opts.gpu === true ? true : undefined,
-      minInstances: num('min-instances'),
+    const o = parseFlags('plan', argv, PLAN_FLAGS);
+    if (o.help) {
+      console.log(PLAN_USAGE);
+      return 0;
+    }
+    const errors: string[] = [];
+    const latency = numberFlag(errors, o, 'latency', { min: 0, above: true, unit: 'milliseconds' });
+    const qps = numberFlag(errors, o, 'qps', { min: 0, above: true, unit: 'requests per second' });
+    const safety = numberFlag(errors, o, 'safety', { min: 1, max: 3 });
+    const modelGib = numberFlag(errors, o, 'model-gib', { min: 0, above: true, unit: 'GiB' });
+    const gpuGib = numberFlag(errors, o, 'gpu-gib', { min: 0, above: true, unit: 'GiB' });
+    const minInstances = numberFlag(errors, o, 'min-instances', { min: 1, integer: true });
+    for (const flag of ['latency', 'qps']) if (o[flag] === undefined) errors.push(`--${flag} is required`);
+    if (errors.length) throw new UsageError(`plan: ${errors.join('; ')}`);
+    const p = CapacityPlan.compute({
+      p50LatencyMs: latency!,
+      peakQps: qps!,
+      safetyFactor: safety,
+      modelMemory: modelGib !== undefined ? Size.mebibytes(Math.round(modelGib * 1024)) : undefined,
+      gpuMemory: gpuGib !== undefined ? Size.mebibytes(Math.round(gpuGib * 1024)) : undefined,
+      requiresGpu: o.gpu === true ? true : undefined,
+      minInstances,
     });
-    console.log(plan.toTable());
+    console.log(p.toTable());
     return 0;
   } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`${e.message}\n\n${PLAN_USAGE}`);
+      return 2;
+    }
     console.error((e as Error).message);
     return 1;
   }

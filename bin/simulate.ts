@@ -19,6 +19,7 @@ import {
   Trace,
 } from '../lib/simulation';
 import { guardMatrix, matrixSummary, matrixTable } from '../lib/simulation/matrix';
+import { FlagSpec, numberFlag, parseFlags, UsageError } from './args';
 
 const USAGE = `usage: sagemaker-resilient-endpoint simulate (or npm run simulate --)
   --matrix [--seeds 1,7,42,123] [--factors 17,25] [--examples recommender,clustering] [--out DIR]
@@ -28,46 +29,60 @@ const USAGE = `usage: sagemaker-resilient-endpoint simulate (or npm run simulate
   assumptions, all sweepable (seconds unless said; defaults and sources in the README's simulator section):
     [--provisioning S] [--metric-delay S] [--metric-delay-10s S] [--alarm-eval S] [--event-delay S]
     [--level-poll S] [--weight-delay S] [--restart S] [--estimate-error SD]
-    [--memory-model profile|footprint] [--no-guard] [--no-ten-second-data]`;
+    [--memory-model profile|footprint] [--no-guard] [--no-ten-second-data]
+  -h, --help   this help
+exit codes: 0 done, 1 the simulation failed, 2 a usage error`;
 
 /** Flags that take no value. */
-const SWITCHES = new Set(['matrix', 'no-guard', 'no-ten-second-data', 'help']);
+const SWITCHES = ['matrix', 'no-guard', 'no-ten-second-data', 'help'];
+/** Flags that take a value. */
+const VALUES = ['seeds', 'factors', 'examples', 'out', 'example', 'trace', 'csv', 'qps', 'seed', 'memory-model'];
+/** The simulator's assumptions a flag sets (seconds, unless said). */
+const SECONDS: Record<string, keyof SimAssumptions> = {
+  provisioning: 'provisioningS',
+  'metric-delay': 'metricDelayS',
+  'metric-delay-10s': 'metricDelay10S',
+  'alarm-eval': 'alarmEvaluationS',
+  'event-delay': 'eventToLambdaS',
+  'level-poll': 'levelPollS',
+  'weight-delay': 'weightApplyS',
+  restart: 'restartS',
+  'estimate-error': 'estimateErrorSd',
+};
+const FLAGS: FlagSpec = Object.fromEntries([
+  ...SWITCHES.map(k => [k, { type: 'boolean' as const, ...(k === 'help' ? { short: 'h' } : {}) }]),
+  ...[...VALUES, ...Object.keys(SECONDS)].map(k => [k, { type: 'string' as const }]),
+]);
 
+/** The flags as given (switches as 'true'); unknown flags, stray arguments and malformed numbers are UsageErrors naming the flag. */
 function parse(argv: string[]): Record<string, string> {
-  const o: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    if (!argv[i].startsWith('--')) throw new Error(`unexpected argument '${argv[i]}'`);
-    const k = argv[i].slice(2);
-    if (SWITCHES.has(k)) {
-      o[k] = 'true';
-    } else {
-      o[k] = argv[i + 1] ?? '';
-      i++;
+  const values = parseFlags('simulate', argv, FLAGS);
+  const errors: string[] = [];
+  numberFlag(errors, values, 'qps', { min: 0, above: true, unit: 'requests per second' });
+  numberFlag(errors, values, 'seed', { min: 0, integer: true });
+  for (const flag of ['seeds', 'factors']) {
+    const v = values[flag];
+    if (typeof v === 'string' && !v.split(',').every(x => Number(x) > 0 && /^[\d.]+$/.test(x))) {
+      errors.push(`--${flag}: got '${v}'; allowed: comma-separated numbers > 0`);
     }
   }
+  const o = Object.fromEntries(Object.entries(values).flatMap(([k, v]) => (v === undefined || v === false ? [] : [[k, String(v)]])));
+  try {
+    assumptionsFrom(o); // (before any example is built)
+  } catch (e) {
+    errors.push((e as Error).message);
+  }
+  if (errors.length) throw new UsageError(`simulate: ${errors.join('; ')}`);
   return o;
 }
 
 /** The assumptions the flags set (undefined: the engine's default); bad values are one clear error. */
 export function assumptionsFrom(o: Record<string, string>): Partial<SimAssumptions> {
-  const num = (k: string) => (o[k] === undefined ? undefined : Number(o[k]));
-  const seconds = {
-    provisioningS: num('provisioning'),
-    metricDelayS: num('metric-delay'),
-    metricDelay10S: num('metric-delay-10s'),
-    alarmEvaluationS: num('alarm-eval'),
-    eventToLambdaS: num('event-delay'),
-    levelPollS: num('level-poll'),
-    weightApplyS: num('weight-delay'),
-    restartS: num('restart'),
-    estimateErrorSd: num('estimate-error'),
-  };
-  const bad = Object.entries(seconds)
-    .filter(([, v]) => v !== undefined && !(Number.isFinite(v) && (v as number) >= 0))
-    .map(([k, v]) => `${k}: got ${v}; allowed: a number >= 0`);
+  const bad: string[] = [];
+  const seconds = Object.fromEntries(Object.entries(SECONDS).map(([flag, key]) => [key, numberFlag(bad, o, flag, { min: 0 })]));
   const model = o['memory-model'];
   if (model !== undefined && model !== 'profile' && model !== 'footprint') bad.push(`--memory-model: got '${model}'; allowed: profile or footprint`);
-  if (bad.length) throw new Error(bad.join('; '));
+  if (bad.length) throw new UsageError(bad.join('; '));
   return {
     ...seconds,
     memoryModel: model as 'profile' | 'footprint' | undefined,
@@ -114,7 +129,7 @@ export function exampleEndpoint(name: string): ResilientEndpoint {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   if (name === 'recommender') return new RecommenderStack(app, 'Recommender').endpoint;
   if (name === 'clustering') return new ClusteringStack(app, 'Clustering').endpoint;
-  throw new Error(`unknown example '${name}' (recommender or clustering)`);
+  throw new UsageError(`unknown example '${name}' (recommender or clustering)`);
 }
 
 export function traceFrom(o: Record<string, string>): Trace {
@@ -129,10 +144,10 @@ export function traceFrom(o: Record<string, string>): Trace {
     case 'abusive':
       return abusiveClientTrace(200, qps / 200, 150);
     case 'csv':
-      if (!o.csv) throw new Error('--trace csv needs --csv FILE (one QPS value per second)');
+      if (!o.csv) throw new UsageError('--trace csv needs --csv FILE (one QPS value per second)');
       return csvTrace(o.csv);
     default:
-      throw new Error(`unknown trace '${o.trace}'`);
+      throw new UsageError(`--trace: got '${o.trace}'; allowed: pulse, steady, poisson, abusive or csv`);
   }
 }
 
@@ -143,7 +158,7 @@ export function main(argv: string[]): number {
     o = parse(argv);
   } catch (e) {
     console.error(`${(e as Error).message}\n${USAGE}`);
-    return 1;
+    return 2;
   }
   if ('help' in o) {
     console.log(USAGE);
@@ -181,7 +196,7 @@ export function main(argv: string[]): number {
     return 0;
   } catch (e) {
     console.error(`${(e as Error).message}\n${USAGE}`);
-    return 1;
+    return e instanceof UsageError ? 2 : 1;
   }
 }
 

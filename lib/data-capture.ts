@@ -176,7 +176,8 @@ export function validateDataCapture(props: DataCaptureOptions): PropErrors {
   if (s !== undefined && !Token.isUnresolved(s) && (!Number.isInteger(s) || s < 1 || s > 100)) {
     const fix =
       s > 0 && s < 1
-        ? 'SageMaker accepts whole percentages only, so 1 is the minimum; use 1, or set enabled: false to switch capture off'
+        ? // Below 1 % (the default) or a fraction given for a percentage (0.5 for 50 %): both readings named.
+          `SageMaker accepts whole percentages only, so 1 is the minimum; use 1 (or ${+(s * 100).toPrecision(12)} if ${s} was a fraction for ${+(s * 100).toPrecision(12)} %), or set enabled: false to switch capture off`
         : 'use a whole percentage from 1 to 100 (1 is the incident-proven default)';
     errors.add('dataCapture.samplingPercentage', s, 'an integer from 1 to 100', fix);
   }

@@ -149,7 +149,8 @@ export function deploymentConfig(o: DeploymentOptions, ctx: DeploymentContext, e
       );
     }
   }
-  errors.range('deployment.rollingBatchPercent', o.rollingBatchPercent, 5, 50, 'rolling batches are 5–50 % of capacity', true);
+  if (!errors.fraction('deployment.rollingBatchPercent', o.rollingBatchPercent, 5, true, 50))
+    errors.range('deployment.rollingBatchPercent', o.rollingBatchPercent, 5, 50, 'rolling batches are 5–50 % of capacity', true);
   if (ctx.alarms.length > 10) {
     errors.add(
       'deployment.autoRollbackAlarms',

@@ -24,6 +24,7 @@ export type {
   VariantInfo,
 } from './resilient-endpoint-props';
 export { ResilientEndpointFleet } from './fleet';
+export type { ResilientEndpointFleetProps } from './fleet';
 export { EndpointMetricFactory } from './monitoring/metrics';
 export { AlarmTier, EndpointMonitoring } from './monitoring/endpoint-monitoring';
 export type { AlarmNotifications, EndpointMonitoringProps, MonitoredVariant, MonitoringOptions, TieredAlarm } from './monitoring/endpoint-monitoring';

@@ -1,3 +1,5 @@
+import { closest } from './private/suggest';
+
 /**
  * Hardware of one SageMaker hosting instance type, as the tuning, the alarms,
  * the circuit breaker and the capacity planner need it.
@@ -262,6 +264,30 @@ export class SageMakerInstanceType {
 export function instanceFamily(name: string): string {
   const parts = name.split('.');
   return parts.length >= 3 ? parts[1] : '';
+}
+
+/**
+ * Instance sizes as AWS names them (EC2 instance types, which ml.* types share): a name whose last part
+ * is none of these (`ml.g4dn.xlarg`) is a typo, not a type SageMaker could know.
+ */
+const INSTANCE_SIZE = /^(nano|micro|small|medium|large|xlarge|[1-9]\d*xlarge|metal(-\d+xl)?)$/;
+
+/** Whether the last part of an `ml.*` name is an instance size AWS uses (`xlarge`, `2xlarge`, `medium` …). */
+export function isInstanceSize(name: string): boolean {
+  const parts = name.split('.');
+  return parts.length === 3 && INSTANCE_SIZE.test(parts[2]);
+}
+
+/**
+ * The catalog type a name not in the catalog was probably meant to be (at most two one-character edits
+ * away, case-insensitive, `ml.` added when missing), with its constant's name; undefined when none is that close.
+ */
+export function nearestCatalogType(name: string): { name: string; constant: string } | undefined {
+  if (CATALOG.has(name)) return undefined;
+  const lower = name.toLowerCase();
+  const normal = lower.startsWith('ml.') ? lower : `ml.${lower}`;
+  const near = CATALOG.has(normal) ? normal : closest(normal, [...CATALOG.keys()]);
+  return near ? { name: near, constant: `ML_${near.slice(3).toUpperCase().replace(/\./g, '_')}` } : undefined;
 }
 
 function nameImpliesNvme(name: string): boolean {

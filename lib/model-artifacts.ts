@@ -214,6 +214,33 @@ class EcrImage extends ContainerImage {
   }
 }
 
+/**
+ * Why an image URI cannot be pulled by SageMaker, or undefined when it can be. Without a registry host
+ * (`pytorch-inference:2.3.0-cpu-py311`, `library/ubuntu`) a name means Docker Hub (Docker's reference
+ * grammar: the first part is a host only with a '.' or ':' in it, or `localhost`), which SageMaker
+ * hosting does not pull from: it takes Amazon ECR images, or a private registry reached through the
+ * model's VPC (`ImageConfig`, CreateModel API). Such a name is also no AWS image whose server the
+ * tuning could recognise, so it would get the inference toolkit's settings whatever it runs.
+ */
+export function imageUriProblem(uri: string): string | undefined {
+  if (Token.isUnresolved(uri)) return undefined;
+  const slash = uri.indexOf('/');
+  const first = slash < 0 ? '' : uri.slice(0, slash);
+  if (first && (/[.:]/.test(first) || first === 'localhost')) return undefined;
+  const repository = uri.split(/[:@]/)[0];
+  const dlc = Object.keys(IMAGE_REPOSITORIES).includes(repository) ? repository : undefined;
+  const tag = /^[^@]*:([^@/]+)$/.exec(uri)?.[1] ?? '<tag>';
+  const account = dlc ? (IMAGE_REPOSITORIES[dlc].accounts === 'dlc' ? DLC_ACCOUNTS : FIRST_PARTY_ACCOUNTS)['us-east-1'] : '123456789012';
+  return (
+    `ContainerImage.fromImageUri: got '${uri}'; allowed: an image URI with its registry host, e.g. ` +
+    `${account}.dkr.ecr.us-east-1.amazonaws.com/${repository}:${tag} (without one the name means Docker Hub, which SageMaker does not pull from, ` +
+    'and the model server cannot be recognised). Fix: ' +
+    (dlc
+      ? `ContainerImage.fromDlc('${dlc}', '${tag}') for AWS's image in the stack's Region, or the image's full ECR URI`
+      : "the image's full ECR URI, or ContainerImage.fromEcrRepository")
+  );
+}
+
 const ECR_URI = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([^:@]+)(?:[:@].+)?$/;
 
 class UriImage extends ContainerImage {
@@ -225,6 +252,8 @@ class UriImage extends ContainerImage {
     return m ? modelServerOfRepository(m[3]) : undefined;
   }
   public bind(scope: Construct, role: iam.IRole): ContainerImageConfig {
+    const problem = imageUriProblem(this.uri);
+    if (problem) throw new Error(problem); // reported with the other errors at synth (createModel)
     const m = Token.isUnresolved(this.uri) ? null : ECR_URI.exec(this.uri);
     if (m) {
       const [, account, region, repo] = m;

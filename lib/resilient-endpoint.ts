@@ -14,6 +14,7 @@ import { addMetricsInsightsAlarmCheck, addResourceLimitCheck } from './resource-
 import { ResilientEndpointProps, VariantInfo } from './resilient-endpoint-props';
 import { PropErrors } from './validation';
 import {
+  duplicateEndpointNames,
   publishingSettings,
   requireProps,
   storageSettings,
@@ -119,6 +120,10 @@ export class ResilientEndpoint extends EndpointBase {
       this.errors,
       props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase(),
     );
+    if (props.endpointName !== undefined && !Token.isUnresolved(this.endpointName)) {
+      // (Generated names embed the construct path: only given names can collide.)
+      this.node.addValidation({ validate: () => duplicateEndpointNames(this, ResilientEndpoint.isResilientEndpoint) });
+    }
     this.role =
       props.role ??
       new iam.Role(this, 'ExecutionRole', {

@@ -31,6 +31,25 @@ export class PropErrors {
     }
   }
 
+  /**
+   * A percent prop given as a fraction (`0.85` for 85 %). A value from 0 to 1 is reported, naming the
+   * percentage probably meant, when no percentage that small is allowed for the prop: below `from`, or
+   * (with `inclusive` false) at it — a memory alarm at 0.85 % or 1 % is in ALARM for ever. Returns
+   * whether it reported, so that the caller's own range check does not report the value a second time.
+   */
+  public fraction(prop: string, value: number | undefined, from: number, inclusive: boolean, max = 100): boolean {
+    if (value === undefined || Token.isUnresolved(value) || !(value > 0 && value <= 1)) return false;
+    if (inclusive ? value >= from : value > from) return false;
+    const meant = percentOf(value);
+    const span = `a percentage ${inclusive ? 'from' : 'above'} ${from} ${inclusive ? 'to' : 'and at most'} ${max}, in percent (not a fraction)`;
+    const fix =
+      meant >= from && meant <= max
+        ? `give ${meant} for ${meant} %`
+        : `give a percentage from ${from} to ${max} (${value} means ${value} %, not ${meant} %)`;
+    this.add(prop, new Described(`${value} (${value} %: a fraction given for ${meant} %?)`), span, fix);
+    return true;
+  }
+
   /** All errors collected so far (a copy). */
   public get all(): string[] {
     return [...this.errors];
@@ -40,6 +59,25 @@ export class PropErrors {
   public merge(prefix: string, other: PropErrors): void {
     for (const e of other.errors) this.errors.push(`${prefix}${e}`);
   }
+}
+
+/** The percentage a fraction stands for (0.85 → 85), without floating-point noise. */
+function percentOf(fraction: number): number {
+  return +(fraction * 100).toPrecision(12);
+}
+
+/**
+ * The warning for a percent prop where a value below 1 is legal but may be a fraction given for a
+ * percentage (an error-rate threshold: 0.5 % is a strict but real SLO, 0.05 is also 5 % written as a
+ * fraction); undefined for values from 1 up.
+ */
+export function fractionWarning(prop: string, value: number | undefined, what: string): string | undefined {
+  if (value === undefined || Token.isUnresolved(value) || !(value > 0 && value < 1)) return undefined;
+  const meant = percentOf(value);
+  return (
+    `${prop} is ${value}: ${what} at ${value} % (1 in ${Math.round(100 / value).toLocaleString('en-US')}). ` +
+    `The prop is in percent: if ${value} was a fraction for ${meant} %, give ${meant}; if ${value} % is meant, acknowledge this warning.`
+  );
 }
 
 /** A value shown as is in an error (a description such as '100 GiB', not a literal string). */

@@ -33,7 +33,13 @@ export const GROUPS = [
   { name: 'auto-scaling', mutate: ['lib/auto-scaling.ts'], suites: ['auto-scaling'] },
   { name: 'deployment', mutate: ['lib/deployment.ts'], suites: ['deployment'] },
   { name: 'model-server', mutate: ['lib/model-server.ts'], suites: ['model-server'] },
-  { name: 'prop-checks', mutate: ['lib/private/prop-checks.ts'], suites: ['prop-checks'] },
+  {
+    name: 'prop-checks',
+    // (instance-types.ts: only its name checks, isInstanceSize and nearestCatalogType; the rest is the catalog's data.)
+    mutate: ['lib/private/prop-checks.ts', 'lib/validation.ts', 'lib/private/suggest.ts', 'lib/instance-types.ts:269-291'],
+    suites: ['prop-checks'],
+  },
+  { name: 'cli', mutate: ['bin/cli.ts', 'bin/args.ts'], suites: ['cli'] },
   { name: 'checks', mutate: ['lib/checks/**/*.ts'], suites: ['checks', 'checks-facts', 'checks-rules'] },
   { name: 'monitoring', mutate: ['lib/monitoring/**/*.ts'], suites: ['monitoring'] },
   { name: 'fleet', mutate: ['lib/fleet.ts'], suites: ['fleet-wiring', 'fleet'] },

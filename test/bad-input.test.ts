@@ -3,7 +3,8 @@
  * the value, the allowed range and the fix, collected with the others (no stack trace, no throw at
  * construction, no raw CloudFormation or CDK error from deep inside).
  */
-import { Duration, Size } from 'aws-cdk-lib';
+import { Duration, Size, Stack } from 'aws-cdk-lib';
+import { IConstruct } from 'constructs';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { ContainerImage, ModelData, ResilientEndpoint, ResilientEndpointProps, SageMakerInstanceType, TrafficShift } from '../lib';
@@ -230,5 +231,138 @@ describe('bad input: a VPC the model cannot use', () => {
 
   test('isolated subnets only (S3 and ECR through VPC endpoints): the model uses them by default', () => {
     expect(withVpc(ec2.SubnetType.PRIVATE_ISOLATED)).toBe('');
+  });
+});
+
+/** Warnings recorded on a construct tree (before synthesis, which the errors below would stop). */
+const warningsUnder = (scope: IConstruct) =>
+  scope.node
+    .findAll()
+    .flatMap(c => c.node.metadata)
+    .filter(m => m.type === 'aws:cdk:warning')
+    .map(m => String(m.data));
+
+describe('mistakes a hurried user makes, all caught in one synthesis', () => {
+  // One app: percentages as fractions, a typo in the instance type, an image without its registry, and one
+  // endpoint name used three times in one account and Region (two stacks) and once in another Region.
+  const app = newStack().app;
+  const stack = app.node.findChild('Test') as Stack;
+  const other = new Stack(app, 'Other', { env: { account: '123456789012', region: 'us-east-1' } });
+  const europe = new Stack(app, 'Europe', { env: { account: '123456789012', region: 'eu-west-1' } });
+  const fractions = new ResilientEndpoint(stack, 'Fractions', {
+    ...base,
+    monitoring: {
+      memoryThresholdPercent: 0.85,
+      gpuMemoryThresholdPercent: 0.85,
+      cpuThresholdPercent: 0.9,
+      diskThresholdPercent: 0.75,
+      stageMemoryThresholdPercent: 1,
+      successRateThresholdPercent: 0.99,
+      errorRateThresholdPercent: 0.05,
+      modelErrorRateThresholdPercent: 0.5,
+    },
+    circuitBreaker: {
+      degradeAtPercent: 0.8,
+      criticalAtPercent: 0.95,
+      recoverBelowPercent: 0.7,
+      errorRateThresholdPercent: 0.05,
+      degradedFallbackSharePercent: 0.5,
+    },
+    deployment: { rollingBatchPercent: 0.25 },
+    shadow: { model: { image }, samplingPercent: 0.05 },
+    dataCapture: { samplingPercentage: 0.01 },
+  });
+  const typo = new ResilientEndpoint(stack, 'Typo', {
+    model: { image: ContainerImage.fromImageUri('pytorch-inference:2.3.0-cpu-py311') },
+    instanceType: SageMakerInstanceType.of('ml.g4dn.xlarg'),
+  });
+  const nearFamily = new ResilientEndpoint(other, 'NearFamily', { ...base, instanceType: SageMakerInstanceType.of('ml.m4.xlarge') });
+  for (const [s, id] of [
+    [stack, 'A'],
+    [stack, 'B'],
+    [other, 'C'],
+    [europe, 'D'],
+  ] as const)
+    new ResilientEndpoint(s, id, { ...base, endpointName: 'recommender' });
+  const msg = synthError(app);
+  const lines = msg.split('\n');
+  const line = (path: string, prop: string) => lines.find(l => l.includes(`[${path}`) && l.includes(`] ${prop}: got`));
+
+  test.each([
+    ['monitoring.memoryThresholdPercent', '0.85', 'give 85 for 85 %'],
+    ['monitoring.gpuMemoryThresholdPercent', '0.85', 'give 85 for 85 %'],
+    ['monitoring.cpuThresholdPercent', '0.9', 'give 90 for 90 %'],
+    ['monitoring.diskThresholdPercent', '0.75', 'give 75 for 75 %'],
+    ['monitoring.stageMemoryThresholdPercent', '1', 'give 100 for 100 %'],
+    ['monitoring.successRateThresholdPercent', '0.99', 'give 99 for 99 %'],
+    ['circuitBreaker.degradeAtPercent', '0.8', 'give 80 for 80 %'],
+    ['circuitBreaker.criticalAtPercent', '0.95', 'give 95 for 95 %'],
+    ['circuitBreaker.recoverBelowPercent', '0.7', 'give 70 for 70 %'],
+    ['circuitBreaker.errorRateThresholdPercent', '0.05', 'give 5 for 5 %'],
+    ['circuitBreaker.degradedFallbackSharePercent', '0.5', 'give 50 for 50 %'],
+    ['deployment.rollingBatchPercent', '0.25', 'give 25 for 25 %'],
+    ['shadow.samplingPercent', '0.05', 'give 5 for 5 %'],
+  ])('%s: %s is a fraction: an error naming the prop, the value, the range and the percentage meant', (prop, value, fix) => {
+    const l = line('Test/Fractions', prop);
+    expect(l).toMatch(/^\s*\[Test\/Fractions[^\]]*\] /);
+    expect(l).toContain(`got ${value} (${value} %: a fraction given for`);
+    expect(l).toMatch(/; allowed: a percentage .+, in percent \(not a fraction\)\. Fix: /);
+    expect(l).toContain(`Fix: ${fix}`);
+  });
+
+  test('each mistake once: no second error for the breaker hysteresis the fractions break', () => {
+    expect(msg).not.toContain('circuitBreaker thresholds');
+    expect(lines.filter(l => l.includes('monitoring.memoryThresholdPercent'))).toHaveLength(1);
+  });
+
+  test('data capture at 0.01: both readings (below the 1 % minimum, or a fraction for 1 %)', () => {
+    expect(line('Test/Fractions', 'dataCapture.samplingPercentage')).toContain('use 1 (or 1 if 0.01 was a fraction for 1 %)');
+  });
+
+  test('error-rate alarms below 1 % are real SLOs: a warning naming the prop and both readings, not an error', () => {
+    expect(msg).not.toMatch(/monitoring\.(modelE|e)rrorRateThresholdPercent: got/);
+    const w = warningsUnder(fractions);
+    expect(w).toContainEqual(
+      expect.stringMatching(
+        /^monitoring\.errorRateThresholdPercent is 0\.05: the 5XX alarm fires at 0\.05 % \(1 in 2,000\)\. .*give 5; if 0\.05 % is meant, acknowledge/,
+      ),
+    );
+    expect(w).toContainEqual(
+      expect.stringMatching(/^monitoring\.modelErrorRateThresholdPercent is 0\.5: the model-error alarm fires at 0\.5 % \(1 in 200\)\. .*give 50;/),
+    );
+  });
+
+  test("an instance-type typo: did you mean ml.g4dn.xlarge?, and no advice to keep 'ml.g4dn.xlarg' with a spec", () => {
+    expect(line('Test/Typo', 'instanceType')).toMatch(
+      /got 'ml\.g4dn\.xlarg'; allowed: .+\. Fix: did you mean ml\.g4dn\.xlarge\? Use SageMakerInstanceType\.ML_G4DN_XLARGE/,
+    );
+    expect(warningsUnder(typo).join('\n')).not.toContain("of('ml.g4dn.xlarg'");
+  });
+
+  test('a real-looking type near a catalog one: a warning that asks first whether the catalog type was meant', () => {
+    expect(msg).not.toContain('NearFamily');
+    expect(warningsUnder(nearFamily)).toContainEqual(
+      expect.stringMatching(
+        /^ml\.m4\.xlarge is not in the instance catalog .*Did you mean ml\.m5\.xlarge \(SageMakerInstanceType\.ML_M5_XLARGE\)\? If ml\.m4\.xlarge is the type you want, give its hardware: SageMakerInstanceType\.of\('ml\.m4\.xlarge', /,
+      ),
+    );
+  });
+
+  test('an image URI without a registry host: an error with the URI it needs, and fromDlc for an AWS image', () => {
+    expect(lines.find(l => l.includes('] model.image: '))?.trim()).toBe(
+      "[Test/Typo] model.image: ContainerImage.fromImageUri: got 'pytorch-inference:2.3.0-cpu-py311'; allowed: an image URI with its registry host, e.g. 763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.3.0-cpu-py311 (without one the name means Docker Hub, which SageMaker does not pull from, and the model server cannot be recognised). Fix: ContainerImage.fromDlc('pytorch-inference', '2.3.0-cpu-py311') for AWS's image in the stack's Region, or the image's full ECR URI",
+    );
+  });
+
+  test('one endpointName three times in one account and Region (two stacks): each endpoint names the others; another Region is fine', () => {
+    const rule = "allowed: a name no other endpoint of the app has in the same account and Region (SageMaker's endpoint names are unique there";
+    expect(line('Test/A', 'endpointName')).toContain(`got 'recommender', also the name of Test/B, Other/C; ${rule}`);
+    expect(line('Test/B', 'endpointName')).toContain(`also the name of Test/A, Other/C;`);
+    expect(line('Other/C', 'endpointName')).toMatch(
+      /also the name of Test\/A, Test\/B; .+\. Fix: give each endpoint its own endpointName, or omit endpointName for generated ones/,
+    );
+    expect(line('Europe/D', 'endpointName')).toBeUndefined();
+    // Reported by this library, not as CloudFormation's alarm-name clashes at deploy.
+    expect(msg).not.toMatch(/^\s+at /m);
   });
 });

@@ -40,7 +40,7 @@ describe('capacity planner', () => {
       expect(printed).toMatch(/instance type\s+ml\.m5\.xlarge/);
       expect(printed).toMatch(/instance count\s+4/);
       expect(main(['plan', '--qps', '200'])).toBe(2);
-      expect(String(err.mock.calls[0][0])).toMatch(/^usage: sagemaker-resilient-endpoint [\s\S]*sagemaker-resilient-endpoint plan --latency/);
+      expect(String(err.mock.calls[0][0])).toMatch(/^plan: --latency is required\n\nusage: sagemaker-resilient-endpoint plan --latency/);
     } finally {
       out.mockRestore();
       err.mockRestore();

@@ -468,7 +468,7 @@ describe('validateBreaker: each rule with its exact message', () => {
       {
         degradeAtPercent: 2,
         criticalAtPercent: 100,
-        recoverBelowPercent: 1,
+        recoverBelowPercent: 1.01,
         errorRateThresholdPercent: 100,
         degradedFallbackSharePercent: 100,
         recoverySteps: 20,
@@ -494,6 +494,23 @@ describe('validateBreaker: each rule with its exact message', () => {
         'circuitBreaker.degradeAtPercent: got 101; allowed: a number from 1 to 100. Fix: give a percentage from 1 to 100',
         'circuitBreaker.criticalAtPercent: got 102; allowed: a number from 1 to 100. Fix: give a percentage from 1 to 100',
         'circuitBreaker.recoverBelowPercent: got 0; allowed: a number from 1 to 100. Fix: give a percentage from 1 to 100',
+      ],
+    ],
+    [
+      'memory levels from 0 to 1 (fractions for percentages): once each, no hysteresis error on top; 1 % of errors or of traffic is allowed',
+      { recoverBelowPercent: 0.7, degradeAtPercent: 0.8, criticalAtPercent: 1, errorRateThresholdPercent: 1, degradedFallbackSharePercent: 1 },
+      [
+        'circuitBreaker.degradeAtPercent: got 0.8 (0.8 %: a fraction given for 80 %?); allowed: a percentage above 1 and at most 100, in percent (not a fraction). Fix: give 80 for 80 %',
+        'circuitBreaker.criticalAtPercent: got 1 (1 %: a fraction given for 100 %?); allowed: a percentage above 1 and at most 100, in percent (not a fraction). Fix: give 100 for 100 %',
+        'circuitBreaker.recoverBelowPercent: got 0.7 (0.7 %: a fraction given for 70 %?); allowed: a percentage above 1 and at most 100, in percent (not a fraction). Fix: give 70 for 70 %',
+      ],
+    ],
+    [
+      'error rate and share below 1 %: fractions',
+      { errorRateThresholdPercent: 0.05, degradedFallbackSharePercent: 0.5 },
+      [
+        'circuitBreaker.errorRateThresholdPercent: got 0.05 (0.05 %: a fraction given for 5 %?); allowed: a percentage from 1 to 100, in percent (not a fraction). Fix: give 5 for 5 %',
+        'circuitBreaker.degradedFallbackSharePercent: got 0.5 (0.5 %: a fraction given for 50 %?); allowed: a percentage from 1 to 100, in percent (not a fraction). Fix: give 50 for 50 %',
       ],
     ],
     [

@@ -1,5 +1,8 @@
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -35,7 +38,13 @@ const fleetOfN = (() => {
   const app = newApp();
   const stack = new Stack(app, 'Fleet', { env });
   const fleet = new ResilientEndpointFleet(stack, 'Models');
-  for (let i = 0; i < N; i++) fleet.addEndpoint(`Model${i}`, props);
+  // Every endpoint tells the on-call address, and half of them a team's too: three addresses in all.
+  for (let i = 0; i < N; i++) {
+    fleet.addEndpoint(`Model${i}`, {
+      ...props,
+      monitoring: { notify: { emails: ['oncall@example.com', i % 2 ? 'odd@example.com' : 'even@example.com'] } },
+    });
+  }
   return { fleet, t: Template.fromStack(stack) };
 })();
 
@@ -58,6 +67,101 @@ describe(`${N} fully guarded ml.m5.xlarge endpoints in one stack, as a fleet`, (
     expect(Object.values(nested.findResources('AWS::CloudWatch::Alarm')).length).toBeGreaterThan(10);
     expect(Object.keys(nested.toJSON().Resources).length).toBeLessThan(ResilientEndpointFleet.CFN_RESOURCE_LIMIT);
     expect(new Set(fleet.endpoints.map(e => e.endpointName)).size).toBe(N); // distinct generated names
+  });
+});
+
+describe('one alarm topic per fleet: one confirmation e-mail per address, not one per endpoint', () => {
+  const { fleet, t } = fleetOfN;
+
+  test(`one encrypted topic in the parent with each of the 3 addresses subscribed once, for all ${N} endpoints`, () => {
+    t.resourceCountIs('AWS::SNS::Topic', 1);
+    t.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+    const subs = Object.values(t.findResources('AWS::SNS::Subscription')) as any[];
+    expect(subs.map(s => [s.Properties.Protocol, s.Properties.Endpoint]).sort()).toEqual([
+      ['email', 'even@example.com'],
+      ['email', 'odd@example.com'],
+      ['email', 'oncall@example.com'],
+    ]);
+    expect(fleet.alarmTopic).toBeDefined();
+  });
+
+  test("each endpoint's nested stack has no topic of its own; its composite alarm notifies the fleet's (a parameter from the parent)", () => {
+    for (const e of [fleet.endpoints[0], fleet.endpoints[N - 1]]) {
+      const nested = Template.fromStack(e.node.scope as NestedStack);
+      nested.resourceCountIs('AWS::SNS::Topic', 0);
+      nested.resourceCountIs('AWS::SNS::Subscription', 0);
+      const composite = Object.values(nested.findResources('AWS::CloudWatch::CompositeAlarm'))[0] as any;
+      expect(composite.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/AlarmTopic/) }]);
+    }
+  });
+
+  test("the topic policy lets each endpoint's alarms publish, every statement with its own id (SNS rejects repeated ids)", () => {
+    const policy = Object.values(t.findResources('AWS::SNS::TopicPolicy'))[0] as any;
+    const statements = policy.Properties.PolicyDocument.Statement as any[];
+    const alarmStatements = statements.filter(s => s.Principal?.Service === 'cloudwatch.amazonaws.com');
+    expect(alarmStatements).toHaveLength(N);
+    const sids = statements.map(s => s.Sid);
+    expect(new Set(sids).size).toBe(sids.length);
+    const arns = alarmStatements.map(s => JSON.stringify(s.Condition.ArnLike['aws:SourceArn']));
+    for (const e of fleet.endpoints) expect(arns.some(a => a.includes(`:alarm:${e.endpointName}-*`))).toBe(true);
+  });
+
+  test('sharedAlarmTopic: false gives each endpoint its own topic and subscriptions, as a plain endpoint has', () => {
+    const stack = new Stack(newApp(), 'Own', { env });
+    const own = new ResilientEndpointFleet(stack, 'F', { sharedAlarmTopic: false });
+    for (const id of ['One', 'Two']) own.addEndpoint(id, { ...props, monitoring: { notify: { emails: ['oncall@example.com'] } } });
+    Template.fromStack(stack).resourceCountIs('AWS::SNS::Topic', 0);
+    expect(own.alarmTopic).toBeUndefined();
+    for (const e of own.endpoints) {
+      const nested = Template.fromStack(e.node.scope as NestedStack);
+      nested.resourceCountIs('AWS::SNS::Topic', 1);
+      nested.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    }
+  });
+
+  test('an endpoint with its own alarmTopic keeps it; a subscription object given to several endpoints is subscribed once', () => {
+    const stack = new Stack(newApp(), 'Mixed', { env });
+    const mine = new sns.Topic(stack, 'Mine');
+    const pager = new subscriptions.SqsSubscription(new sqs.Queue(stack, 'Pager', { enforceSSL: true }));
+    const mixed = new ResilientEndpointFleet(stack, 'F');
+    mixed.addEndpoint('Own', { ...props, monitoring: { alarmTopic: mine } });
+    for (const id of ['A', 'B']) mixed.addEndpoint(id, { ...props, monitoring: { notify: { subscriptions: [pager] } } });
+    const parent = Template.fromStack(stack);
+    parent.resourceCountIs('AWS::SNS::Topic', 2); // 'Mine' and the fleet's
+    parent.resourceCountIs('AWS::SNS::Subscription', 1);
+    const ownAlarm = Object.values(
+      Template.fromStack(mixed.endpoints[0].node.scope as NestedStack).findResources('AWS::CloudWatch::CompositeAlarm'),
+    )[0] as any;
+    expect(JSON.stringify(ownAlarm.Properties.AlarmActions)).toMatch(/Mine/);
+  });
+});
+
+describe('fleets that deploy less than they seem: warnings at synth', () => {
+  const warningsOf = (build: (fleet: ResilientEndpointFleet) => void) => {
+    const stack = new Stack(newApp(), 'W', { env });
+    build(new ResilientEndpointFleet(stack, 'F'));
+    return Annotations.fromStack(stack)
+      .findWarning('*', Match.anyValue())
+      .map(w => String(w.entry.data));
+  };
+
+  test('an empty fleet: a warning that it deploys nothing (legal: a list of endpoints may be empty in some stage)', () => {
+    expect(warningsOf(() => {})).toEqual([
+      'the fleet W/F has no endpoints, so it deploys nothing. Fix: fleet.addEndpoint(id, props), or remove the fleet. [ack: Annotation::EmptyFleet]',
+    ]);
+    expect(warningsOf(f => f.addEndpoint('One', { ...props, monitoring: { notify: { emails: ['a@example.com'] } } }))).not.toContainEqual(
+      expect.stringContaining('no endpoints'),
+    );
+  });
+
+  test('a shared topic nobody subscribed to: one warning on the fleet (not one per endpoint)', () => {
+    const w = warningsOf(f => {
+      f.addEndpoint('One', props);
+      f.addEndpoint('Two', props);
+    });
+    expect(w.filter(x => x.includes('reach no one'))).toEqual([
+      "the fleet's shared alarm topic has no subscription, so the alarms of its 2 endpoints reach no one. Fix: monitoring: { notify: { emails: ['oncall@example.com'] } } on any of its endpoints (each address is subscribed once), or pass your own monitoring.alarmTopic. [ack: Annotation::RE-AlarmTopicUnsubscribed]",
+    ]);
   });
 });
 

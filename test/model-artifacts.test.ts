@@ -1,6 +1,7 @@
-import { App, NestedStack, Stack } from 'aws-cdk-lib';
+import { App, NestedStack, Stack, Token } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
+import { imageUriProblem } from '../lib/model-artifacts';
 import { iamStatements, synthError } from './util';
 
 /** One endpoint on `repository` in a stack of `region` (undefined: region-agnostic), with app context. */
@@ -205,5 +206,31 @@ describe('ContainerImage.fromDlc: the registry of every Region AWS serves the im
     expect(rule.Assertions[0].AssertDescription).toMatch(
       /^ContainerImage\.fromDlc\('sagemaker-scikit-learn'\) in stack Agnostic\/Models: AWS publishes no version/,
     );
+  });
+});
+
+describe('ContainerImage.fromImageUri: an image SageMaker can pull names its registry', () => {
+  test.each([
+    '763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-inference:2.3.0-cpu-py311',
+    '727897471807.dkr.ecr.cn-north-1.amazonaws.com.cn/pytorch-inference:2.3.0-cpu-py311',
+    'registry.example.com/team/model:1',
+    'registry.example.com:5000/model@sha256:abc',
+    'localhost/model:1',
+    'localhost:5000/model',
+    Token.asString({ Ref: 'ImageUri' }),
+  ])('%s: fine', uri => {
+    expect(imageUriProblem(uri)).toBeUndefined();
+  });
+
+  test("a bare name or a Docker Hub path: the URI it needs (AWS's registry for AWS's images) and the fix", () => {
+    expect(imageUriProblem('sagemaker-scikit-learn:1.2-1-cpu-py3')).toBe(
+      "ContainerImage.fromImageUri: got 'sagemaker-scikit-learn:1.2-1-cpu-py3'; allowed: an image URI with its registry host, e.g. 683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3 (without one the name means Docker Hub, which SageMaker does not pull from, and the model server cannot be recognised). Fix: ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3') for AWS's image in the stack's Region, or the image's full ECR URI",
+    );
+    expect(imageUriProblem('library/ubuntu')).toBe(
+      "ContainerImage.fromImageUri: got 'library/ubuntu'; allowed: an image URI with its registry host, e.g. 123456789012.dkr.ecr.us-east-1.amazonaws.com/library/ubuntu:<tag> (without one the name means Docker Hub, which SageMaker does not pull from, and the model server cannot be recognised). Fix: the image's full ECR URI, or ContainerImage.fromEcrRepository",
+    );
+    // Docker's grammar: a first part without '.' or ':' (and not localhost) is a Docker Hub namespace.
+    for (const uri of ['myteam/model:1', 'model', 'pytorch-inference@sha256:abc', 'localhosts/model:1']) expect(imageUriProblem(uri)).toBeDefined();
+    expect(imageUriProblem('pytorch-inference@sha256:abc')).toContain("ContainerImage.fromDlc('pytorch-inference', '<tag>')");
   });
 });

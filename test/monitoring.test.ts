@@ -6,7 +6,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AlarmTier, ContainerImage, EndpointMonitoring, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
-import { validateMonitoring } from '../lib/monitoring/endpoint-monitoring';
+import { fractionWarnings, validateMonitoring } from '../lib/monitoring/endpoint-monitoring';
 import { EndpointMetricFactory } from '../lib/monitoring/metrics';
 import { evaluateAlarm } from './metric-math';
 import { exampleStacks, nagFindings, newStack, synthError, warnings } from './util';
@@ -323,9 +323,40 @@ describe('validateMonitoring: every rule with its exact message', () => {
     ['successRateThresholdPercent', 99],
   ];
 
+  const errorRates = ['errorRateThresholdPercent', 'modelErrorRateThresholdPercent'];
+
   test.each(percentages)('%s: above 0 and at most 100, each bound and NaN (its example: %i)', (name, example) => {
-    for (const v of [0.01, 50, 100]) expect(check({ [name]: v })).toEqual([]);
+    for (const v of [1.01, 50, 100]) expect(check({ [name]: v })).toEqual([]);
     for (const v of [0, -1, 100.5, NaN]) expect(check({ [name]: v })).toEqual([pctRule(name, example, v)]);
+  });
+
+  test.each(percentages)('%s: from 0 to 1, a fraction given for a percentage — an error, except for the error rates (real SLOs)', name => {
+    for (const v of [0.01, 0.85, 1]) {
+      const meant = +(v * 100).toPrecision(12);
+      expect(check({ [name]: v })).toEqual(
+        errorRates.includes(name)
+          ? []
+          : [
+              `monitoring.${name}: got ${v} (${v} %: a fraction given for ${meant} %?); allowed: a percentage above 1 and at most 100, in percent (not a fraction). Fix: give ${meant} for ${meant} %`,
+            ],
+      );
+    }
+  });
+
+  test('the error rates below 1 % warn instead, naming the prop; from 1 % up, nothing', () => {
+    expect(fractionWarnings({ errorRateThresholdPercent: 0.05, modelErrorRateThresholdPercent: 0.5 })).toEqual([
+      {
+        id: 'errorRateThresholdPercentFraction',
+        message:
+          'monitoring.errorRateThresholdPercent is 0.05: the 5XX alarm fires at 0.05 % (1 in 2,000). The prop is in percent: if 0.05 was a fraction for 5 %, give 5; if 0.05 % is meant, acknowledge this warning.',
+      },
+      {
+        id: 'modelErrorRateThresholdPercentFraction',
+        message:
+          'monitoring.modelErrorRateThresholdPercent is 0.5: the model-error alarm fires at 0.5 % (1 in 200). The prop is in percent: if 0.5 was a fraction for 50 %, give 50; if 0.5 % is meant, acknowledge this warning.',
+      },
+    ]);
+    expect(fractionWarnings({ errorRateThresholdPercent: 1, modelErrorRateThresholdPercent: 5, memoryThresholdPercent: 0.85 })).toEqual([]);
   });
 
   test('latency from 1 ms to 60 s; a budget of at least 1 USD', () => {

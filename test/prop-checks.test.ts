@@ -1,10 +1,12 @@
 // The endpoint's prop checks one by one (lib/private/prop-checks.ts): each problem's exact message and
 // the stand-in that lets synthesis go on to report the others. test/bad-input.test.ts checks the same
 // rules through ResilientEndpoint, one row per bad prop; this pins their bounds and stand-ins.
-import { App, Aws, Duration, Size, Stack } from 'aws-cdk-lib';
+import { App, Aws, Duration, NestedStack, Size, Stack, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ContainerImage, SageMakerInstanceType } from '../lib';
 import {
+  duplicateEndpointNames,
+  MISSING_IMAGE,
   publishingSettings,
   requireProps,
   storageSettings,
@@ -13,7 +15,9 @@ import {
   validateVariantName,
 } from '../lib/private/prop-checks';
 import type { VariantInfo } from '../lib/resilient-endpoint-props';
-import { PropErrors } from '../lib/validation';
+import { isInstanceSize, nearestCatalogType } from '../lib/instance-types';
+import { closest, editDistance } from '../lib/private/suggest';
+import { fractionWarning, PropErrors } from '../lib/validation';
 import { warnings } from './util';
 
 const NAME_RULE = 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit';
@@ -62,7 +66,7 @@ describe('required props a plain-JavaScript caller may leave out', () => {
       "model: got nothing; allowed: a model with a container image. Fix: pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }",
       "instanceType: got nothing; allowed: a SageMakerInstanceType. Fix: pass e.g. SageMakerInstanceType.ML_M5_XLARGE, or SageMakerInstanceType.of('ml.m5.xlarge')",
     ]);
-    expect(p.model.image).toEqual(ContainerImage.fromImageUri('missing-image'));
+    expect(p.model.image).toEqual(ContainerImage.fromImageUri(MISSING_IMAGE));
     expect(p.instanceType).toBe(SageMakerInstanceType.ML_M5_XLARGE);
   });
 
@@ -73,7 +77,7 @@ describe('required props a plain-JavaScript caller may leave out', () => {
       "model.image: got nothing; allowed: a model with a container image. Fix: pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }",
       "instanceType: got 'ml.c5.2xlarge'; allowed: a SageMakerInstanceType. Fix: pass e.g. SageMakerInstanceType.ML_M5_XLARGE, or SageMakerInstanceType.of('ml.m5.xlarge')",
     ]);
-    expect(p.model).toEqual({ environment: { A: '1' }, image: ContainerImage.fromImageUri('missing-image') });
+    expect(p.model).toEqual({ environment: { A: '1' }, image: ContainerImage.fromImageUri(MISSING_IMAGE) });
     expect(p.instanceType.name).toBe('ml.c5.2xlarge');
   });
 });
@@ -196,11 +200,41 @@ describe('instance types: the name and, when given, the hardware', () => {
     expect(run(SageMakerInstanceType.ML_G5_12XLARGE)).toEqual({ errors: [], warnings: [] });
   });
 
-  test('a name that is not ml.<family>.<size>', () => {
-    for (const name of ['m5.xlarge', 'ml.m5', 'ml.M5.xlarge', 'ml.m5.xlarge ', 'xml.m5.xlarge']) {
+  test('a name that is not ml.<family>.<size>: the catalog type it was probably meant to be, when one is that close', () => {
+    const shape = "allowed: an ml.* instance type such as 'ml.m5.xlarge'";
+    for (const name of ['m5.xlarge', 'ml.M5.xlarge', 'ml.m5.xlarge ']) {
       expect(run(SageMakerInstanceType.of(name, { vCpus: 4, memoryGiB: 16 })).errors).toEqual([
-        `instanceType: got '${name}'; allowed: an ml.* instance type such as 'ml.m5.xlarge'. Fix: use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)`,
+        `instanceType: got '${name}'; ${shape}. Fix: did you mean ml.m5.xlarge? Use SageMakerInstanceType.ML_M5_XLARGE`,
       ]);
+    }
+    for (const name of ['ml.m5', 'xml.m5.xlarge']) {
+      expect(run(SageMakerInstanceType.of(name, { vCpus: 4, memoryGiB: 16 })).errors).toEqual([
+        `instanceType: got '${name}'; ${shape}. Fix: use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)`,
+      ]);
+    }
+  });
+
+  test("a size AWS does not use is a typo, spec or not: 'ml.g4dn.xlarg' → did you mean ml.g4dn.xlarge?", () => {
+    const sizes = 'an instance type whose size AWS uses (medium, large, xlarge, 2xlarge … 48xlarge)';
+    expect(run(SageMakerInstanceType.of('ml.g4dn.xlarg')).errors).toEqual([
+      `instanceType: got 'ml.g4dn.xlarg'; allowed: ${sizes}. Fix: did you mean ml.g4dn.xlarge? Use SageMakerInstanceType.ML_G4DN_XLARGE`,
+    ]);
+    // The closest of several: one edit to ml.g5.12xlarge, two to ml.g5.2xlarge.
+    expect(run(SageMakerInstanceType.of('ml.g5.12xlarg', { vCpus: 48, memoryGiB: 192 })).errors).toEqual([
+      `instanceType: got 'ml.g5.12xlarg'; allowed: ${sizes}. Fix: did you mean ml.g5.12xlarge? Use SageMakerInstanceType.ML_G5_12XLARGE`,
+    ]);
+    // Nothing in the catalog that close: where to look instead.
+    expect(run(SageMakerInstanceType.of('ml.inf2.huge')).errors).toEqual([
+      `instanceType: got 'ml.inf2.huge'; allowed: ${sizes}. Fix: check the name against the SageMaker AI pricing page, e.g. ml.m5.xlarge`,
+    ]);
+    // A size must be one of them as a whole, not contain one.
+    for (const size of ['superxlarge', 'xlarges', 'metal-xl', 'metal-48', '0xlarge']) {
+      expect(run(SageMakerInstanceType.of(`ml.c7i.${size}`, { vCpus: 4, memoryGiB: 8 })).errors[0]).toContain(`allowed: ${sizes}`);
+    }
+    expect(isInstanceSize('ml.m5.x.xlarge')).toBe(false); // (four parts)
+    // Every size AWS uses is accepted.
+    for (const size of ['medium', 'large', 'xlarge', '2xlarge', '48xlarge', 'metal', 'metal-48xl', 'small']) {
+      expect(run(SageMakerInstanceType.of(`ml.c7i.${size}`, { vCpus: 4, memoryGiB: 8 })).errors).toEqual([]);
     }
   });
 
@@ -237,5 +271,132 @@ describe('instance types: the name and, when given, the hardware', () => {
         ),
       ],
     });
+  });
+});
+
+describe('did you mean …? (lib/private/suggest.ts)', () => {
+  test.each([
+    ['', '', 0],
+    ['xlarge', 'xlarg', 1], // a deletion
+    ['xlarg', 'xlarge', 1], // an insertion
+    ['g4dn', 'g4dm', 1], // a substitution
+    ['g4dn', 'g5', 3],
+    ['abc', '', 3],
+    ['kitten', 'sitting', 3],
+  ])('%j → %j: %i edits', (a, b, d) => {
+    expect(editDistance(a, b)).toBe(d);
+    expect(editDistance(b, a)).toBe(d);
+  });
+
+  test('the closest known name within the distance, case-insensitive; none for the name itself or a distant one', () => {
+    const known = ['ml.m5.xlarge', 'ml.m5.2xlarge', 'ml.g4dn.xlarge'];
+    expect(closest('ml.m5.xlarg', known)).toBe('ml.m5.xlarge');
+    expect(closest('ML.M5.2XLARGE', known)).toBe('ml.m5.2xlarge');
+    expect(closest('ml.m5.xlarge', known)).toBeUndefined();
+    expect(closest('ml.g4dn.xlar', known)).toBe('ml.g4dn.xlarge'); // two edits: the default limit
+    expect(closest('ml.g4dn.xla', known)).toBeUndefined(); // three
+    expect(closest('ml.g4d.xlarge', known, 0)).toBeUndefined();
+    expect(closest('ml.p4d.24xlarge', known)).toBeUndefined();
+    // Equally close: the first.
+    expect(closest('ab', ['ac', 'ad'])).toBe('ac');
+  });
+
+  test('nearestCatalogType: the catalog name and its constant; none for a catalog name or a distant one', () => {
+    expect(nearestCatalogType('ml.g4dn.xlarg')).toEqual({ name: 'ml.g4dn.xlarge', constant: 'ML_G4DN_XLARGE' });
+    expect(nearestCatalogType('g4dn.xlarge')).toEqual({ name: 'ml.g4dn.xlarge', constant: 'ML_G4DN_XLARGE' });
+    expect(nearestCatalogType('ml.m4.xlarge')).toEqual({ name: 'ml.m5.xlarge', constant: 'ML_M5_XLARGE' });
+    expect(nearestCatalogType('ml.g4dn.xlarge')).toBeUndefined();
+    expect(nearestCatalogType('ml.p4d.24xlarge')).toBeUndefined();
+  });
+});
+
+describe('a percent prop given as a fraction (PropErrors.fraction, fractionWarning)', () => {
+  const fraction = (v: number | undefined, from: number, inclusive: boolean, max?: number) => {
+    const e = new PropErrors();
+    return { reported: e.fraction('p', v, from, inclusive, max), errors: e.all };
+  };
+
+  test('0.85 where no percentage that small makes sense: the percentage probably meant', () => {
+    expect(fraction(0.85, 1, false)).toEqual({
+      reported: true,
+      errors: [
+        'p: got 0.85 (0.85 %: a fraction given for 85 %?); allowed: a percentage above 1 and at most 100, in percent (not a fraction). Fix: give 85 for 85 %',
+      ],
+    });
+    // 1 itself is 100 % written as a fraction where 1 % makes no sense.
+    expect(fraction(1, 1, false).errors).toEqual([
+      'p: got 1 (1 %: a fraction given for 100 %?); allowed: a percentage above 1 and at most 100, in percent (not a fraction). Fix: give 100 for 100 %',
+    ]);
+    // Floating point: 0.07 × 100 is 7.000000000000001, shown as 7.
+    expect(fraction(0.07, 1, false).errors[0]).toContain('Fix: give 7 for 7 %');
+  });
+
+  test('where 1 % is allowed (inclusive), only values below it; the meant percentage outside the range is not offered', () => {
+    expect(fraction(1, 1, true)).toEqual({ reported: false, errors: [] });
+    expect(fraction(0.5, 1, true).errors).toEqual([
+      'p: got 0.5 (0.5 %: a fraction given for 50 %?); allowed: a percentage from 1 to 100, in percent (not a fraction). Fix: give 50 for 50 %',
+    ]);
+    expect(fraction(0.75, 5, true, 50).errors).toEqual([
+      'p: got 0.75 (0.75 %: a fraction given for 75 %?); allowed: a percentage from 5 to 50, in percent (not a fraction). Fix: give a percentage from 5 to 50 (0.75 means 0.75 %, not 75 %)',
+    ]);
+    expect(fraction(0.5, 5, true, 50).errors[0]).toContain('Fix: give 50 for 50 %'); // 50 is in the range
+    expect(fraction(0.05, 5, true, 50).errors[0]).toContain('Fix: give 5 for 5 %'); // 5, the lowest allowed
+    expect(fraction(0.02, 5, true, 50).errors[0]).toContain('Fix: give a percentage from 5 to 50 (0.02 means 0.02 %, not 2 %)'); // 2: below it
+  });
+
+  test('anything else is left to the range check: above 1, at most 0, unset, a token', () => {
+    for (const v of [1.5, 85, 0, -0.5, undefined, Token.asNumber({ Ref: 'P' })]) {
+      expect(fraction(v, 1, false)).toEqual({ reported: false, errors: [] });
+    }
+    expect(fraction(0.5, 0.1, false)).toEqual({ reported: false, errors: [] }); // allowed that small
+  });
+
+  test('a legal but suspicious value below 1 warns with both readings; from 1 up, nothing', () => {
+    expect(fractionWarning('monitoring.errorRateThresholdPercent', 0.05, 'the 5XX alarm fires')).toBe(
+      'monitoring.errorRateThresholdPercent is 0.05: the 5XX alarm fires at 0.05 % (1 in 2,000). The prop is in percent: if 0.05 was a fraction for 5 %, give 5; if 0.05 % is meant, acknowledge this warning.',
+    );
+    for (const v of [1, 5, 0, -1, undefined, Token.asNumber({ Ref: 'P' })]) expect(fractionWarning('p', v, 'x')).toBeUndefined();
+  });
+});
+
+describe('duplicateEndpointNames: one name per account and Region across the app', () => {
+  const MARK = Symbol('endpoint');
+  const isEndpoint = (x: unknown): x is Construct & { endpointName: string } => typeof x === 'object' && x !== null && MARK in x;
+  const endpoint = (scope: Construct, id: string, endpointName: string) => Object.assign(new Construct(scope, id), { endpointName, [MARK]: true });
+  const app = new App();
+  const env = (region: string) => ({ env: { account: '123456789012', region } });
+  const a = new Stack(app, 'A', env('us-east-1'));
+  const b = new Stack(app, 'B', env('us-east-1'));
+  const eu = new Stack(app, 'Eu', env('eu-west-1'));
+  const otherAccount = new Stack(app, 'Other', { env: { account: '210987654321', region: 'us-east-1' } });
+  const agnostic1 = new Stack(app, 'Any1');
+  const agnostic2 = new Stack(app, 'Any2');
+  const nested = new NestedStack(b, 'Nested');
+  const one = endpoint(a, 'One', 'x');
+  const two = endpoint(nested, 'Two', 'x'); // a nested stack deploys where its parent does
+  const europe = endpoint(eu, 'Europe', 'x');
+  const elsewhere = endpoint(otherAccount, 'Elsewhere', 'x');
+  const free = endpoint(a, 'Free', 'y');
+  new Construct(a, 'NotAnEndpoint'); // (ignored: no mark)
+  Object.assign(new Construct(a, 'Unmarked'), { endpointName: 'x' });
+  const any1 = endpoint(agnostic1, 'Any', 'z');
+  const any2 = endpoint(agnostic2, 'Any', 'z');
+  const rule =
+    "allowed: a name no other endpoint of the app has in the same account and Region (SageMaker's endpoint names are unique there, and the endpoint's alarms, parameters and rules are named after it). Fix: give each endpoint its own endpointName, or omit endpointName for generated ones";
+
+  test('same account and Region, in another stack or a nested one: each names the other', () => {
+    expect(duplicateEndpointNames(one, isEndpoint)).toEqual([`endpointName: got 'x', also the name of B/Nested/Two; ${rule}`]);
+    expect(duplicateEndpointNames(two, isEndpoint)).toEqual([`endpointName: got 'x', also the name of A/One; ${rule}`]);
+  });
+
+  test('another Region, another account, another name, or a construct that is not an endpoint: nothing', () => {
+    expect(duplicateEndpointNames(europe, isEndpoint)).toEqual([]);
+    expect(duplicateEndpointNames(elsewhere, isEndpoint)).toEqual([]);
+    expect(duplicateEndpointNames(free, isEndpoint)).toEqual([]);
+  });
+
+  test('env-agnostic stacks deploy to the same account and Region as each other', () => {
+    expect(duplicateEndpointNames(any1, isEndpoint)).toEqual([`endpointName: got 'z', also the name of Any2/Any; ${rule}`]);
+    expect(duplicateEndpointNames(any2, isEndpoint)).toEqual([`endpointName: got 'z', also the name of Any1/Any; ${rule}`]);
   });
 });

@@ -463,14 +463,21 @@ function capacityOf(s: VariantAutoScaling): { min: number; max: number; qpsPerIn
 /** Pure validation of breaker options. */
 export function validateBreaker(p: CircuitBreakerOptions): PropErrors {
   const e = new PropErrors();
-  const pct = (n: keyof CircuitBreakerOptions, v?: number) => e.range(`circuitBreaker.${n}`, v, 1, 100, 'give a percentage from 1 to 100');
-  pct('degradeAtPercent', p.degradeAtPercent);
-  pct('criticalAtPercent', p.criticalAtPercent);
-  pct('recoverBelowPercent', p.recoverBelowPercent);
-  pct('errorRateThresholdPercent', p.errorRateThresholdPercent);
-  e.range('circuitBreaker.degradedFallbackSharePercent', p.degradedFallbackSharePercent, 1, 100, 'give a share from 1 to 100 %');
+  // A memory level from 0 to 1 is a fraction given for a percentage (degrade at 0.8 for 80 %: degraded for
+  // ever); 1 % of errors or of traffic is a real, if small, setting.
+  let fractions = 0;
+  const pct = (n: keyof CircuitBreakerOptions, v: number | undefined, memory: boolean, fix = 'give a percentage from 1 to 100') => {
+    if (e.fraction(`circuitBreaker.${n}`, v, 1, !memory)) fractions++;
+    else e.range(`circuitBreaker.${n}`, v, 1, 100, fix);
+  };
+  pct('degradeAtPercent', p.degradeAtPercent, true);
+  pct('criticalAtPercent', p.criticalAtPercent, true);
+  pct('recoverBelowPercent', p.recoverBelowPercent, true);
+  pct('errorRateThresholdPercent', p.errorRateThresholdPercent, false);
+  pct('degradedFallbackSharePercent', p.degradedFallbackSharePercent, false, 'give a share from 1 to 100 %');
   const { degradeAtPercent: degrade, criticalAtPercent: critical, recoverBelowPercent: recover } = breakerConfig(p, true);
-  if (!(recover < degrade && degrade < critical)) {
+  // (Thresholds given as fractions are reported above, once each.)
+  if (!fractions && !(recover < degrade && degrade < critical)) {
     e.add(
       'circuitBreaker thresholds',
       new Described(`recover ${recover} / degrade ${degrade} / critical ${critical}`),

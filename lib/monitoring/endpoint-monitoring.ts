@@ -1,4 +1,4 @@
-import { Annotations, ArnFormat, Aws, CfnCondition, Duration, Fn, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Aws, CfnCondition, Duration, Fn, Names, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as budgets from 'aws-cdk-lib/aws-budgets';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -8,7 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
-import { PropErrors, stackLabel, stackPartitions } from '../validation';
+import { fractionWarning, PropErrors, stackLabel, stackPartitions } from '../validation';
 import { createAlarm } from './alarm-factory';
 import { EndpointMetricFactory } from './metrics';
 
@@ -223,6 +223,7 @@ export class EndpointMonitoring extends Construct {
     const errors = validateMonitoring(props);
     this.node.addValidation({ validate: () => errors.all });
     this.errors = errors;
+    for (const w of fractionWarnings(props)) Validations.of(this).addWarning(w.id, w.message);
     this.applicationNamespace = props.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE;
 
     this.topic = props.alarmTopic ?? this.createTopic();
@@ -475,7 +476,8 @@ export class EndpointMonitoring extends Construct {
     });
     const added = this.topic.addToResourcePolicy(
       new iam.PolicyStatement({
-        sid: 'AllowCloudWatchAlarmsOfThisEndpoint',
+        // SNS wants every statement id of a topic policy unique: on a topic shared by endpoints, each has its own.
+        sid: this.props.alarmTopic ? `AllowCloudWatchAlarmsOf${Names.uniqueId(this)}` : 'AllowCloudWatchAlarmsOfThisEndpoint',
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['sns:Publish'],
         resources: [this.topic.topicArn],
@@ -504,23 +506,7 @@ export class EndpointMonitoring extends Construct {
   }
 
   private createTopic(): sns.ITopic {
-    const key = new kms.Key(this, 'TopicKey', {
-      enableKeyRotation: true,
-      description: `Encrypts the alarm topic of SageMaker endpoint ${this.props.endpointName}`,
-    });
-    // CloudWatch alarms and AWS Budgets publish to the encrypted topic: they need the key.
-    for (const service of ['cloudwatch.amazonaws.com', 'budgets.amazonaws.com']) {
-      key.addToResourcePolicy(
-        new iam.PolicyStatement({
-          principals: [new iam.ServicePrincipal(service)],
-          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-          resources: ['*'], // in a key policy, "*" means this key
-          conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
-        }),
-      );
-    }
-    const topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true });
-    return topic;
+    return createAlarmTopic(this, `SageMaker endpoint ${this.props.endpointName}`);
   }
 
   private createBudget(amount: number): void {
@@ -616,13 +602,49 @@ export class EndpointMonitoring extends Construct {
   }
 }
 
+/**
+ * An alarm topic encrypted with its own rotating KMS key, which CloudWatch alarms and AWS Budgets of this
+ * account may use (constructs `TopicKey` and `AlarmTopic` under `scope`; `of` names what it alarms for).
+ */
+export function createAlarmTopic(scope: Construct, of: string): sns.Topic {
+  const key = new kms.Key(scope, 'TopicKey', {
+    enableKeyRotation: true,
+    description: `Encrypts the alarm topic of ${of}`,
+  });
+  // CloudWatch alarms and AWS Budgets publish to the encrypted topic: they need the key.
+  for (const service of ['cloudwatch.amazonaws.com', 'budgets.amazonaws.com']) {
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal(service)],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'], // in a key policy, "*" means this key
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(scope).account } },
+      }),
+    );
+  }
+  return new sns.Topic(scope, 'AlarmTopic', { masterKey: key, enforceSSL: true });
+}
+
+/** Warnings (id and text) for error-rate thresholds below 1 %, which may be fractions given for percentages. */
+export function fractionWarnings(p: MonitoringOptions): { id: string; message: string }[] {
+  return (['errorRateThresholdPercent', 'modelErrorRateThresholdPercent'] as const).flatMap(name => {
+    const what = name === 'errorRateThresholdPercent' ? 'the 5XX alarm fires' : 'the model-error alarm fires';
+    const message = fractionWarning(`monitoring.${name}`, p[name], what);
+    return message ? [{ id: `${name}Fraction`, message }] : [];
+  });
+}
+
 /** Pure validation of monitoring options. */
 export function validateMonitoring(p: MonitoringOptions): PropErrors {
   const e = new PropErrors();
   // A threshold of 0 makes a ">=" alarm fire on every datapoint (and a "<" success-rate alarm never):
   // thresholds start above 0.
-  const pct = (name: keyof MonitoringOptions, v: number | undefined, example: number) => {
-    if (v === undefined) return;
+  // A value from 0 to 1 is a fraction given for a percentage where no percentage that small makes sense
+  // (a memory, CPU or disk alarm at 0.85 % is in ALARM for ever, and as a rollback alarm rolls back every
+  // deployment; a success-rate alarm below 1 % fires only when 99 % of requests fail): an error. Error
+  // rates of 0.1–1 % are real SLOs, so there it is a warning (fractionWarnings).
+  const pct = (name: keyof MonitoringOptions, v: number | undefined, example: number, smallIsReal = false) => {
+    if (v === undefined || (!smallIsReal && e.fraction(`monitoring.${name}`, v, 1, false))) return;
     if (!(v > 0 && v <= 100))
       e.add(
         `monitoring.${name}`,
@@ -636,8 +658,8 @@ export function validateMonitoring(p: MonitoringOptions): PropErrors {
   pct('cpuThresholdPercent', p.cpuThresholdPercent, 90);
   pct('diskThresholdPercent', p.diskThresholdPercent, 75);
   pct('stageMemoryThresholdPercent', p.stageMemoryThresholdPercent, 85);
-  pct('errorRateThresholdPercent', p.errorRateThresholdPercent, 1);
-  pct('modelErrorRateThresholdPercent', p.modelErrorRateThresholdPercent, 1);
+  pct('errorRateThresholdPercent', p.errorRateThresholdPercent, 1, true);
+  pct('modelErrorRateThresholdPercent', p.modelErrorRateThresholdPercent, 1, true);
   pct('successRateThresholdPercent', p.successRateThresholdPercent, 99);
   const ms = p.latencyP99Threshold?.toMilliseconds();
   e.range('monitoring.latencyP99Threshold (ms)', ms, 1, 60000, 'use Duration.millis(1..60000); real-time containers must answer within 60 s');

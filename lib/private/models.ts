@@ -8,7 +8,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
-import { SageMakerInstanceType } from '../instance-types';
+import { isInstanceSize, nearestCatalogType, SageMakerInstanceType } from '../instance-types';
 import { MemoryProfile } from '../memory-profile';
 import { MemoryFootprint, ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer, wholeBytes } from '../model-server';
 import type { ModelProps, VariantInfo } from '../resilient-endpoint-props';
@@ -55,10 +55,14 @@ export function tuneVariant(
   const tuning = tuneModelServer(type, model.memoryFootprint ?? profiledFootprint(model), { ...options, server }, errs);
   errors.merge(prefix, errs);
   for (const w of tuning.warnings) Validations.of(scope).addWarning(`${prefix}ModelServer`, `${label}${w}`);
-  if (type.specUnknown) {
+  // (A name that is no instance type at all, e.g. 'ml.g4dn.xlarg', is an error instead: no advice to keep it.)
+  if (type.specUnknown && /^ml\.[a-z0-9-]+\.[a-z0-9-]+$/.test(type.name) && isInstanceSize(type.name)) {
+    const near = nearestCatalogType(type.name);
     Validations.of(scope).addWarning(
       `${prefix}UnknownInstanceSpec`,
-      `${type.name} is not in the instance catalog and no InstanceSpec was given: worker tuning, GPU normalisation and NVMe checks are off. Use SageMakerInstanceType.of('${type.name}', { vCpus, memoryGiB, ... }).`,
+      `${type.name} is not in the instance catalog and no InstanceSpec was given: worker tuning, GPU normalisation and NVMe checks are off. ` +
+        (near ? `Did you mean ${near.name} (SageMakerInstanceType.${near.constant})? If ${type.name} is the type you want, give` : 'Give') +
+        ` its hardware: SageMakerInstanceType.of('${type.name}', { vCpus, memoryGiB, ... }).`,
     );
   }
   return tuning;

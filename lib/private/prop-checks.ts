@@ -3,9 +3,9 @@
  * the endpoint's error collector (reported all at once at synthesis) and returns a usable stand-in,
  * so synthesis goes on. Warnings go on the endpoint as acknowledgeable annotations.
  */
-import { Duration, Size, SizeRoundingBehavior, Token, Validations } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
-import { SageMakerInstanceType } from '../instance-types';
+import { Duration, Size, SizeRoundingBehavior, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Construct, IConstruct } from 'constructs';
+import { isInstanceSize, nearestCatalogType, SageMakerInstanceType } from '../instance-types';
 import { ContainerImage } from '../model-artifacts';
 import type { MetricPublishingOptions, ResilientEndpointProps, VariantInfo } from '../resilient-endpoint-props';
 import { Described, PropErrors } from '../validation';
@@ -16,12 +16,21 @@ const PUBLISH_FREQUENCIES = [10, 30, 60, 120, 180, 240, 300];
 
 /** An instance type's name and hardware spec; burstable types get a warning. */
 export function validateInstanceType(scope: Construct, errors: PropErrors, prop: string, t: SageMakerInstanceType): void {
+  const near = nearestCatalogType(t.name);
+  const meant = near && `did you mean ${near.name}? Use SageMakerInstanceType.${near.constant}`;
   if (!/^ml\.[a-z0-9-]+\.[a-z0-9-]+$/.test(t.name)) {
     errors.add(
       prop,
       t.name,
       "an ml.* instance type such as 'ml.m5.xlarge'",
-      'use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)',
+      meant ?? 'use a SageMakerInstanceType constant or SageMakerInstanceType.of(name, spec)',
+    );
+  } else if (!isInstanceSize(t.name)) {
+    errors.add(
+      prop,
+      t.name,
+      'an instance type whose size AWS uses (medium, large, xlarge, 2xlarge … 48xlarge)',
+      meant ?? 'check the name against the SageMaker AI pricing page, e.g. ml.m5.xlarge',
     );
   }
   if (!t.specUnknown) {
@@ -60,12 +69,49 @@ export function validateEndpointName(errors: PropErrors, name: string): string {
   return 'invalid-endpoint-name';
 }
 
+/** An endpoint as the app-wide name check sees it (found by its symbol, so two copies of the library are one app). */
+interface NamedEndpoint extends IConstruct {
+  readonly endpointName: string;
+}
+
+/** The account and Region a construct deploys to (a nested stack's are its top stack's); tokens for an env-agnostic stack. */
+function environmentOf(c: IConstruct): string {
+  let stack = Stack.of(c);
+  while (stack.nestedStackParent) stack = stack.nestedStackParent;
+  return `${stack.account}/${stack.region}`;
+}
+
+/**
+ * Errors for an endpoint whose name another endpoint of the app also has, in the same account and Region
+ * (SageMaker endpoint names are unique there, and each endpoint's alarms, parameters and rules are named
+ * after it: CloudFormation would fail on them one by one, never naming endpointName). Env-agnostic stacks
+ * deploy to the same account and Region as each other; a stack with an explicit env is compared with those
+ * of the same env only.
+ */
+export function duplicateEndpointNames(endpoint: NamedEndpoint, isEndpoint: (x: unknown) => x is NamedEndpoint): string[] {
+  const name = endpoint.endpointName;
+  const env = environmentOf(endpoint);
+  const others = endpoint.node.root.node
+    .findAll()
+    .filter(c => c !== endpoint && isEndpoint(c) && c.endpointName === name && environmentOf(c) === env)
+    .map(c => c.node.path);
+  if (!others.length) return [];
+  return [
+    `endpointName: got '${name}', also the name of ${others.join(', ')}; allowed: a name no other endpoint of the app has in the same account and Region ` +
+      "(SageMaker's endpoint names are unique there, and the endpoint's alarms, parameters and rules are named after it). " +
+      'Fix: give each endpoint its own endpointName, or omit endpointName for generated ones',
+  ];
+}
+
 /** Checks a literal variant name; returns a usable stand-in when it is bad. */
 export function validateVariantName(errors: PropErrors, prop: string, name: string): string {
   if (Token.isUnresolved(name) || NAME_PATTERN.test(name)) return name;
   errors.add(prop, name, 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit', "use e.g. 'Primary'");
   return `Invalid${prop.replace(/[^A-Za-z]/g, '')}`;
 }
+
+/** The stand-in image of a model given without one (a registry host that never resolves: no second error). */
+export const MISSING_IMAGE = 'missing.invalid/missing-image';
 
 /** Required props a plain-JavaScript (or jsii) caller may have left out, reported as errors with stand-ins. */
 export function requireProps(errors: PropErrors, props: ResilientEndpointProps | undefined): ResilientEndpointProps {
@@ -79,7 +125,7 @@ export function requireProps(errors: PropErrors, props: ResilientEndpointProps |
       'a model with a container image',
       "pass model: { image: ContainerImage.fromImageUri('…'), modelData: ModelData.fromS3Uri('s3://…/model.tar.gz') }",
     );
-    model = { ...(model ?? {}), image: ContainerImage.fromImageUri('missing-image') };
+    model = { ...(model ?? {}), image: ContainerImage.fromImageUri(MISSING_IMAGE) };
   }
   if (!(instanceType instanceof SageMakerInstanceType)) {
     errors.add(

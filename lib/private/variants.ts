@@ -70,7 +70,8 @@ export function resolveVariants(props: ResilientEndpointProps, errors: PropError
       );
     }
     const sampling = sh.samplingPercent ?? 5;
-    errors.range('shadow.samplingPercent', sampling, 1, 100, 'give the share of traffic to copy, e.g. 5');
+    if (!errors.fraction('shadow.samplingPercent', sampling, 1, true))
+      errors.range('shadow.samplingPercent', sampling, 1, 100, 'give the share of traffic to copy, e.g. 5');
     const type = sh.instanceType ?? props.instanceType;
     shadow = {
       variantName: c.validateVariantName('shadow.variantName', sh.variantName ?? 'Shadow'),

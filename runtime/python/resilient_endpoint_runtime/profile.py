@@ -344,21 +344,75 @@ def _pct(text):
     return float(text[:-1]) / 100 if text.endswith("%") else float(text)
 
 
-def main(argv=None):
+# -- the arguments: every mistake is a usage error naming the flag (exit 2), never a traceback -------------
+
+def _lengths(text):
+    parts = text.split(":")
+    try:
+        nums = [float(x) for x in parts[1:]]
+    except ValueError:
+        nums = []
+    if parts[0] != "powerlaw" or len(nums) not in (2, 3) or not 0 < nums[0] < nums[1] or (len(nums) == 3 and nums[2] <= 0):
+        raise argparse.ArgumentTypeError("got %r; allowed: powerlaw:LO:HI[:ALPHA] with 0 < LO < HI and ALPHA > 0, e.g. powerlaw:5:3000" % text)
+    return text
+
+
+def _share(text):
+    try:
+        value = _pct(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 10:
+        raise argparse.ArgumentTypeError("got %r; allowed: a percentage such as 15%% or a fraction such as 0.15" % text)
+    return text
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError("got %r; allowed: a whole number >= 1" % text)
+    return value
+
+
+def parser():
     p = argparse.ArgumentParser(prog="python3 -m resilient_endpoint_runtime.profile", description=__doc__.split("\n\n")[0])
     p.add_argument("--model-dir", required=True, help="the unpacked model.tar.gz (model files, code/inference.py)")
     p.add_argument("--code-dir", help="where inference.py is (default: MODEL_DIR/code)")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--lengths", help="powerlaw:LO:HI[:ALPHA], e.g. powerlaw:5:3000 (incident A)")
+    src.add_argument("--lengths", type=_lengths, help="powerlaw:LO:HI[:ALPHA], e.g. powerlaw:5:3000 (incident A)")
     src.add_argument("--requests", help="JSON lines of {\"body\": ..., \"contentType\": ...}")
-    p.add_argument("--mobile-extra", default="0%", help="a share of requests this much larger, e.g. 15%% (incident A's mobile clients)")
-    p.add_argument("--mobile-share", default="40%", help="the share of requests that are larger (default 40%%)")
-    p.add_argument("--count", type=int, default=2000, help="requests drawn from the distribution (percentiles)")
-    p.add_argument("--soak", type=int, default=None, help="requests of the leak check (default: --count)")
-    p.add_argument("--points", type=int, default=8, help="size points measured, each in a fresh process")
-    p.add_argument("--repeats", type=int, default=3, help="requests per size point (the peak of them)")
+    p.add_argument("--mobile-extra", type=_share, default="0%", help="a share of requests this much larger, e.g. 15%% (incident A's mobile clients)")
+    p.add_argument("--mobile-share", type=_share, default="40%", help="the share of requests that are larger (default 40%%)")
+    p.add_argument("--count", type=_positive, default=2000, help="requests drawn from the distribution (percentiles)")
+    p.add_argument("--soak", type=int, default=None, help="requests of the leak check (default: --count; 0: no leak check)")
+    p.add_argument("--points", type=_positive, default=8, help="size points measured, each in a fresh process")
+    p.add_argument("--repeats", type=_positive, default=3, help="requests per size point (the peak of them)")
     p.add_argument("--out", default="memory-profile.json")
+    return p
+
+
+def parse(argv=None):
+    """The arguments, with the files they name checked: a usage error (exit 2) names the flag and what is missing."""
+    p = parser()
     args = p.parse_args(argv)
+    code_dir = args.code_dir or os.path.join(args.model_dir, "code")
+    if not os.path.isdir(args.model_dir):
+        p.error("--model-dir: got %r, which is not a directory; allowed: the unpacked model.tar.gz" % args.model_dir)
+    if not os.path.isfile(os.path.join(code_dir, "inference.py")):
+        flag = "--code-dir" if args.code_dir else "--model-dir"
+        p.error("%s: no inference.py in %r; allowed: a directory with the model's inference.py (MODEL_DIR/code unless --code-dir says)" % (flag, code_dir))
+    if args.requests is not None and not os.path.isfile(args.requests):
+        p.error("--requests: got %r, which is not a file; allowed: JSON lines of requests" % args.requests)
+    if args.soak is not None and args.soak < 0:
+        p.error("--soak: got %d; allowed: a whole number >= 0 (0: no leak check)" % args.soak)
+    return args
+
+
+def main(argv=None):
+    args = parse(argv)
     if args.soak is None:
         args.soak = args.count
     run(args)

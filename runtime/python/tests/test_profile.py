@@ -71,5 +71,50 @@ class ProfilerTest(unittest.TestCase):
         self.assertNotIn("memory guard off", run.stdout + run.stderr)
 
 
+def usage(*args):
+    return subprocess.run([sys.executable, "-m", "resilient_endpoint_runtime.profile", *args], cwd=RUNTIME, capture_output=True, text=True, timeout=60)
+
+
+class UsageErrorTest(unittest.TestCase):
+    """Every mistake in the arguments is argparse's usage error naming the flag (exit 2), never a traceback."""
+
+    def assertUsageError(self, run, message):
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("usage: python3 -m resilient_endpoint_runtime.profile", run.stderr)
+        self.assertIn(message, run.stderr)
+        self.assertNotIn("Traceback", run.stderr)
+
+    def test_the_model_and_its_code(self):
+        empty = tempfile.mkdtemp()
+        self.assertUsageError(usage("--lengths", "powerlaw:5:30"), "the following arguments are required: --model-dir")
+        self.assertUsageError(usage("--model-dir", os.path.join(empty, "missing"), "--lengths", "powerlaw:5:30"),
+                              "--model-dir: got '%s', which is not a directory" % os.path.join(empty, "missing"))
+        self.assertUsageError(usage("--model-dir", empty, "--lengths", "powerlaw:5:30"), "--model-dir: no inference.py in '%s'" % os.path.join(empty, "code"))
+        self.assertUsageError(usage("--model-dir", empty, "--code-dir", empty, "--lengths", "powerlaw:5:30"), "--code-dir: no inference.py in '%s'" % empty)
+        self.assertUsageError(usage("--model-dir", model_dir(False), "--requests", os.path.join(empty, "none.jsonl")),
+                              "--requests: got '%s', which is not a file" % os.path.join(empty, "none.jsonl"))
+
+    def test_malformed_values(self):
+        d = model_dir(False)
+        for args, message in [
+            (["--lengths", "bogus"], "argument --lengths: got 'bogus'; allowed: powerlaw:LO:HI[:ALPHA]"),
+            (["--lengths", "powerlaw:3000:5"], "argument --lengths: got 'powerlaw:3000:5'"),
+            (["--lengths", "powerlaw:5:3000:0"], "argument --lengths: got 'powerlaw:5:3000:0'"),
+            (["--lengths", "powerlaw:5:30", "--mobile-extra", "lots"], "argument --mobile-extra: got 'lots'; allowed: a percentage such as 15%"),
+            (["--lengths", "powerlaw:5:30", "--mobile-share=-5%"], "argument --mobile-share: got '-5%'"),
+            (["--lengths", "powerlaw:5:30", "--count", "0"], "argument --count: got '0'; allowed: a whole number >= 1"),
+            (["--lengths", "powerlaw:5:30", "--points", "many"], "argument --points: got 'many'"),
+            (["--lengths", "powerlaw:5:30", "--soak", "-1"], "--soak: got -1; allowed: a whole number >= 0"),
+            (["--lengths", "powerlaw:5:30", "--modle-dir", d], "unrecognized arguments: --modle-dir"),
+        ]:
+            with self.subTest(args=args):
+                self.assertUsageError(usage("--model-dir", d, *args), message)
+
+    def test_help(self):
+        run = usage("--help")
+        self.assertEqual(run.returncode, 0)
+        self.assertIn("--model-dir MODEL_DIR", run.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()
