@@ -16,7 +16,7 @@ import {
   numericBaseline,
   requestSizeBaseline,
 } from '../../lib/drift/baseline';
-import { BYTES_SELECTOR, decodeRecord, hourPrefix, numbers, parseSelector, select, windowHours } from '../../lib/drift/capture';
+import { BYTES_SELECTOR, DecodedSide, decodeRecord, hourPrefix, numbers, parseSelector, select, windowHours } from '../../lib/drift/capture';
 import { DRIFT_METRICS as M, DRIFT_NAMESPACE, DriftFunctionConfig, DriftRunInput, FeatureConfig } from '../../lib/drift/contract';
 import { categoricalKl, DriftNormalisation, histogram, klDivergence, normalisedWasserstein, Reservoir, shareShift } from '../../lib/drift/statistics';
 
@@ -44,6 +44,7 @@ class Collector {
   public readonly sample: Reservoir;
   public readonly categories: Record<string, number> = {};
   private readonly steps;
+  private readonly csvSteps;
   constructor(
     public readonly feature: FeatureConfig,
     sampleSize: number,
@@ -51,10 +52,14 @@ class Collector {
   ) {
     this.sample = new Reservoir(sampleSize, random);
     this.steps = feature.selector === BYTES_SELECTOR ? undefined : parseSelector(feature.selector);
+    this.csvSteps = feature.csvSelector ? parseSelector(feature.csvSelector) : undefined;
   }
 
-  public add(side: { body: unknown; bytes: number }): void {
-    const values = this.steps ? select(side.body, this.steps) : [side.bytes];
+  public add(side: DecodedSide): void {
+    let values: unknown[];
+    if (!this.steps) values = [side.bytes];
+    else if (side.format === 'csv') values = this.csvSteps ? select(side.body, this.csvSteps) : [];
+    else values = select(side.body, this.steps);
     if (this.feature.kind === 'numeric') {
       for (const v of numbers(values)) this.sample.add(v);
       return;
@@ -92,14 +97,15 @@ export function featureDistance(
   c: { sample: number[]; categories: Record<string, number> },
   b: FeatureBaseline,
   config: Pick<DriftFunctionConfig, 'normalisation' | 'smoothing'>,
+  logScale = false,
 ): number | undefined {
   let d: number;
   if (b.kind === 'numeric') {
     if (!c.sample.length) return undefined;
-    d =
-      kind === 'wasserstein'
-        ? normalisedWasserstein(c.sample, b.quantiles, config.normalisation as DriftNormalisation, b.std)
-        : klDivergence(histogram(c.sample, b.edges), b.counts, config.smoothing);
+    const how = config.normalisation as DriftNormalisation;
+    if (kind === 'kl') d = klDivergence(histogram(c.sample, b.edges), b.counts, config.smoothing);
+    else if (logScale) d = normalisedWasserstein(c.sample.map(Math.log1p), b.quantiles.map(Math.log1p), how);
+    else d = normalisedWasserstein(c.sample, b.quantiles, how, b.std);
   } else {
     if (!Object.keys(c.categories).length) return undefined;
     d = kind === 'wasserstein' ? shareShift(c.categories, b.categories) : categoricalKl(c.categories, b.categories, config.smoothing);
@@ -117,7 +123,9 @@ export function metricName(kind: DriftRunInput['distance'], featureKind: Feature
 async function readText(s3: S3Client, bucket: string, key: string): Promise<string | undefined> {
   try {
     const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    return await (r.Body as any).transformToString();
+    const chunks: Buffer[] = [];
+    for await (const chunk of r.Body as AsyncIterable<Uint8Array>) chunks.push(Buffer.from(chunk));
+    return Buffer.concat(chunks).toString('utf8');
   } catch (e) {
     if ((e as { name?: string }).name === 'NoSuchKey') return undefined;
     throw e;
@@ -315,7 +323,9 @@ export async function runDrift(input: DriftRunInput, config: DriftFunctionConfig
   const distances: Record<string, number | undefined> = {};
   for (const c of collectors) {
     const b = baselines[c.feature.name];
-    distances[c.feature.name] = b ? featureDistance(input.distance, { sample: c.sample.values, categories: c.categories }, b, config) : undefined;
+    distances[c.feature.name] = b
+      ? featureDistance(input.distance, { sample: c.sample.values, categories: c.categories }, b, config, c.feature.logScale)
+      : undefined;
   }
   for (const line of metricsLine(config, input.distance, distances, records, ctx.now.getTime())) ctx.log(line);
   const result: RunResult = { distance: input.distance, objects, records, skippedObjects, distances, baselineSources: sources, learned };

@@ -132,8 +132,9 @@ export function requestSizeBaseline(profile: ProfiledSizes, points = BASELINE_QU
       return x0 + ((x1 - x0) * (u - p0)) / (p1 - p0);
     };
   }
-  // A dense sample of the distribution (probabilities (i + 0.5) / 4000): its mean, spread and bins.
-  const dense = Array.from({ length: 4000 }, (_, i) => q((i + 0.5) / 4000));
+  // A dense sample of the distribution (probabilities (i + 0.5) / 4000): its mean, spread and bins, in
+  // whole sizes ≥ 1 as the profiler drew them (`max(1, round(s))`) and as requests carry them.
+  const dense = Array.from({ length: 4000 }, (_, i) => Math.max(1, Math.round(q((i + 0.5) / 4000))));
   return numericBaseline(dense, points);
 }
 

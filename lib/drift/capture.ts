@@ -47,6 +47,8 @@ export interface DecodedSide {
   readonly body: Body;
   /** The body's size in bytes, as the client sent it (after base64 decoding). */
   readonly bytes: number;
+  /** How the body was read: CSV bodies are rows of cells, whatever their encoding. */
+  readonly format: 'json' | 'csv' | 'text';
 }
 
 /** One record's input and output, decoded (undefined: the side was not captured or not readable). */
@@ -71,11 +73,18 @@ export function parseCsv(text: string): unknown[][] {
     );
 }
 
-/** Parses decoded text by its content type: JSON for `…json…`, CSV for `…csv…`, text otherwise. */
-export function parseByContentType(text: string, contentType: string | undefined): Body {
+/** The format of a content type: JSON for `…json…`, CSV for `…csv…`, text otherwise. */
+export function formatOf(contentType: string | undefined): DecodedSide['format'] {
   const type = (contentType ?? '').toLowerCase();
-  if (type.includes('json')) return JSON.parse(text);
-  if (type.includes('csv')) return parseCsv(text);
+  if (type.includes('json')) return 'json';
+  if (type.includes('csv')) return 'csv';
+  return 'text';
+}
+
+/** Parses decoded text in its format. */
+export function parseAs(text: string, format: DecodedSide['format']): Body {
+  if (format === 'json') return JSON.parse(text);
+  if (format === 'csv') return parseCsv(text);
   return text;
 }
 
@@ -86,16 +95,17 @@ export function decodeSide(side: any): DecodedSide | undefined {
   try {
     if (encoding === 'BASE64') {
       const raw = Buffer.from(String(side.data), 'base64');
-      return { body: parseByContentType(raw.toString('utf8'), side.observedContentType), bytes: raw.length };
+      const format = formatOf(side.observedContentType);
+      return { body: parseAs(raw.toString('utf8'), format), bytes: raw.length, format };
     }
     if (encoding === 'CSV') {
       const text = String(side.data);
-      return { body: parseCsv(text), bytes: Buffer.byteLength(text, 'utf8') };
+      return { body: parseCsv(text), bytes: Buffer.byteLength(text, 'utf8'), format: 'csv' };
     }
     if (encoding === 'JSON') {
       // The JSON body as text (SageMaker's form); an already-parsed value is taken as it is.
       const text = typeof side.data === 'string' ? side.data : JSON.stringify(side.data);
-      return { body: JSON.parse(text), bytes: Buffer.byteLength(text, 'utf8') };
+      return { body: JSON.parse(text), bytes: Buffer.byteLength(text, 'utf8'), format: 'json' };
     }
   } catch {
     return undefined;
