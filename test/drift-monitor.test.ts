@@ -14,9 +14,11 @@ import {
   DriftMonitor,
   DriftNormalisation,
   MemoryProfile,
+  ProductionReadinessChecks,
   ResilientEndpoint,
   SageMakerInstanceType,
 } from '../lib';
+import { collectEndpoints } from '../lib/checks';
 import { DRIFT_CONFIG_ENV } from '../lib/drift/contract';
 import { iamStatements, nagFindings, newStack, synthError } from './util';
 
@@ -37,7 +39,7 @@ beforeAll(() => {
     model: { image: IMAGE, memoryProfile: profile },
     instanceType: SageMakerInstanceType.ML_M5_XLARGE,
     instanceCount: 2,
-    monitoring: { notify: { emails: ['oncall@example.com'] } },
+    monitoring: { notify: { emails: ['oncall@example.com'] }, monthlyBudgetUsd: 2000 },
     drift: {
       features: DriftFeatures.clusteringExample(),
       baseline: DriftBaseline.fromS3Uri('s3://training-data/clustering/drift-baseline.json'),
@@ -225,6 +227,18 @@ describe('alarms: incident B thresholds, a drift tier that pages only when asked
   });
 });
 
+test('the readiness facts: a drift function naming the endpoint, a Model Monitor schedule on it, a budget on its tag', () => {
+  const [facts] = collectEndpoints(t.toJSON());
+  expect([facts.driftMonitors, facts.budget]).toEqual([2, true]);
+  // An unfiltered (account-wide) budget covers it too; a budget on another endpoint's tag does not.
+  const json = t.toJSON();
+  const budgets = Object.values(json.Resources).filter((r: any) => r.Type === 'AWS::Budgets::Budget') as any[];
+  budgets[0].Properties.Budget.CostFilters = { TagKeyValue: ['user:resilient-endpoint$other'] };
+  expect(collectEndpoints(json)[0].budget).toBe(false);
+  delete budgets[0].Properties.Budget.CostFilters;
+  expect(collectEndpoints(json)[0].budget).toBe(true);
+});
+
 describe('Model Monitor on the same capture', () => {
   test('a data-quality job definition and a daily schedule with the baseline', () => {
     t.hasResourceProperties('AWS::SageMaker::DataQualityJobDefinition', {
@@ -326,6 +340,11 @@ describe('synth errors', () => {
     expect(
       Object.values(none.findResources('AWS::CloudWatch::Alarm')).filter((x: any) => x.Properties.Namespace === 'ResilientEndpoint/Drift'),
     ).toHaveLength(0);
+    // The readiness rules see it: no drift monitor, no budget (warnings).
+    const ids = (tpl: Template) => ProductionReadinessChecks.checkTemplate(tpl.toJSON()).map(f => f.ruleId);
+    expect(ids(none)).toEqual(expect.arrayContaining(['RE-Drift', 'RE-Budget']));
+    expect(ids(t)).not.toContain('RE-Drift');
+    expect(ids(t)).not.toContain('RE-Budget');
     const b = newStack('Minimal');
     new ResilientEndpoint(b.stack, 'E', { model: { image: IMAGE }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, instanceCount: 2, drift: {} });
     const c = config(Template.fromStack(b.stack));

@@ -21,6 +21,7 @@ import { publishedFrom } from '../../lambda/circuit-breaker/state-store';
 import { BREAKER_TAG } from '../../lib/breaker/contract';
 import { tryParseState } from '../../lib/breaker/policy';
 import { errorName, isAccessDenied, isThrottling, OpsClients } from './aws';
+import { driftRuns } from './drift-check';
 import { findBreaker, FoundBreaker } from './discover';
 
 export type CheckResult = 'PASS' | 'WARN' | 'FAIL' | 'SKIP';
@@ -229,6 +230,7 @@ export async function doctor(c: OpsClients, endpointName: string, now: number = 
   }
   checks.push(...(await attempt('capture-objects', () => captureObjects(c, endpointName, variant, cfg, now))));
   checks.push(...(await attempt('parameter-store-throughput', () => ssmThroughput(c, ep!))));
+  checks.push(...(await attempt('drift-runs', () => driftRuns(c, endpointName, now)))); // bin/ops/drift-check.ts
   return report(endpointName, now, checks);
 }
 
