@@ -23,7 +23,7 @@ const listed = {
 const result = (id: string, points: [string, number][]) => ({
   Id: id,
   Label: 'DriftRecords',
-  StatusCode: 'Complete',
+  StatusCode: 'Complete' as const,
   Timestamps: points.map(p => new Date(p[0])),
   Values: points.map(p => p[1]),
 });
