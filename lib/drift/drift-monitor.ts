@@ -471,7 +471,8 @@ export class DriftMonitor extends Construct {
           id: `${base}${metricName}`,
           alarmName: `${props.endpointName}-drift-${f.name}-${metricName}`,
           description: `Feature '${f.name}' of endpoint ${props.endpointName}: ${what}. Published by the drift function once per run.`,
-          // The run's value, kept for the run's period: a weekly metric is judged over 7 days.
+          // The run's value, kept for the run's period: a weekly metric is judged over 7 days (PutMetricAlarm:
+          // Period × EvaluationPeriods at most 604,800 s for periods of an hour or more).
           metric: this.metricDistance(f.name, metricName, { period: Duration.days(days) }),
           threshold,
           // A run that found no data publishes no distance: silence is not drift (the records metric and doctor watch the runs).
