@@ -44,7 +44,11 @@ export const GROUPS = [
     mutate: ['lib/drift/statistics.ts', 'lib/drift/baseline.ts', 'lib/drift/capture.ts', 'lambda/drift/**/*.ts', 'bin/ops/drift-check.ts'],
     suites: ['drift-statistics', 'drift-function', 'ops-doctor-drift'],
   },
-  { name: 'drift-construct', mutate: ['lib/drift/drift-monitor.ts', 'lib/drift/model-monitor.ts', 'lib/drift/features.ts'], suites: ['drift-monitor'] },
+  {
+    name: 'drift-construct',
+    mutate: ['lib/drift/drift-monitor.ts', 'lib/drift/model-monitor.ts', 'lib/drift/features.ts'],
+    suites: ['drift-monitor'],
+  },
 ];
 
 const args = process.argv.slice(2);
