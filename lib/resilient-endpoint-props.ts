@@ -11,6 +11,7 @@ import { AutoScalingOptions } from './auto-scaling';
 import { CircuitBreakerOptions } from './breaker/circuit-breaker';
 import { DataCaptureOptions } from './data-capture';
 import { DeploymentOptions } from './deployment';
+import { DriftOptions } from './drift/drift-monitor';
 import { SageMakerInstanceType } from './instance-types';
 import { ContainerImage, ModelData } from './model-artifacts';
 import { MemoryProfile } from './memory-profile';
@@ -270,6 +271,15 @@ export interface ResilientEndpointProps {
    * 10 minutes, recover after 5 minutes below 70 % in steps (a recovery that fails is retried, less often after 3 failures)
    */
   readonly circuitBreaker?: CircuitBreakerOptions;
+  /**
+   * Data drift on the captured requests (incident B's checklist: Wasserstein weekly at 0.15, KL daily at
+   * 0.3, cluster shares; incident A: the request sizes against the memory profile's). Needs data capture.
+   * Off unless given: its features depend on the payload, and its alarms are for the model's owner (the
+   * readiness rule `RE-Drift` warns while it is off). `drift: {}` compares the request bytes with the first
+   * week after each model change.
+   * @default - no drift monitor
+   */
+  readonly drift?: DriftOptions;
   /**
    * What a redeploy changes on the live endpoint (instance counts, weights).
    * @default - counts applied unless autoscaled, weights applied unless the breaker shifts them

@@ -7,6 +7,7 @@ import { CircuitBreaker, CircuitBreakerOptions } from './breaker/circuit-breaker
 import { DEGRADE_PARAMETER_ENV } from './breaker/contract';
 import { DataCapture } from './data-capture';
 import { deploymentConfig, DeploymentOptions } from './deployment';
+import { DriftMonitor, DriftOptions } from './drift/drift-monitor';
 import { APPLICATION_NAMESPACE_ENV, EndpointMonitoring, MonitoringOptions } from './monitoring/endpoint-monitoring';
 import { EndpointAttributes, EndpointBase, ImportedEndpoint } from './endpoint-base';
 import { EndpointMetricFactory } from './monitoring/metrics';
@@ -96,6 +97,8 @@ export class ResilientEndpoint extends EndpointBase {
   public readonly shadowVariant?: VariantInfo;
   /** The circuit breaker (undefined when disabled). */
   public readonly circuitBreaker?: CircuitBreaker;
+  /** The drift monitor (undefined unless `drift` is given). */
+  public readonly drift?: DriftMonitor;
   /** The L1 endpoint config. */
   public readonly cfnEndpointConfig: sagemaker.CfnEndpointConfig;
   /** How often the endpoint publishes utilization metrics. */
@@ -164,6 +167,7 @@ export class ResilientEndpoint extends EndpointBase {
     this.cfnEndpoint.excludeRetainedVariantProperties = this.redeployExclusions(props);
     if (props.deployment?.enabled !== false) this.addDeploymentGuardrails(props.deployment ?? {}, allVariants.length);
     this.circuitBreaker = props.circuitBreaker?.enabled !== false ? this.createCircuitBreaker(props.circuitBreaker) : undefined;
+    this.drift = props.drift && props.drift.enabled !== false ? this.createDrift(props, models.get(this.primaryVariant)!) : undefined;
     // The cost-allocation tag on everything but the scalable targets (no cost of their own; and their `Tags`
     // are new in CloudFormation: see circuitBreaker.tagScalableTargets).
     Tags.of(this).add('resilient-endpoint', this.endpointName, { excludeResourceTypes: ['AWS::ApplicationAutoScaling::ScalableTarget'] });
@@ -352,6 +356,30 @@ export class ResilientEndpoint extends EndpointBase {
     this.cfnEndpoint.deploymentConfig = plan.config;
     if (plan.note) Annotations.of(this).addInfo(plan.note);
     grantRollbackAlarms(this.role, alarms);
+  }
+
+  /** The drift monitor on the capture: versioned by the primary model (every change of it is a new model name). */
+  private createDrift(props: ResilientEndpointProps, model: sagemaker.CfnModel): DriftMonitor | undefined {
+    if (!this.dataCapture?.bucket) {
+      this.errors.add('drift', 'on', 'data capture on', 'drift reads the captured requests: keep dataCapture on (1 % is the default)');
+      return undefined;
+    }
+    const options: DriftOptions = props.drift ?? {};
+    const drift = new DriftMonitor(this, 'Drift', {
+      ...options,
+      endpointName: this.endpointName,
+      captureBucket: this.dataCapture.bucket,
+      capturePrefix: props.dataCapture?.prefix ?? 'data-capture',
+      captureKey: props.dataCapture?.encryptionKey,
+      variantNames: this.variants.map(v => v.variantName),
+      memoryProfile: props.model.memoryProfile,
+      modelVersion: model.attrModelName,
+      alarmTopic: this.monitoring?.topic,
+    });
+    drift.function.node.addDependency(this.cfnEndpoint);
+    drift.modelMonitor?.node.addDependency(this.cfnEndpoint);
+    this.monitoring?.addDashboardRow(...drift.dashboardWidgets());
+    return drift;
   }
 
   /** The memory circuit breaker; the containers learn where their degrade level is and may read it. */

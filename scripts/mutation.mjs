@@ -46,7 +46,17 @@ export const GROUPS = [
   { name: 'capacity-plan', mutate: ['lib/capacity-plan.ts'], suites: ['capacity-plan'] },
   { name: 'memory-profile', mutate: ['lib/memory-profile.ts'], suites: ['memory-profile'] },
   { name: 'model-artifacts', mutate: ['lib/model-artifacts.ts', 'lib/validation.ts'], suites: ['model-artifacts', 'monitoring'] },
-  { name: 'ops-cli', mutate: ['bin/ops/*.ts'], suites: ['ops-doctor', 'ops-drill', 'ops-network'] },
+  { name: 'ops-cli', mutate: ['bin/ops/*.ts', '!bin/ops/drift-check.ts'], suites: ['ops-doctor', 'ops-drill', 'ops-network'] },
+  {
+    name: 'drift',
+    mutate: ['lib/drift/statistics.ts', 'lib/drift/baseline.ts', 'lib/drift/capture.ts', 'lambda/drift/**/*.ts', 'bin/ops/drift-check.ts'],
+    suites: ['drift-statistics', 'drift-function', 'ops-doctor-drift'],
+  },
+  {
+    name: 'drift-construct',
+    mutate: ['lib/drift/drift-monitor.ts', 'lib/drift/model-monitor.ts', 'lib/drift/features.ts'],
+    suites: ['drift-monitor'],
+  },
 ];
 
 const args = process.argv.slice(2);
@@ -73,6 +83,8 @@ function groupConfig(g) {
   c.incrementalFile = `reports/stryker-${g.name}-incremental.json`;
   c.tempDirName = `.stryker-tmp-${g.name}`;
   c.jsonReporter = { fileName: `reports/mutation/${g.name}.json` };
+  const i = args.indexOf('--concurrency'); // e.g. --concurrency 1 on a shared machine
+  if (i >= 0) c.concurrency = Number(args[i + 1]);
   return c;
 }
 

@@ -29,6 +29,8 @@ const compliant = (over: Partial<EndpointFacts> = {}): EndpointFacts => ({
   scaling: { Primary: { min: 2, max: 4 } },
   memoryAlarmThresholds: [85],
   breakers: [{ retentionDays: 90 }],
+  driftMonitors: 1,
+  budget: true,
   ...over,
 });
 const rule = (id: string) => {
@@ -53,6 +55,8 @@ test('a compliant endpoint passes every rule', () => {
     ['RE-BreakerLogRetention', RuleLevel.WARNING],
     ['RE-NvmeStorage', RuleLevel.ERROR],
     ['RE-ProfiledMemory', RuleLevel.ERROR],
+    ['RE-Drift', RuleLevel.WARNING],
+    ['RE-Budget', RuleLevel.WARNING],
   ]);
 });
 
@@ -71,6 +75,8 @@ test('what each rule checks, as RULES tells a user who lists them', () => {
     'RE-BreakerLogRetention': "The circuit breaker's log group has a retention period",
     'RE-NvmeStorage': 'No VolumeSizeInGB on local-NVMe instance types (production and shadow variants)',
     'RE-ProfiledMemory': "The profiled P99.9 request fits a worker's memory budget, with the model loaded",
+    'RE-Drift': "A drift monitor (the library's drift function or a Model Monitor schedule) reads the endpoint's data capture",
+    'RE-Budget': "A monthly AWS Budgets alarm covers the endpoint's cost",
   });
 });
 

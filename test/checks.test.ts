@@ -52,7 +52,8 @@ describe('rule pack', () => {
     for (const s of [new RecommenderStack(app, 'Rec'), new ClusteringStack(app, 'Clu')]) {
       const findings = ProductionReadinessChecks.checkTemplate(Template.fromStack(s).toJSON());
       expect(findings.filter(f => f.level === RuleLevel.ERROR)).toEqual([]);
-      expect([...new Set(findings.map(f => f.ruleId))]).toEqual(['RE-Network']); // documented trade-off: the container must reach SSM
+      // RE-Network: documented trade-off, the container must reach SSM; drift and a budget are the user's to set.
+      expect([...new Set(findings.map(f => f.ruleId))]).toEqual(['RE-Network', 'RE-Drift', 'RE-Budget']);
     }
   });
 
@@ -64,9 +65,11 @@ describe('rule pack', () => {
       .sort();
     expect(ids).toEqual([
       'RE-AutoScaling',
+      'RE-Budget',
       'RE-CircuitBreaker',
       'RE-DataCapture',
       'RE-DeploymentGuardrails',
+      'RE-Drift',
       'RE-MemoryAlarm',
       'RE-MultiInstance',
       'RE-Network',
@@ -185,11 +188,15 @@ const good: EndpointFacts = {
   scaling: { Primary: { min: 2, max: 4 } },
   memoryAlarmThresholds: [85],
   breakers: [{ retentionDays: 90 }],
+  driftMonitors: 1,
+  budget: true,
 };
 
 const primary = (patch: object) => ({ ...good, variants: [{ ...good.variants[0], ...patch }, good.variants[1]] });
 
 const failing: Record<string, EndpointFacts> = {
+  'RE-Drift': { ...good, driftMonitors: 0 },
+  'RE-Budget': { ...good, budget: false },
   'RE-MultiInstance': primary({ initialInstanceCount: 1 }),
   'RE-AutoScaling': { ...good, scaling: { Primary: { min: 2, max: 2 } } },
   'RE-NoBurstable': primary({ instanceType: 'ml.t2.2xlarge' }), // large enough that only the burstable rule fires
@@ -216,6 +223,8 @@ const failing: Record<string, EndpointFacts> = {
 
 /** What each rule says about its failing case: the variant or setting at fault, with the value found. */
 const messages: Record<string, RegExp> = {
+  'RE-Drift': /^no drift monitor reads this endpoint's capture$/,
+  'RE-Budget': /^no budget alarm for this endpoint$/,
   'RE-MultiInstance': /^Primary starts with 1 instance$/,
   'RE-AutoScaling': /^Primary scales 2\.\.2 \(max must exceed min\)$/,
   'RE-NoBurstable': /^Primary runs on ml\.t2\.2xlarge$/,
@@ -370,6 +379,8 @@ describe("the plugin's report, as cdk synth receives it", () => {
       'RE-BreakerLogRetention',
       'RE-NvmeStorage',
       'RE-ProfiledMemory',
+      'RE-Drift',
+      'RE-Budget',
     ]);
     const app = new App();
     legacy(new Stack(app, 'Legacy'));
@@ -383,6 +394,8 @@ describe("the plugin's report, as cdk synth receives it", () => {
       ['RE-RequestSize', 'warning'],
       ['RE-DeploymentGuardrails', 'warning'],
       ['RE-Network', 'warning'],
+      ['RE-Drift', 'warning'],
+      ['RE-Budget', 'warning'],
     ]);
     expect(r.violations[0]).toEqual({
       ruleName: 'RE-AutoScaling',
@@ -414,9 +427,11 @@ describe("the plugin's report, as cdk synth receives it", () => {
     Validations.of(b).acknowledge({ id: 'RE-DataCapture', reason: 'no PII allowed' }, { id: 'RE-RequestSize', reason: 'large images' });
     const all = [
       'RE-AutoScaling',
+      'RE-Budget',
       'RE-CircuitBreaker',
       'RE-DataCapture',
       'RE-DeploymentGuardrails',
+      'RE-Drift',
       'RE-MemoryAlarm',
       'RE-Network',
       'RE-RequestSize',

@@ -166,6 +166,12 @@ function healthy(
   fake.putMinutes('AWS/SageMaker', 'Invocations', DIMS, lastMinute, Array(60).fill(6000));
   fake.putMinutes('AWS/Lambda', 'Invocations', { FunctionName: 'Rec-CircuitBreakerFn-1A2B3C' }, lastMinute, Array(10).fill(1));
   fake.putMinutes('AWS/Lambda', 'Errors', { FunctionName: 'Rec-CircuitBreakerFn-1A2B3C' }, lastMinute, Array(10).fill(0));
+  // The drift function's runs (bin/ops/drift-check.ts): the daily KL run 3 hours ago, the weekly one 2 days ago.
+  fake.put('ResilientEndpoint/Drift', 'DriftRecords', { EndpointName: EP, Distance: 'kl' }, NOW - 3 * 3_600_000, 1200);
+  fake.put('ResilientEndpoint/Drift', 'DriftRecords', { EndpointName: EP, Distance: 'wasserstein' }, NOW - 48 * 3_600_000, 8400);
+  cw.on(ListMetricsCommand, { Namespace: 'ResilientEndpoint/Drift' }).resolves({
+    Metrics: [{ Namespace: 'ResilientEndpoint/Drift', MetricName: 'DriftRecords', Dimensions: [{ Name: 'EndpointName', Value: EP }] }],
+  });
   cw.on(GetMetricDataCommand).callsFake(input => fake.getMetricData(input, NOW));
   const variantLevel = [
     { Name: 'EndpointName', Value: EP },
@@ -261,6 +267,8 @@ test('a healthy deployment: every check passes, nothing fails, exit code 0', asy
     'scalable-targets',
     'capture-objects',
     'parameter-store-throughput',
+    'drift-runs-kl',
+    'drift-runs-wasserstein',
   ]);
   expect(r.ok).toBe(true);
   expect(r.checks.find(x => x.id === 'ten-second-data')!.saw).toMatch(/MemoryUtilization: \d+ points, 10 s apart/);
@@ -386,7 +394,7 @@ test('the table has a row per check and the counts', async () => {
   const text = formatReport(await doctor(clients, EP, NOW));
   expect(text).toMatch(/^doctor: rec at 2026-12-01T12:00:30.000Z/);
   expect(text).toMatch(/\| alarm-subscribers \| FAIL \| rec-alarms: no subscription: an alarm reaches no one \| set monitoring.notify/);
-  expect(text).toMatch(/16 PASS, 0 WARN, 1 FAIL, 0 SKIP: FAILED$/);
+  expect(text).toMatch(/18 PASS, 0 WARN, 1 FAIL, 0 SKIP: FAILED$/);
 });
 
 test('when AWS cannot be reached at all the report fails (a pipeline must not read it as healthy)', async () => {

@@ -21,6 +21,7 @@ import { publishedFrom } from '../../lambda/circuit-breaker/state-store';
 import { BREAKER_TAG } from '../../lib/breaker/contract';
 import { tryParseState } from '../../lib/breaker/policy';
 import { errorName, fixFor, isAccessDenied, isThrottling, OpsClients, withAbort } from './aws';
+import { driftRuns } from './drift-check';
 import { findBreaker, FoundBreaker } from './discover';
 
 export type CheckResult = 'PASS' | 'WARN' | 'FAIL' | 'SKIP';
@@ -298,6 +299,7 @@ export async function doctor(clients: OpsClients, endpointName: string, now: num
   }
   checks.push(...(await attempt('capture-objects', () => captureObjects(c, endpointName, variant, capture(ep!, cfg), now))));
   checks.push(...(await attempt('parameter-store-throughput', () => ssmThroughput(c, ep!))));
+  checks.push(...(await attempt('drift-runs', () => driftRuns(c, endpointName, now)))); // bin/ops/drift-check.ts
   return report(endpointName, now, checks);
 }
 

@@ -1,4 +1,5 @@
 import { BREAKER_ALARM_MARK, BREAKER_ENV, BREAKER_SETTINGS_TAG } from '../breaker/contract';
+import { DRIFT_CONFIG_ENV } from '../drift/contract';
 
 /**
  * Facts about every SageMaker endpoint in a synthesized CloudFormation template, gathered once
@@ -40,6 +41,16 @@ export interface EndpointFacts {
   readonly memoryAlarmThresholds: number[];
   /** Breaker functions pointed at this endpoint, with their log retention (days, undefined = never expire). */
   readonly breakers: BreakerFacts[];
+  /**
+   * Drift monitors reading this endpoint's capture: drift functions naming it, and Model Monitor schedules on it.
+   * @default 0
+   */
+  readonly driftMonitors?: number;
+  /**
+   * An AWS Budgets budget covers it: one filtered on its `resilient-endpoint` cost tag, or one with no filter.
+   * @default false
+   */
+  readonly budget?: boolean;
 }
 
 /** An endpoint config's data capture as synthesized. */
@@ -171,6 +182,17 @@ export function collectEndpoints(template: { Resources?: Resources }): EndpointF
         return fn ? retentionOf(fn[1]) : { functionElsewhere: true };
       });
     const breakers = [...ownBreakers.map(([, f]) => retentionOf(f)), ...sharedBreakers];
+    // The drift function's configuration names the endpoint ("endpointName":"<name>", a reference spelled by valueKey).
+    const driftFunctions = functions.filter(([, f]) => {
+      const config = f.Properties?.Environment?.Variables?.[DRIFT_CONFIG_ENV];
+      return config !== undefined && nameKeys.some(k => valueKey(config).includes(`"endpointName":"${k}"`));
+    });
+    const schedules = of('AWS::SageMaker::MonitoringSchedule').filter(([, m]) => isThisEndpoint(m.Properties?.EndpointName));
+    const budget = of('AWS::Budgets::Budget').some(([, b]) => {
+      const tags: unknown[] = b.Properties?.Budget?.CostFilters?.TagKeyValue ?? [];
+      const filters = b.Properties?.Budget?.CostFilters;
+      return !filters || Object.keys(filters).length === 0 || tags.some(t => nameKeys.some(k => valueKey(t) === `user:resilient-endpoint$${k}`));
+    });
     const dc = p.DataCaptureConfig;
     out.push({
       configLogicalId: cid,
@@ -184,6 +206,8 @@ export function collectEndpoints(template: { Resources?: Resources }): EndpointF
       scaling,
       memoryAlarmThresholds,
       breakers,
+      driftMonitors: driftFunctions.length + schedules.length,
+      budget,
     });
   }
   return out;

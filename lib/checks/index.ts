@@ -15,9 +15,11 @@ import { collectEndpoints } from './facts';
 import { IReadinessRule, RuleLevel } from './rule';
 import { AutoScaling } from './rules/auto-scaling';
 import { BreakerLogRetention } from './rules/breaker-log-retention';
+import { Budget } from './rules/budget';
 import { CircuitBreaker } from './rules/circuit-breaker';
 import { DataCapture } from './rules/data-capture';
 import { DeploymentGuardrails } from './rules/deployment-guardrails';
+import { Drift } from './rules/drift';
 import { MemoryAlarm } from './rules/memory-alarm';
 import { MultiInstance } from './rules/multi-instance';
 import { Network } from './rules/network';
@@ -47,6 +49,8 @@ export const READINESS_RULES: IReadinessRule[] = [
   BreakerLogRetention,
   NvmeStorage,
   ProfiledMemory,
+  Drift,
+  Budget,
 ];
 
 /** One finding. */

@@ -39,6 +39,15 @@ export function exampleAcknowledgements(endpoint: ResilientEndpoint, props: Exam
     id: 'RE-Network',
     reason: 'Example stack: the container needs SSM and CloudWatch; production runs it in a VPC with interface endpoints (model.vpc).',
   });
+  // Incident B's checklist items the example leaves to its owner (docs/drift.md maps them all).
+  Validations.of(endpoint).acknowledge(
+    {
+      id: 'RE-Drift',
+      reason:
+        "Example stack: a drift baseline comes from the model's training data; turn on drift: { features: DriftFeatures.clusteringExample() } (or recommenderExample()) with it.",
+    },
+    { id: 'RE-Budget', reason: "Example stack: the monthly budget is the account owner's figure (monitoring.monthlyBudgetUsd)." },
+  );
   if (!props.alarmEmails?.length) {
     Validations.of(endpoint).acknowledge({
       id: 'RE-AlarmTopicUnsubscribed',

@@ -1,0 +1,355 @@
+// The drift monitor as synthesized: the function and its schedules, the least-privilege access to the
+// capture, the alarms at incident B's thresholds with their tier, the Model Monitor option, cdk-nag, and
+// the synth errors. One endpoint stack (drift on, with Model Monitor) and one standalone monitor, shared.
+import * as path from 'path';
+import { Duration, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import {
+  ContainerImage,
+  DriftBaseline,
+  DriftFeatures,
+  DriftMonitor,
+  DriftNormalisation,
+  MemoryProfile,
+  ProductionReadinessChecks,
+  ResilientEndpoint,
+  SageMakerInstanceType,
+} from '../lib';
+import { collectEndpoints } from '../lib/checks';
+import { DRIFT_CONFIG_ENV } from '../lib/drift/contract';
+import { iamStatements, nagFindings, newStack, synthError } from './util';
+
+const IMAGE = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/clustering:1');
+const ANALYZER = '156813124566.dkr.ecr.us-east-1.amazonaws.com/sagemaker-model-monitor-analyzer';
+const profile = MemoryProfile.fromFile(path.join(__dirname, '..', 'examples', 'models', 'clustering', 'memory-profile.json'));
+
+let endpointStack: Stack;
+let t: Template;
+let alone: Stack;
+let ta: Template;
+let endpoint: ResilientEndpoint;
+
+beforeAll(() => {
+  ({ stack: endpointStack } = newStack('DriftEndpoint'));
+  endpoint = new ResilientEndpoint(endpointStack, 'Clu', {
+    endpointName: 'clustering',
+    model: { image: IMAGE, memoryProfile: profile },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    instanceCount: 2,
+    monitoring: { notify: { emails: ['oncall@example.com'] }, monthlyBudgetUsd: 2000 },
+    drift: {
+      features: DriftFeatures.clusteringExample(),
+      baseline: DriftBaseline.fromS3Uri('s3://training-data/clustering/drift-baseline.json'),
+      modelMonitor: { imageUri: ANALYZER, baselineUri: 's3://training-data/clustering/model-monitor', alarmFeatures: ['x'] },
+    },
+  });
+  t = Template.fromStack(endpointStack);
+
+  ({ stack: alone } = newStack('DriftAlone'));
+  const key = new kms.Key(alone, 'CaptureKey', { enableKeyRotation: true });
+  const bucket = s3.Bucket.fromBucketName(alone, 'Capture', 'my-capture-bucket');
+  new DriftMonitor(alone, 'Drift', {
+    endpointName: 'rec',
+    captureBucket: bucket,
+    capturePrefix: '/capture/',
+    captureKey: key,
+    features: DriftFeatures.recommenderExample(),
+    normalisation: DriftNormalisation.INTERQUARTILE_RANGE,
+    notify: true,
+    alarmTopic: sns.Topic.fromTopicArn(alone, 'Topic', 'arn:aws:sns:us-east-1:123456789012:oncall'),
+    wassersteinWindow: Duration.days(14),
+  });
+  ta = Template.fromStack(alone);
+});
+
+const config = (tpl: Template) => {
+  const fns = Object.values(tpl.findResources('AWS::Lambda::Function')).filter((f: any) => f.Properties.Environment?.Variables?.[DRIFT_CONFIG_ENV]);
+  expect(fns).toHaveLength(1);
+  const v = (fns[0] as any).Properties.Environment.Variables[DRIFT_CONFIG_ENV];
+  // The JSON with its tokens (bucket name, model name) left as CloudFormation references.
+  const text =
+    typeof v === 'string'
+      ? v
+      : v['Fn::Join'][1].map((p: unknown) => (typeof p === 'string' ? p : '"TOKEN"').replace(/^""TOKEN""$/, '"TOKEN"')).join('');
+  return JSON.parse(text.replace(/""TOKEN""/g, '"TOKEN"'));
+};
+
+describe('the function and its schedules', () => {
+  test('a Node.js 24 function with 15 minutes and 1 GB, weekly Wasserstein over 7 days and daily KL over 1', () => {
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs24.x',
+      Timeout: 900,
+      MemorySize: 1024,
+      DeadLetterConfig: Match.objectLike({}),
+      Environment: { Variables: Match.objectLike({ [DRIFT_CONFIG_ENV]: Match.anyValue() }) },
+    });
+    const rules = Object.values(t.findResources('AWS::Events::Rule'))
+      .map((r: any) => r.Properties)
+      .filter(p => /drift/.test(p.Description));
+    const byInput = Object.fromEntries(rules.map(r => [JSON.parse(r.Targets[0].Input).distance, r]));
+    expect(byInput.wasserstein.ScheduleExpression).toBe('cron(0 3 ? * MON *)');
+    expect(JSON.parse(byInput.wasserstein.Targets[0].Input)).toEqual({ distance: 'wasserstein', windowHours: 168 });
+    expect(byInput.kl.ScheduleExpression).toBe('cron(0 3 * * ? *)');
+    expect(JSON.parse(byInput.kl.Targets[0].Input)).toEqual({ distance: 'kl', windowHours: 24 });
+    expect(byInput.kl.Targets[0].DeadLetterConfig).toBeDefined();
+    // A window of 14 days is read by the standalone monitor's weekly run.
+    const weekly = Object.values(ta.findResources('AWS::Events::Rule')).map((r: any) => JSON.parse(r.Properties.Targets[0].Input));
+    expect(weekly).toContainEqual({ distance: 'wasserstein', windowHours: 336 });
+  });
+
+  test("its configuration: the endpoint's variants, capture prefix, features, baseline, the memory profile's sizes", () => {
+    const c = config(t);
+    expect(c).toMatchObject({
+      endpointName: 'clustering',
+      prefix: 'data-capture',
+      variants: ['Primary'],
+      baselineUri: 's3://training-data/clustering/drift-baseline.json',
+      learnedPrefix: 'data-capture/drift-baselines/clustering',
+      normalisation: 'std',
+      smoothing: 0.5,
+      sampleSize: 50000,
+      sizeProfile: { distribution: 'powerlaw:100:200000', p50: profile.p50.size, p99: profile.p99.size, p999: profile.p999.size },
+    });
+    expect(c.features).toContainEqual({
+      name: 'Rows',
+      selector: '$.instances.length()',
+      csvSelector: '$.length()',
+      kind: 'numeric',
+      side: 'input',
+      requestSize: true,
+      logScale: true,
+    });
+    expect(c.features).toContainEqual(expect.objectContaining({ name: 'Cluster', kind: 'categorical', side: 'output', logScale: false }));
+    expect(c.modelVersion).toBe('TOKEN'); // the primary model's name: a new model learns a new baseline
+    const alone = config(ta);
+    expect(alone).toMatchObject({ prefix: 'capture', variants: [], normalisation: 'iqr', baselineUri: '' });
+  });
+});
+
+describe('least privilege on the capture', () => {
+  const statements = (tpl: Template) => iamStatements(tpl).filter(s => JSON.stringify(s).match(/s3:|kms:/));
+
+  test('reads the endpoint prefix only, lists it with a prefix condition, writes only the learned baselines', () => {
+    const st = statements(ta);
+    const flat = JSON.stringify(st);
+    expect(flat).not.toMatch(/"s3:\*"|"s3:GetObject\*"|"s3:List\*"/);
+    const get = st.find(s => s.Action === 's3:GetObject' && JSON.stringify(s.Resource).includes('capture/rec/*'));
+    expect(JSON.stringify(get.Resource)).toContain('my-capture-bucket/capture/rec/*');
+    expect(JSON.stringify(get.Resource)).toContain('my-capture-bucket/capture/drift-baselines/rec/*');
+    const list = st.find(s => s.Action === 's3:ListBucket');
+    expect(list.Condition).toEqual({ StringLike: { 's3:prefix': ['capture/rec/*', 'capture/drift-baselines/rec/*'] } });
+    const put = st.filter(s => [s.Action].flat().includes('s3:PutObject'));
+    expect(put).toHaveLength(1);
+    expect(JSON.stringify(put[0].Resource)).toContain('capture/drift-baselines/rec/*');
+    expect(JSON.stringify(put[0].Resource)).not.toContain('capture/rec/*');
+    // kms on the capture key only
+    const k = st.find(s => [s.Action].flat().includes('kms:Decrypt'));
+    expect(k.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^CaptureKey/), 'Arn'] });
+  });
+
+  test('the baseline file: that one object', () => {
+    const st = iamStatements(t).filter(s => JSON.stringify(s.Resource).includes('training-data/clustering/drift-baseline.json'));
+    expect(st).toEqual([expect.objectContaining({ Action: 's3:GetObject' })]);
+    expect(st[0].Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::training-data/clustering/drift-baseline.json']] });
+  });
+
+  test('no CloudWatch write permission: metrics go out as Embedded Metric Format log lines', () => {
+    const lambdaRoles = iamStatements(ta);
+    expect(JSON.stringify(lambdaRoles)).not.toContain('cloudwatch:PutMetricData');
+  });
+
+  test('cdk-nag AwsSolutions: clean', () => {
+    expect(nagFindings(endpointStack)).toEqual([]);
+    expect(nagFindings(alone)).toEqual([]);
+  });
+});
+
+describe('alarms: incident B thresholds, a drift tier that pages only when asked', () => {
+  const alarms = (tpl: Template) => Object.values(tpl.findResources('AWS::CloudWatch::Alarm')).map((a: any) => a.Properties);
+  const drift = (tpl: Template, metric: string) => alarms(tpl).filter(a => a.MetricName === metric && a.Namespace === 'ResilientEndpoint/Drift');
+
+  test('Wasserstein at 0.15 over a week, per numeric feature', () => {
+    const w = drift(t, 'WassersteinDistance');
+    expect(w.map(a => a.Dimensions.find((d: any) => d.Name === 'Feature').Value).sort()).toEqual(['Rows', 'x', 'y']);
+    for (const a of w) {
+      expect(a).toMatchObject({
+        Threshold: 0.15,
+        Period: 604800,
+        Statistic: 'Maximum',
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+      expect(a.AlarmName).toMatch(/^clustering-drift-/); // the alarm topic's policy allows <endpoint>-* alarms
+    }
+  });
+
+  test('KL at 0.3 over a day, for every feature; share shift at 0.1 for the clusters', () => {
+    const k = drift(t, 'KLDivergence');
+    expect(k).toHaveLength(4);
+    for (const a of k) expect(a).toMatchObject({ Threshold: 0.3, Period: 86400 });
+    const s = drift(t, 'ShareShift');
+    expect(s).toEqual([
+      expect.objectContaining({ Threshold: 0.1, Period: 604800, Dimensions: expect.arrayContaining([{ Name: 'Feature', Value: 'Cluster' }]) }),
+    ]);
+  });
+
+  test('the drift composite: no action by default; the paging composite does not include drift', () => {
+    const composites = Object.values(t.findResources('AWS::CloudWatch::CompositeAlarm')).map((a: any) => a.Properties);
+    const tier = composites.find(c => c.AlarmName === 'clustering-drift');
+    expect(tier.AlarmActions).toBeUndefined();
+    const rule = JSON.stringify(tier.AlarmRule);
+    expect(rule.match(/ALARM\(/g)).toHaveLength(8 + 1); // 4 features × 2 distances, and Model Monitor's alarm
+    const unhealthy = composites.find(c => c.AlarmName === 'clustering-unhealthy');
+    expect(JSON.stringify(unhealthy.AlarmRule)).not.toContain('drift');
+    const paged = Object.values(ta.findResources('AWS::CloudWatch::CompositeAlarm')).map((a: any) => a.Properties)[0];
+    expect(paged.AlarmActions).toEqual(['arn:aws:sns:us-east-1:123456789012:oncall']);
+    expect(paged.OKActions).toEqual(['arn:aws:sns:us-east-1:123456789012:oncall']);
+  });
+
+  test('a dashboard row on the endpoint dashboard', () => {
+    const body = JSON.stringify(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]);
+    expect(body).toContain('## Drift: clustering');
+    expect(body).toContain('WassersteinDistance');
+    expect(body).toContain('DriftRecords');
+  });
+
+  test('metric helpers', () => {
+    const m = endpoint.drift!.metricRecords('kl');
+    expect([m.namespace, m.metricName, m.statistic, m.dimensions]).toEqual([
+      'ResilientEndpoint/Drift',
+      'DriftRecords',
+      'Sum',
+      { EndpointName: 'clustering', Distance: 'kl' },
+    ]);
+  });
+});
+
+test('the readiness facts: a drift function naming the endpoint, a Model Monitor schedule on it, a budget on its tag', () => {
+  const [facts] = collectEndpoints(t.toJSON());
+  expect([facts.driftMonitors, facts.budget]).toEqual([2, true]);
+  // An unfiltered (account-wide) budget covers it too; a budget on another endpoint's tag does not.
+  const json = t.toJSON();
+  const budgets = Object.values(json.Resources).filter((r: any) => r.Type === 'AWS::Budgets::Budget') as any[];
+  budgets[0].Properties.Budget.CostFilters = { TagKeyValue: ['user:resilient-endpoint$other'] };
+  expect(collectEndpoints(json)[0].budget).toBe(false);
+  delete budgets[0].Properties.Budget.CostFilters;
+  expect(collectEndpoints(json)[0].budget).toBe(true);
+});
+
+describe('Model Monitor on the same capture', () => {
+  test('a data-quality job definition and a daily schedule with the baseline', () => {
+    t.hasResourceProperties('AWS::SageMaker::DataQualityJobDefinition', {
+      DataQualityAppSpecification: { ImageUri: ANALYZER, Environment: { publish_cloudwatch_metrics: 'Enabled' } },
+      DataQualityBaselineConfig: {
+        ConstraintsResource: { S3Uri: 's3://training-data/clustering/model-monitor/constraints.json' },
+        StatisticsResource: { S3Uri: 's3://training-data/clustering/model-monitor/statistics.json' },
+      },
+      DataQualityJobInput: { EndpointInput: { EndpointName: 'clustering', LocalPath: '/opt/ml/processing/input/endpoint' } },
+      JobResources: { ClusterConfig: { InstanceCount: 1, InstanceType: 'ml.m5.xlarge', VolumeSizeInGB: 20 } },
+      StoppingCondition: { MaxRuntimeInSeconds: 3600 },
+    });
+    t.hasResourceProperties('AWS::SageMaker::MonitoringSchedule', {
+      MonitoringScheduleName: 'clustering-data-quality',
+      EndpointName: 'clustering',
+      MonitoringScheduleConfig: {
+        MonitoringType: 'DataQuality',
+        ScheduleConfig: { ScheduleExpression: 'cron(0 3 ? * * *)' },
+        MonitoringJobDefinitionName: Match.anyValue(),
+      },
+    });
+    const schedule = Object.values(t.findResources('AWS::SageMaker::MonitoringSchedule'))[0] as any;
+    expect(schedule.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^CluEndpoint/)]));
+  });
+
+  test("its violations: an alarm on the feature's baseline drift metric", () => {
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'aws/sagemaker/Endpoints/data-metrics',
+      MetricName: 'feature_baseline_drift_x',
+      Dimensions: Match.arrayWith([
+        { Name: 'Endpoint', Value: 'clustering' },
+        { Name: 'MonitoringSchedule', Value: 'clustering-data-quality' },
+      ]),
+      Threshold: 0.1,
+    });
+  });
+});
+
+describe('synth errors', () => {
+  test('bad values, all at once, each naming the prop, the value, the range and the fix', () => {
+    const { app, stack } = newStack('Bad');
+    new ResilientEndpoint(stack, 'E', {
+      model: { image: IMAGE },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      drift: {
+        wassersteinThreshold: 0,
+        klThreshold: -1,
+        sampleSize: 10,
+        klWindow: Duration.minutes(10),
+        features: [
+          { name: 'a b', selector: 'events' },
+          { name: 'x', selector: '$.a[?(@.x)]' },
+          { name: 'x', selector: '$.b' },
+        ],
+        baseline: DriftBaseline.fromS3Uri('https://example.com/b.json'),
+        modelMonitor: { imageUri: 'analyzer:latest', baselineUri: 'b' },
+      },
+    });
+    const msg = synthError(app);
+    for (const re of [
+      /drift.wassersteinThreshold: got 0; allowed: a number from 0.001 to 10/,
+      /drift.klThreshold: got -1/,
+      /drift.sampleSize: got 10; allowed: an integer from 100/,
+      /drift.klWindow: got '10 minutes'; allowed: from 1 hour to 31 days/,
+      /drift.features.name: got 'a b'/,
+      /drift.features.selector: got 'events'.*starts with '\$'/,
+      /drift.features.selector: got '\$.a\[\?\(@.x\)\]'/,
+      /drift.features.name: got 'x'; allowed: unique names/,
+      /drift.baseline: got 'https:\/\/example.com\/b.json'; allowed: a literal s3:\/\/bucket\/key/,
+      /drift.modelMonitor.imageUri: got 'analyzer:latest'/,
+      /drift.modelMonitor.baselineUri: got 'b'/,
+    ])
+      expect(msg).toMatch(re);
+  });
+
+  test('drift needs the capture; notify needs a topic', () => {
+    const { app, stack } = newStack('NoCapture');
+    new ResilientEndpoint(stack, 'E', {
+      model: { image: IMAGE },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      dataCapture: { enabled: false },
+      drift: {},
+    });
+    expect(synthError(app)).toMatch(/drift: got 'on'; allowed: data capture on/);
+    const b = newStack('NoTopic');
+    new DriftMonitor(b.stack, 'D', {
+      endpointName: 'e',
+      captureBucket: s3.Bucket.fromBucketName(b.stack, 'B', 'bkt'),
+      capturePrefix: 'p',
+      notify: true,
+    });
+    expect(synthError(b.app)).toMatch(/drift.notify: got true; allowed: a topic to notify/);
+  });
+
+  test('off by default; drift: {} compares the request bytes with a learned baseline', () => {
+    const a = newStack('Default');
+    new ResilientEndpoint(a.stack, 'E', { model: { image: IMAGE }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, instanceCount: 2 });
+    const none = Template.fromStack(a.stack);
+    expect(
+      Object.values(none.findResources('AWS::CloudWatch::Alarm')).filter((x: any) => x.Properties.Namespace === 'ResilientEndpoint/Drift'),
+    ).toHaveLength(0);
+    // The readiness rules see it: no drift monitor, no budget (warnings).
+    const ids = (tpl: Template) => ProductionReadinessChecks.checkTemplate(tpl.toJSON()).map(f => f.ruleId);
+    expect(ids(none)).toEqual(expect.arrayContaining(['RE-Drift', 'RE-Budget']));
+    expect(ids(t)).not.toContain('RE-Drift');
+    expect(ids(t)).not.toContain('RE-Budget');
+    const b = newStack('Minimal');
+    new ResilientEndpoint(b.stack, 'E', { model: { image: IMAGE }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, instanceCount: 2, drift: {} });
+    const c = config(Template.fromStack(b.stack));
+    expect(c.features).toEqual([{ name: 'RequestBytes', selector: 'bytes()', kind: 'numeric', side: 'input', requestSize: true, logScale: true }]);
+    expect(c.baselineUri).toBe('');
+    expect(c.learn).toBe(true);
+  });
+});
