@@ -601,3 +601,56 @@ describe('a drill override (sagemaker-resilient-endpoint drill)', () => {
     expect(d.changed).toBe(true);
   });
 });
+
+describe('the container guard reports what it absorbs: its pressure and refusals escalate, and hold recovery back', () => {
+  const now = 30 * MIN;
+  // Memory every 10 s for 15 minutes (what a 10-s endpoint's breaker reads), at 60 %: below every threshold.
+  const memory: MemoryPoint[] = Array.from({ length: 90 }, (_, i) => ({ t: now - 20_000 - (89 - i) * 10_000, v: 60 }));
+  const series = (last: number, v: number, before = 0): MemoryPoint[] =>
+    Array.from({ length: 90 }, (_, i) => ({ t: now - 20_000 - (89 - i) * 10_000, v: i >= 90 - last ? v : before }));
+  const at = (prev: BreakerState, g: { guardPressure?: MemoryPoint[]; guardRefusals?: MemoryPoint[] }, m: MemoryPoint[] = memory) =>
+    decide(prev, { memory: m, maxSpacingSeconds: 60, ...g }, inService(1, 0), V, DEFAULT_CONFIG, now);
+  const closed = initialState(0);
+
+  test('one memory refusal in the last 2 minutes degrades though memory reads 60 %; an older one does not', () => {
+    const d = at(closed, { guardRefusals: series(1, 1) });
+    expect(d.next.state).toBe('DEGRADED');
+    expect(d.reasons[0]).toBe('1 memory refusals by the container guard in 120 s: DEGRADED');
+    // 3 minutes old: outside guardSignalSeconds (120 s).
+    const old = Array.from({ length: 90 }, (_, i) => ({ t: now - 20_000 - (89 - i) * 10_000, v: i === 71 ? 5 : 0 }));
+    expect(now - old[71].t).toBe(200_000);
+    expect(at(closed, { guardRefusals: old }).next.state).toBe('CLOSED');
+  });
+
+  test('pressure is judged like memory: ≥ 80 % degrades, ≥ 95 % opens, 79 % does not', () => {
+    expect(at(closed, { guardPressure: series(1, 80) }).next.state).toBe('DEGRADED');
+    expect(at(closed, { guardPressure: series(1, 79.9) }).next.state).toBe('CLOSED');
+    const open = at(closed, { guardPressure: series(1, 95) });
+    expect(open.next.state).toBe('OPEN');
+    expect(open.reasons[0]).toBe('guard pressure 95 % ≥ critical 95 %: OPEN');
+    // Only the newest point counts for escalation (an older spike that has passed does not).
+    expect(
+      at(closed, { guardPressure: [...series(89, 50), { t: now - 10_000, v: 50 }].map((p, i) => (i === 50 ? { ...p, v: 99 } : p)) }).next.state,
+    ).toBe('CLOSED');
+    // Stale pressure (the container stopped publishing 3 minutes ago) escalates nothing.
+    expect(at(closed, { guardPressure: [{ t: now - 180_000, v: 99 }] }).next.state).toBe('CLOSED');
+  });
+
+  test('the guard escalates even without fresh memory data (a refusal is evidence, silence is not)', () => {
+    expect(at(closed, { guardRefusals: series(1, 2) }, []).next.state).toBe('DEGRADED');
+    expect(at(closed, {}, []).reasons[0]).toMatch(/no fresh memory data: holding state/);
+  });
+
+  test('recovery needs the guard quiet for the dwell: a refusal or pressure ≥ 70 % in it holds DEGRADED; silence does not', () => {
+    const degraded: BreakerState = { state: 'DEGRADED', since: now - 10 * MIN, share: 0.5, entryShare: 0.5, step: 0 };
+    expect(at(degraded, {}).next.state).toBe('RECOVERING');
+    expect(at(degraded, { guardPressure: series(90, 50), guardRefusals: series(90, 0) }).next.state).toBe('RECOVERING');
+    // A refusal 4 minutes ago: inside the dwell (300 s), outside the escalation window.
+    const refusal = series(90, 0).map((p, i) => (i === 66 ? { ...p, v: 1 } : p));
+    const held = at(degraded, { guardRefusals: refusal });
+    expect(held.next.state).toBe('DEGRADED');
+    expect(held.reasons[0]).toMatch(/^memory 60 %: not below 70 % for 300 s: holding DEGRADED$/);
+    expect(at(degraded, { guardPressure: series(20, 72, 50) }).next.state).toBe('DEGRADED');
+    expect(at(degraded, { guardPressure: series(20, 69, 50) }).next.state).toBe('RECOVERING');
+  });
+});

@@ -105,7 +105,10 @@ export function parseReadings(s: HandlerSettings, results: MetricDataResult[], p
     const bump = (t: number, v: number) => byTime.set(t, Math.max(byTime.get(t) ?? 0, v));
     for (const p of host) bump(p.t, p.v);
     for (const p of gpuSum) bump(p.t, p.v / Math.max(1, s.gpuCount));
-    return withHottestGpu([...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => ({ t, v })), perGpu);
+    return withHottestGpu(
+      [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => ({ t, v })),
+      perGpu,
+    );
   };
   // The series at the publishing period when it has data, else the 1-minute one. (Its points may still be a
   // minute apart, if CloudWatch keeps only 1-minute data: the policy takes the spacing from the timestamps.)
