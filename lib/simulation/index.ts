@@ -1,6 +1,7 @@
 import { ResilientEndpoint } from '../resilient-endpoint';
 import { wholeBytes } from '../model-server';
-import { workerBudgets } from '../private/models';
+import { Stack } from 'aws-cdk-lib';
+import { CONTAINER_BUDGET_DEFAULT_PERCENT, CONTAINER_BUDGET_ENV } from '../breaker/contract';
 import { VariantInfo } from '../resilient-endpoint-props';
 import {
   CURRENT_BREAKER,
@@ -36,7 +37,7 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
     const env = v.model.environment ?? {};
     const scaling = endpoint.autoScaling[v.variantName];
     const p = v.model.memoryProfile;
-    const budgets = workerBudgets(v);
+    const budget = containerBudget(endpoint, v);
     const bounds = /^powerlaw:([\d.]+):([\d.]+)/.exec(p?.distribution ?? '');
     return {
       name: v.variantName,
@@ -50,7 +51,7 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
               sizeMax: bounds ? Number(bounds[2]) : undefined,
             }
           : undefined,
-      guardBudgetBytes: budgets && (budgets.gpu ?? budgets.host),
+      guardBudgetBytes: budget,
       spec: v.instanceType.spec,
       workers: v.tuning.workers,
       footprintBytes,
@@ -69,6 +70,30 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
     };
   };
   return { primary: of(endpoint.primaryVariant), fallback: endpoint.fallbackVariant ? of(endpoint.fallbackVariant) : undefined };
+}
+
+/** The construct id of each variant's model under the endpoint (lib/resilient-endpoint.ts createModels). */
+const MODEL_IDS = ['Model', 'FallbackModel', 'ShadowModel'];
+
+/**
+ * The container's memory budget as the simulator's pool of an instance (bytes): what the synthesized model
+ * gives the container (CONTAINER_BUDGET_ENV: host bytes, or bytes per GPU × the GPUs), else the contract's
+ * default, CONTAINER_BUDGET_DEFAULT_PERCENT of the instance's memory (of each GPU's). Undefined for an
+ * instance type the catalog does not know (no budget, no guard).
+ */
+export function containerBudget(endpoint: ResilientEndpoint, v: VariantInfo): number | undefined {
+  const t = v.instanceType;
+  if (t.specUnknown) return undefined;
+  const gpu = t.spec.gpuCount > 0 && t.spec.gpuMemoryGiB > 0;
+  const index = [endpoint.primaryVariant, endpoint.fallbackVariant, endpoint.shadowVariant].indexOf(v);
+  const model = endpoint.node.tryFindChild(MODEL_IDS[index] ?? '');
+  const env = model ? (Stack.of(endpoint).resolve((model as any).primaryContainer)?.environment ?? {}) : {};
+  const stated = Number(env[gpu ? CONTAINER_BUDGET_ENV.GPU : CONTAINER_BUDGET_ENV.HOST]);
+  const perDevice =
+    Number.isFinite(stated) && stated > 0
+      ? stated
+      : (CONTAINER_BUDGET_DEFAULT_PERCENT / 100) * (gpu ? t.spec.gpuMemoryGiB : t.spec.memoryGiB) * 1024 ** 3;
+  return Math.floor(perDevice * (gpu ? t.spec.gpuCount : 1));
 }
 
 /**
