@@ -79,6 +79,11 @@ export interface BreakerConfig {
    * recovery dwell then needs the guard quiet too: no refusal, and pressure below the recovery level.)
    */
   readonly guardSignalSeconds: number;
+  /**
+   * The guard's pressure counts when it lasts this long (s): each 10-s point is the interval's maximum at
+   * an admission, so a single padded batch reads as a peak; refusals need no such wait.
+   */
+  readonly guardPressureSustainSeconds: number;
   /** Whether a fallback variant exists (otherwise only the degrade level is published). */
   readonly hasFallback: boolean;
 }
@@ -100,6 +105,7 @@ export const DEFAULT_CONFIG: BreakerConfig = {
   maxProbeWaitSeconds: 3600,
   probationSeconds: 600,
   guardSignalSeconds: 120,
+  guardPressureSustainSeconds: 30,
   hasFallback: true,
 };
 
@@ -275,17 +281,43 @@ function recent(points: MemoryPoint[] | undefined, seconds: number, now: number)
 }
 
 /**
+ * The guard's pressure held for `seconds`: for each point, the lowest value of the points from `seconds`
+ * before it up to it (points further apart than 1.5 × `spacingSeconds` break a run: a hole is not pressure).
+ * Its pressure is the maximum of each 10-s interval, taken at each admission, so one padded batch reads
+ * as a peak; what the breaker acts on is pressure that lasts.
+ */
+export function sustained(points: MemoryPoint[], seconds: number, spacingSeconds = 10): MemoryPoint[] {
+  return points.map((p, i) => {
+    let low = p.v;
+    let j = i;
+    while (j > 0 && p.t - points[j - 1].t <= seconds * 1000 && points[j].t - points[j - 1].t <= 1.5 * spacingSeconds * 1000) {
+      j--;
+      low = Math.min(low, points[j].v);
+    }
+    // Too short a run to say it lasted: the point counts for no more than itself when it is the run's only point.
+    return { t: p.t, v: p.t - points[j].t >= seconds * 1000 - 1 ? low : Math.min(low, p.v) };
+  });
+}
+
+/**
  * The container guard's escalation (pure): any memory refusal within `guardSignalSeconds` is at least
  * DEGRADED (the guard refuses only at its hard edge, above the breaker's thresholds, so a refusal means
- * the graceful layer is late); its newest pressure within that time is judged like memory (≥ degrade:
- * DEGRADED, ≥ critical: OPEN). `why` says which, for the decision log.
+ * the graceful layer is late); its newest pressure within that time, held for `guardPressureSustainSeconds`,
+ * is judged like memory (≥ degrade: DEGRADED, ≥ critical: OPEN). `why` says which, for the decision log.
  */
 export function guardSignals(readings: Readings, config: BreakerConfig, now: number): { hot: boolean; critical: boolean; why: string } {
-  const pressure = recent(readings.guardPressure, config.guardSignalSeconds, now).at(-1)?.v;
+  const held = sustained(
+    recent(readings.guardPressure, config.guardSignalSeconds + config.guardPressureSustainSeconds, now),
+    config.guardPressureSustainSeconds,
+  );
+  const newest = held.at(-1);
+  const pressure = newest && now - newest.t <= config.guardSignalSeconds * 1000 ? newest.v : undefined;
   const refusals = recent(readings.guardRefusals, config.guardSignalSeconds, now).reduce((n, p) => n + p.v, 0);
   const parts = [
     ...(refusals > 0 ? [`${refusals} memory refusals by the container guard in ${config.guardSignalSeconds} s`] : []),
-    ...(pressure !== undefined && pressure >= config.degradeAtPercent ? [`guard pressure ${+pressure.toFixed(1)} %`] : []),
+    ...(pressure !== undefined && pressure >= config.degradeAtPercent
+      ? [`guard pressure ${+pressure.toFixed(1)} % for ${config.guardPressureSustainSeconds} s`]
+      : []),
   ];
   return {
     hot: refusals > 0 || (pressure !== undefined && pressure >= config.degradeAtPercent),
@@ -295,15 +327,16 @@ export function guardSignals(readings: Readings, config: BreakerConfig, now: num
 }
 
 /**
- * Whether the container guard was quiet for the recovery dwell: no memory refusal and no pressure at or
- * above the recovery level in it. Silence counts as quiet (a container without the guard publishes
- * nothing), so the guard can hold recovery back but never hold the breaker degraded for good.
+ * Whether the container guard was quiet for the recovery dwell: no memory refusal, and its pressure never
+ * held at or above the recovery level for `guardPressureSustainSeconds`. Silence counts as quiet (a container
+ * without the guard publishes nothing), so the guard can hold recovery back but never hold the breaker
+ * degraded for good.
  */
 export function guardQuiet(readings: Readings, config: BreakerConfig, now: number): boolean {
   const dwell = config.recoveryDwellSeconds + config.guardSignalSeconds;
   return (
     recent(readings.guardRefusals, dwell, now).every(p => p.v <= 0) &&
-    recent(readings.guardPressure, dwell, now).every(p => p.v < config.recoverBelowPercent)
+    sustained(recent(readings.guardPressure, dwell, now), config.guardPressureSustainSeconds).every(p => p.v < config.recoverBelowPercent)
   );
 }
 

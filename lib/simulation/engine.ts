@@ -519,7 +519,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         vs.min5xx++;
         continue;
       }
-      best.queue.push({ len, arrive: t, scale });
+      // Arrivals spread over the second (a Poisson process's arrivals are uniform within it), not all at its start:
+      // a burst at one instant would fill every batch at once and read as memory no worker sees.
+      best.queue.push({ len, arrive: t + k / n, scale });
     }
 
     // --- instances: start, complete, memory, OOM ---
@@ -568,7 +570,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           if (inst.slots[s] >= t + 1) break;
           let { len } = inst.queue[qi];
           const { arrive, scale } = inst.queue[qi++];
-          const start = Math.max(inst.slots[s], t);
+          const start = Math.max(inst.slots[s], arrive, t);
           const worker = Math.floor(s / slotsPerWorker);
           // The container's memory guard: one budget for the whole container (every worker's requests in
           // flight, their estimates), the guard at its hard edge (runtime helper MemoryGuard with the ledger).
