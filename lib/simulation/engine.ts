@@ -919,5 +919,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
 /** One row of the comparison table. */
 export interface ScenarioRow {
   readonly scenario: string;
+  /** Whether the container's memory guard ran in it. @default false */
+  readonly guard?: boolean;
   readonly result: SimResult;
 }

@@ -98,9 +98,10 @@ export function containerBudget(endpoint: ResilientEndpoint, v: VariantInfo): nu
 
 /**
  * Runs the same trace (same seed) four ways: static capacity; autoscaling alone; autoscaling with
- * the earlier weights-only breaker on 1-minute data; and autoscaling with the breaker as deployed
- * (degrade level, weights and capacity, on 10-second data). The endpoint is `Updating` during every
- * scale-out, scale-in and weight change in all of them, as SageMaker does.
+ * the earlier weights-only breaker on 1-minute data — these three with the incidents' containers (no
+ * memory guard); and autoscaling with the breaker as deployed (degrade level, weights and capacity, on
+ * 10-second data) and the container's guard (unless `assumptions.guard` is false). The endpoint is
+ * `Updating` during every scale-out, scale-in and weight change in all of them, as SageMaker does.
  */
 export function compareScenarios(
   trace: Trace,
@@ -111,32 +112,41 @@ export function compareScenarios(
   const seed = opts.seed ?? 42;
   const breaker = endpoint.circuitBreaker?.config;
   const period = endpoint.metricPublishFrequency.toSeconds() < 60 ? 10 : 60;
-  const scenarios: [string, Omit<SimConfig, 'seed'>][] = [
-    [SCENARIOS.STATIC, { primary: { ...primary, scaling: undefined }, autoscaling: false }],
-    [SCENARIOS.AUTOSCALING, { primary, autoscaling: true }],
+  const unguarded = { guard: false };
+  const scenarios: [string, Omit<SimConfig, 'seed'>, Partial<SimAssumptions>][] = [
+    [SCENARIOS.STATIC, { primary: { ...primary, scaling: undefined }, autoscaling: false }, unguarded],
+    [SCENARIOS.AUTOSCALING, { primary, autoscaling: true }, unguarded],
     ...(breaker
       ? ([
-          [SCENARIOS.WEIGHTS_ONLY, { primary, fallback, autoscaling: true, breaker, breakerMode: WEIGHTS_ONLY_BREAKER, metricPeriodS: 60 }],
-          [SCENARIOS.BREAKER, { primary, fallback, autoscaling: true, breaker, breakerMode: CURRENT_BREAKER, metricPeriodS: period }],
-        ] as [string, Omit<SimConfig, 'seed'>][])
+          [
+            SCENARIOS.WEIGHTS_ONLY,
+            { primary, fallback, autoscaling: true, breaker, breakerMode: WEIGHTS_ONLY_BREAKER, metricPeriodS: 60 },
+            unguarded,
+          ],
+          [SCENARIOS.BREAKER, { primary, fallback, autoscaling: true, breaker, breakerMode: CURRENT_BREAKER, metricPeriodS: period }, {}],
+        ] as [string, Omit<SimConfig, 'seed'>, Partial<SimAssumptions>][])
       : []),
   ];
-  return scenarios.map(([scenario, c]) => ({
-    scenario,
-    result: runSimulation(trace, { ...c, seed, assumptions: opts.assumptions, onProgress: f => opts.onProgress?.(scenario, f) }),
-  }));
+  return scenarios.map(([scenario, c, container]) => {
+    const assumptions = { ...opts.assumptions, ...container };
+    return {
+      scenario,
+      guard: assumptions.guard !== false && primary.guardBudgetBytes !== undefined,
+      result: runSimulation(trace, { ...c, seed, assumptions, onProgress: f => opts.onProgress?.(scenario, f) }),
+    };
+  });
 }
 
 /** The comparison as a Markdown table. */
 export function comparisonTable(rows: ScenarioRow[]): string {
   const fmt = (s?: number) => (s === undefined ? '—' : s >= 120 ? `${(s / 60).toFixed(1)} min` : `${s} s`);
   const lines = [
-    '| scenario | requests | OOM events | failed (of which OOM) | failed % | rejected by design | served by fallback | 80 % → level published | 80 % → weights applied | time degraded | endpoint Updating | max memory | instance-minutes |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | container guard | requests | OOM events | failed (of which OOM) | failed % | refused by the guard + backstop | refused by design (> MAX_SEQ_LEN) | served by fallback | 80 % → level published | 80 % → weights applied | time degraded | endpoint Updating | max memory | instance-minutes |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
-  for (const { scenario, result: r } of rows) {
+  for (const { scenario, guard, result: r } of rows) {
     lines.push(
-      `| ${scenario} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${((100 * r.failed) / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejected} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`,
+      `| ${scenario} | ${guard ? 'on' : 'off'} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${((100 * r.failed) / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejectedByGuard + r.rejectedByBackstop} | ${r.rejectedByDesign} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`,
     );
   }
   return lines.join('\n');
