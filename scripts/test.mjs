@@ -18,7 +18,7 @@ const steps = {
   package: { cmd: 'node scripts/check-package.mjs', needs: ['bundle'], why: 'npm tarball in a plain JavaScript app; README quick start' },
   lint: { cmd: 'npm run lint --silent', why: 'eslint and prettier' },
   floor: { cmd: 'node scripts/check-floor.mjs', needs: ['bundle'], why: 'type-check and templates at the lowest peer versions' },
-  jsii: { cmd: 'node scripts/check-jsii.mjs', needs: ['bundle'], why: 'jsii assembly, Python bindings, README Python quick start' },
+  jsii: { cmd: 'node scripts/check-jsii.mjs', needs: ['bundle'], why: 'jsii assembly, Python bindings, README Python quick start, API.md current' },
 };
 const lanes = [
   ['compile', 'bundle', 'jest'],
