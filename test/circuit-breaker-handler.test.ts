@@ -743,7 +743,11 @@ describe('seen within seconds, on every GPU', () => {
         const [start, end] = [new Date(input.StartTime).getTime(), new Date(input.EndTime).getTime()];
         const minutes: number[] = [];
         for (let m = start; m < end; m += MIN) if (m + MIN + 90_000 <= now) minutes.push(m);
-        return { MetricDataResults: [{ Id: insights.Id, StatusCode: 'Complete', Timestamps: minutes.map(m => new Date(m)), Values: minutes.map(() => hotGpu) }] };
+        return {
+          MetricDataResults: [
+            { Id: insights.Id, StatusCode: 'Complete', Timestamps: minutes.map(m => new Date(m)), Values: minutes.map(() => hotGpu) },
+          ],
+        };
       });
       return (await evaluate(schedule, fourGpus, clients, now)).state;
     };

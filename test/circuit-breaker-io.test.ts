@@ -99,7 +99,11 @@ describe('what the breaker asks CloudWatch', () => {
       Period: 60,
       Stat: 'Sum',
     });
-    expect(byId.gp).toEqual({ Metric: { Namespace: 'ResilientEndpoint/Application', MetricName: 'GuardPressure', Dimensions: dims }, Period: 10, Stat: 'Maximum' });
+    expect(byId.gp).toEqual({
+      Metric: { Namespace: 'ResilientEndpoint/Application', MetricName: 'GuardPressure', Dimensions: dims },
+      Period: 10,
+      Stat: 'Maximum',
+    });
     expect(byId.gr).toEqual({
       Metric: { Namespace: 'ResilientEndpoint/Application', MetricName: 'GuardMemoryRefusals', Dimensions: dims },
       Period: 10,
@@ -237,7 +241,11 @@ describe("reading CloudWatch's answer", () => {
   // Dead workers, as SageMaker counts them (real-account.md items 38, 48): InvocationModelErrors counts
   // every answer that was not a 2XX; Invocation5XXErrors only the 5XX the model returned.
   const window = breakerSettings('e', { errorWindowSeconds: 120 });
-  const minutes = (Id: string, a: number, b: number) => result(Id, [[MINUTE - 120_000, a], [MINUTE - 60_000, b]]);
+  const minutes = (Id: string, a: number, b: number) =>
+    result(Id, [
+      [MINUTE - 120_000, a],
+      [MINUTE - 60_000, b],
+    ]);
   test('a container dies while 5XX stays flat (socket errors, timeouts): the deaths count', () => {
     const r = parseReadings(window, [minutes('inv', 500, 500), minutes('merr', 40, 30), minutes('e4', 0, 0), minutes('dce', 0, 0)], '', [], NOW);
     expect(r).toMatchObject({ errors: 70, invocations: 1000 });
@@ -255,7 +263,11 @@ describe("reading CloudWatch's answer", () => {
   });
 
   test("the guard's pressure and refusals come through as they are (10-s points); none published is none", () => {
-    const ten = (Id: string, vs: number[]) => result(Id, vs.map((v, i) => [MINUTE + i * 10_000, v] as [number, number]));
+    const ten = (Id: string, vs: number[]) =>
+      result(
+        Id,
+        vs.map((v, i) => [MINUTE + i * 10_000, v] as [number, number]),
+      );
     const r = parseReadings(window, [ten('gp', [70, 85, 92]), ten('gr', [0, 0, 3])], '', [], NOW);
     expect(r.guardPressure).toEqual([
       { t: MINUTE, v: 70 },

@@ -660,7 +660,7 @@ test("the breaker's trigger alarms as a property, and grantReadLevel gives a rol
   ]);
 });
 
-test("the container learns the application namespace and may publish its guard metrics there whenever the breaker is on, with or without the application alarms", () => {
+test('the container learns the application namespace and may publish its guard metrics there whenever the breaker is on, with or without the application alarms', () => {
   const { stack } = newStack();
   const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
   const type = SageMakerInstanceType.ML_M5_XLARGE;

@@ -258,6 +258,8 @@ export interface SimResult {
   readonly timeToDegradeS?: number;
   /** Seconds from that first crossing to traffic weights first taking effect (undefined: never). */
   readonly timeToWeightsS?: number;
+  /** Second of the trace at which the breaker first published a level ≥ 1 (undefined: never), whatever triggered it. */
+  readonly firstLevelS?: number;
   /** Seconds with degrade level ≥ 1 applied by the container. */
   readonly timeDegradedS: number;
   /** Seconds the endpoint spent `Updating`. */
@@ -905,6 +907,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     inFlightAtEnd,
     oomEvents: ooms,
     timeToDegradeS: since(firstPublish),
+    firstLevelS: firstPublish,
     timeToWeightsS: since(firstWeights),
     timeDegradedS: degradedS,
     updatingS,

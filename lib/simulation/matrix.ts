@@ -137,13 +137,13 @@ export function meetsGoal(r: SimResult, hasFallback: boolean): boolean {
 export function goalTable(rows: MatrixRow[], hasFallback: (example: string) => boolean): string {
   const pct = (n: number, d: number) => `${((100 * n) / Math.max(1, d)).toFixed(2)} %`;
   const lines = [
-    '| example | pulse | seed | OOM events | failed | refused by the guard + backstop | (refused + failed) % | refused by design (> MAX_SEQ_LEN) | refused at level 2 | served by fallback | level published after | goal |',
+    '| example | pulse | seed | OOM events | failed | refused by the guard + backstop | (refused + failed) % | refused by design (> MAX_SEQ_LEN) | refused at level 2 | served by fallback | level first published | goal |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const row of rows) {
     const r = row.result;
     lines.push(
-      `| ${row.example} | ${row.factor}× | ${row.seed} | ${r.oomEvents} | ${r.failed} | ${r.rejectedByGuard + r.rejectedByBackstop} | ${refusedOrFailedPercent(r).toFixed(2)} % | ${pct(r.rejectedByDesign, r.arrivals)} | ${pct(r.rejectedAtLevel2, r.arrivals)} | ${pct(r.servedByFallback, r.arrivals)} | ${r.timeToDegradeS === undefined ? '—' : `${r.timeToDegradeS} s`} | ${meetsGoal(r, hasFallback(row.example)) ? 'met' : '**not met**'} |`,
+      `| ${row.example} | ${row.factor}× | ${row.seed} | ${r.oomEvents} | ${r.failed} | ${r.rejectedByGuard + r.rejectedByBackstop} | ${refusedOrFailedPercent(r).toFixed(2)} % | ${pct(r.rejectedByDesign, r.arrivals)} | ${pct(r.rejectedAtLevel2, r.arrivals)} | ${pct(r.servedByFallback, r.arrivals)} | ${r.firstLevelS === undefined ? 'never' : `${(r.firstLevelS / 60).toFixed(1)} min`} | ${meetsGoal(r, hasFallback(row.example)) ? 'met' : '**not met**'} |`,
     );
   }
   const met = rows.filter(r => meetsGoal(r.result, hasFallback(r.example))).length;
