@@ -9,6 +9,7 @@ import {
   parseState,
   probeWaitSeconds,
   serializeState,
+  sustained,
 } from '../lib/breaker/policy';
 
 const V = { primary: 'Primary', fallback: 'Fallback' };
@@ -622,18 +623,20 @@ describe('the container guard reports what it absorbs: its pressure and refusals
     expect(at(closed, { guardRefusals: old }).next.state).toBe('CLOSED');
   });
 
-  test('pressure is judged like memory: ≥ 80 % degrades, ≥ 95 % opens, 79 % does not', () => {
-    expect(at(closed, { guardPressure: series(1, 80) }).next.state).toBe('DEGRADED');
-    expect(at(closed, { guardPressure: series(1, 79.9) }).next.state).toBe('CLOSED');
-    const open = at(closed, { guardPressure: series(1, 95) });
+  test('pressure is judged like memory once it lasts 30 s: ≥ 80 % degrades, ≥ 95 % opens, 79 % does not; a peak does not', () => {
+    expect(at(closed, { guardPressure: series(4, 80) }).next.state).toBe('DEGRADED');
+    expect(at(closed, { guardPressure: series(4, 79.9) }).next.state).toBe('CLOSED');
+    const open = at(closed, { guardPressure: series(4, 95) });
     expect(open.next.state).toBe('OPEN');
-    expect(open.reasons[0]).toBe('guard pressure 95 % ≥ critical 95 %: OPEN');
-    // Only the newest point counts for escalation (an older spike that has passed does not).
-    expect(
-      at(closed, { guardPressure: [...series(89, 50), { t: now - 10_000, v: 50 }].map((p, i) => (i === 50 ? { ...p, v: 99 } : p)) }).next.state,
-    ).toBe('CLOSED');
+    expect(open.reasons[0]).toBe('guard pressure 95 % for 30 s ≥ critical 95 %: OPEN');
+    // 20 s at 99 % (a padded batch's peak) is not pressure that lasts.
+    expect(at(closed, { guardPressure: series(3, 99, 50) }).next.state).toBe('CLOSED');
+    expect(at(closed, { guardPressure: series(4, 99, 50) }).next.state).toBe('OPEN');
+    // Only the newest run counts for escalation (an older high run that has passed does not).
+    expect(at(closed, { guardPressure: series(90, 50).map((p, i) => (i >= 50 && i < 60 ? { ...p, v: 99 } : p)) }).next.state).toBe('CLOSED');
     // Stale pressure (the container stopped publishing 3 minutes ago) escalates nothing.
-    expect(at(closed, { guardPressure: [{ t: now - 180_000, v: 99 }] }).next.state).toBe('CLOSED');
+    expect(at(closed, { guardPressure: series(90, 99).map(p => ({ ...p, t: p.t - 160_000 })) }).next.state).toBe('CLOSED');
+    expect(at(closed, { guardPressure: series(90, 99).map(p => ({ ...p, t: p.t - 90_000 })) }).next.state).toBe('OPEN');
   });
 
   test('the guard escalates even without fresh memory data (a refusal is evidence, silence is not)', () => {
@@ -652,5 +655,37 @@ describe('the container guard reports what it absorbs: its pressure and refusals
     expect(held.reasons[0]).toMatch(/^memory 60 %: not below 70 % for 300 s: holding DEGRADED$/);
     expect(at(degraded, { guardPressure: series(20, 72, 50) }).next.state).toBe('DEGRADED');
     expect(at(degraded, { guardPressure: series(20, 69, 50) }).next.state).toBe('RECOVERING');
+    // Peaks of 30 s at 99 % in the dwell (3 points) do not hold it back; 40 s (4 points) do.
+    expect(at(degraded, { guardPressure: series(90, 50).map((p, i) => (i >= 70 && i < 73 ? { ...p, v: 99 } : p)) }).next.state).toBe('RECOVERING');
+    expect(at(degraded, { guardPressure: series(90, 50).map((p, i) => (i >= 70 && i < 74 ? { ...p, v: 99 } : p)) }).next.state).toBe('DEGRADED');
+  });
+});
+
+describe('sustained: the pressure that lasts', () => {
+  const at = (vs: number[], gapAfter?: number) =>
+    vs.map((v, i) => ({ t: 1_000_000 + i * 10_000 + (gapAfter !== undefined && i > gapAfter ? 20_000 : 0), v }));
+  test('each point: the lowest of the 30 s up to it (4 points 10 s apart), 0 until the run is 30 s long', () => {
+    expect(sustained(at([90, 85, 99, 95, 97, 60, 99]), 30).map(p => p.v)).toEqual([0, 0, 0, 85, 85, 60, 60]);
+    // A peak alone is not pressure that lasts; a long high run is.
+    expect(sustained(at([50, 50, 50, 99]), 30).map(p => p.v)).toEqual([0, 0, 0, 50]);
+    expect(sustained(at([81, 82, 83, 84, 85]), 30).map(p => p.v)).toEqual([0, 0, 0, 81, 82]);
+  });
+
+  test('a hole (over 15 s between points) breaks the run: after it the run starts again', () => {
+    // 20 s missing after the third point (a gap of 30 s).
+    expect(sustained(at([90, 90, 90, 90, 90, 90, 90], 2), 30).map(p => p.v)).toEqual([0, 0, 0, 0, 0, 0, 90]);
+    // A gap of exactly 15 s (1.5 × the spacing) does not break it; 16 s does.
+    const run = (ts: number[]) =>
+      sustained(
+        ts.map(x => ({ t: x * 1000, v: 90 })),
+        30,
+      ).map(p => p.v);
+    expect(run([0, 15, 25, 30])).toEqual([0, 0, 0, 90]);
+    expect(run([0, 16, 26, 30])).toEqual([0, 0, 0, 0]);
+  });
+
+  test('timestamps are kept; no points, no points', () => {
+    expect(sustained(at([1, 2]), 30).map(p => p.t)).toEqual([1_000_000, 1_010_000]);
+    expect(sustained([], 30)).toEqual([]);
   });
 });

@@ -791,7 +791,7 @@ describe('seen within seconds, on every GPU', () => {
     expect(await run(8)).toBe('CLOSED'); // every 4XX was the container's own (too long, refused): no death
   });
 
-  test("the guard's refusals and pressure reach the breaker: any memory refusal degrades, pressure ≥ 95 % opens, while instance memory reads 60 %", async () => {
+  test("the guard's refusals and pressure reach the breaker: any memory refusal degrades, pressure ≥ 95 % for 30 s opens, while instance memory reads 60 %", async () => {
     const APP = 'ResilientEndpoint/Application';
     const run = async (pressure: number, refusals: number, state: BreakerState = CLOSED) => {
       await stored(state);
@@ -800,7 +800,7 @@ describe('seen within seconds, on every GPU', () => {
       for (let i = 0; i < 60; i++) {
         const t = TEN - (59 - i) * 10_000;
         fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, 60);
-        fake.put(APP, 'GuardPressure', DIMS, t, i < 57 ? 50 : pressure);
+        fake.put(APP, 'GuardPressure', DIMS, t, i < 55 ? 50 : pressure);
         fake.put(APP, 'GuardMemoryRefusals', DIMS, t, i === 57 ? refusals : 0);
       }
       serve(fake);

@@ -282,9 +282,10 @@ function recent(points: MemoryPoint[] | undefined, seconds: number, now: number)
 
 /**
  * The guard's pressure held for `seconds`: for each point, the lowest value of the points from `seconds`
- * before it up to it (points further apart than 1.5 × `spacingSeconds` break a run: a hole is not pressure).
- * Its pressure is the maximum of each 10-s interval, taken at each admission, so one padded batch reads
- * as a peak; what the breaker acts on is pressure that lasts.
+ * before it up to it, or 0 when the run of points reaching back to it is shorter than that (points further
+ * apart than 1.5 × `spacingSeconds` break a run: a hole is not pressure). Its pressure is the maximum of
+ * each 10-s interval, taken at each admission, so one padded batch reads as a peak; what the breaker acts
+ * on is pressure that lasts.
  */
 export function sustained(points: MemoryPoint[], seconds: number, spacingSeconds = 10): MemoryPoint[] {
   return points.map((p, i) => {
@@ -294,8 +295,7 @@ export function sustained(points: MemoryPoint[], seconds: number, spacingSeconds
       j--;
       low = Math.min(low, points[j].v);
     }
-    // Too short a run to say it lasted: the point counts for no more than itself when it is the run's only point.
-    return { t: p.t, v: p.t - points[j].t >= seconds * 1000 - 1 ? low : Math.min(low, p.v) };
+    return { t: p.t, v: p.t - points[j].t >= seconds * 1000 ? low : 0 };
   });
 }
 

@@ -317,6 +317,11 @@ export interface ScenarioOutcome {
    * @default - weights never moved
    */
   readonly timeToWeightsSeconds?: number;
+  /**
+   * Second of the trace at which the breaker first published a level of 1 or more, whatever triggered it.
+   * @default - never published
+   */
+  readonly firstLevelSeconds?: number;
   /** Seconds with a degrade level applied by the container. */
   readonly timeDegradedSeconds: number;
   /** Seconds the endpoint spent `Updating`. */
@@ -449,6 +454,7 @@ function outcomeOf({ scenario, result: r }: ScenarioRow): ScenarioOutcome {
     oomEvents: r.oomEvents,
     timeToDegradeSeconds: r.timeToDegradeS,
     timeToWeightsSeconds: r.timeToWeightsS,
+    firstLevelSeconds: r.firstLevelS,
     timeDegradedSeconds: r.timeDegradedS,
     updatingSeconds: r.updatingS,
     weightChangesDeferred: r.weightChangesDeferred,

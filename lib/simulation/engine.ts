@@ -158,6 +158,13 @@ export interface SimAssumptions {
    */
   readonly guardLocalDegradeAt: number;
   readonly guardLocalCriticalAt: number;
+  /**
+   * A second's arrivals are spread evenly over it (a Poisson process's arrivals are uniform within any
+   * interval); false starts them all at the second's first instant, a burst every second that fills every
+   * batch at once — the model incident A's calibration was made with (INCIDENT_A_ASSUMPTIONS keeps it until
+   * it is recalibrated). @default true
+   */
+  readonly spreadArrivals: boolean;
 }
 
 export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
@@ -190,6 +197,7 @@ export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
   guardTenSecondData: true,
   guardLocalDegradeAt: 0.8,
   guardLocalCriticalAt: 0.95,
+  spreadArrivals: true,
 };
 
 /** How the breaker acts (the design under test). */
@@ -523,7 +531,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       }
       // Arrivals spread over the second (a Poisson process's arrivals are uniform within it), not all at its start:
       // a burst at one instant would fill every batch at once and read as memory no worker sees.
-      best.queue.push({ len, arrive: t + k / n, scale });
+      best.queue.push({ len, arrive: a.spreadArrivals ? t + k / n : t, scale });
     }
 
     // --- instances: start, complete, memory, OOM ---
