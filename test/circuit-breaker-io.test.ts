@@ -16,7 +16,7 @@ import { CloudWatchClient, GetMetricDataCommand, LimitExceededException, MetricD
 import { GetParametersCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { applyCapacity, capacityChanges, readTargets, sameCapacity } from '../lambda/circuit-breaker/capacity';
-import { metricQueries, metricWindow, parseReadings, perGpuSeries, readMetrics } from '../lambda/circuit-breaker/metrics';
+import { metricQueries, metricWindow, parseReadings, perGpuSeries, readMetrics, withHottestGpu } from '../lambda/circuit-breaker/metrics';
 import { Clients, createClients, fleetSettingsFromEnv, HandlerSettings, settingsFromEnv } from '../lambda/circuit-breaker/settings';
 import { emitMetric, summarize } from '../lambda/circuit-breaker/telemetry';
 import { BREAKER_NAMESPACE } from '../lib/breaker/contract';
@@ -278,6 +278,66 @@ describe("reading CloudWatch's answer", () => {
     const silent = parseReadings(window, [], '', [], NOW);
     expect(silent.guardPressure).toBeUndefined();
     expect(silent.guardRefusals).toBeUndefined();
+  });
+});
+
+describe('the hottest GPU weighs on every 10-s point of its minute', () => {
+  const M = MINUTE; // 12:00
+  const ten = (from: number, n: number, v = 40) => Array.from({ length: n }, (_, i) => ({ t: from + i * 10_000, v }));
+  test("each point takes its minute's per-GPU maximum, or the newest earlier one for up to 3 minutes from that one's start", () => {
+    // 10-s memory from 11:58 to 12:00:50; per-GPU maxima for 11:58 (100 %) and 11:59 (70 %), none yet for 12:00.
+    const memory = ten(M - 120_000, 18);
+    const out = withHottestGpu(memory, [
+      { t: M - 60_000, v: 70 },
+      { t: M - 120_000, v: 100 },
+    ]);
+    expect(out.map(p => p.v)).toEqual([...Array(6).fill(100), ...Array(6).fill(70), ...Array(6).fill(70)]);
+    // A point of its own below the per-GPU value keeps the higher one; a hotter point keeps its own.
+    expect(withHottestGpu([{ t: M + 10_000, v: 90 }], [{ t: M, v: 60 }])).toEqual([{ t: M + 10_000, v: 90 }]);
+    // 180 s after the per-GPU point's minute start it weighs no more (179 s still does).
+    expect(withHottestGpu([{ t: M + 179_999, v: 10 }], [{ t: M, v: 99 }])[0].v).toBe(99);
+    expect(withHottestGpu([{ t: M + 180_000, v: 10 }], [{ t: M, v: 99 }])[0].v).toBe(10);
+    // Points before any per-GPU point keep their own value.
+    expect(withHottestGpu([{ t: M - 10_000, v: 10 }], [{ t: M, v: 99 }])).toEqual([
+      { t: M - 10_000, v: 10 },
+      { t: M, v: 99 },
+    ]);
+  });
+
+  test('per-GPU points newer than every memory point (or with no memory data) are points of their own; none: memory as it is', () => {
+    expect(withHottestGpu([], [{ t: M, v: 99 }])).toEqual([{ t: M, v: 99 }]);
+    const memory = ten(M, 3);
+    expect(withHottestGpu(memory, [])).toBe(memory);
+    expect(withHottestGpu(memory, [{ t: M + 60_000, v: 88 }])).toEqual([...memory, { t: M + 60_000, v: 88 }]);
+    // Unsorted per-GPU input is taken in time order.
+    expect(
+      withHottestGpu(ten(M, 1), [
+        { t: M, v: 50 },
+        { t: M - 60_000, v: 90 },
+      ])[0].v,
+    ).toBe(50);
+  });
+
+  test('parseReadings applies it to the fine series and to the 1-minute one', () => {
+    const s = breakerSettings('e', { metricPeriodSeconds: 10, gpuCount: 4, perGpuMetrics: true });
+    const r = parseReadings(
+      s,
+      [
+        result('mem', [
+          [M, 30],
+          [M + 10_000, 30],
+        ]),
+        result('mem60', [[M, 30]]),
+      ],
+      '',
+      [{ t: M, v: 97 }],
+      NOW,
+    );
+    expect(r.memory).toEqual([
+      { t: M, v: 97 },
+      { t: M + 10_000, v: 97 },
+    ]);
+    expect(r.minuteMemory).toEqual([{ t: M, v: 97 }]);
   });
 });
 
