@@ -8,7 +8,7 @@ import { DEGRADE_PARAMETER_ENV } from './breaker/contract';
 import { DataCapture } from './data-capture';
 import { deploymentConfig, DeploymentOptions } from './deployment';
 import { DriftMonitor, DriftOptions } from './drift/drift-monitor';
-import { APPLICATION_NAMESPACE_ENV, EndpointMonitoring, MonitoringOptions } from './monitoring/endpoint-monitoring';
+import { APPLICATION_NAMESPACE_ENV, DEFAULT_APPLICATION_NAMESPACE, EndpointMonitoring, MonitoringOptions } from './monitoring/endpoint-monitoring';
 import { EndpointAttributes, EndpointBase, ImportedEndpoint } from './endpoint-base';
 import { EndpointMetricFactory } from './monitoring/metrics';
 import { addMetricsInsightsAlarmCheck, addResourceLimitCheck } from './resource-limit';
@@ -166,7 +166,7 @@ export class ResilientEndpoint extends EndpointBase {
     this.autoScaleVariants(props);
     this.cfnEndpoint.excludeRetainedVariantProperties = this.redeployExclusions(props);
     if (props.deployment?.enabled !== false) this.addDeploymentGuardrails(props.deployment ?? {}, allVariants.length);
-    this.circuitBreaker = props.circuitBreaker?.enabled !== false ? this.createCircuitBreaker(props.circuitBreaker) : undefined;
+    this.circuitBreaker = props.circuitBreaker?.enabled !== false ? this.createCircuitBreaker(props.circuitBreaker, props.monitoring) : undefined;
     this.drift = props.drift && props.drift.enabled !== false ? this.createDrift(props, models.get(this.primaryVariant)!) : undefined;
     // The cost-allocation tag on everything but the scalable targets (no cost of their own; and their `Tags`
     // are new in CloudFormation: see circuitBreaker.tagScalableTargets).
@@ -297,12 +297,22 @@ export class ResilientEndpoint extends EndpointBase {
       variants: this.variants.map(v => ({ variantName: v.variantName, instanceType: v.instanceType })),
       perGpuMetrics: this.enhancedMetrics,
     });
-    if (options.applicationAlarms !== false) {
-      this.addContainerEnvironment(APPLICATION_NAMESPACE_ENV, monitoring.applicationNamespace);
-      grantStageMetrics(this.role, monitoring.applicationNamespace);
-    }
+    if (options.applicationAlarms !== false) this.publishApplicationMetrics(monitoring.applicationNamespace);
     return monitoring;
   }
+
+  /**
+   * The containers learn the application namespace and may publish into it (once): the per-stage memory
+   * of the application tier, and the guard's pressure, refusals and deliberate 4XX the breaker reads.
+   */
+  private publishApplicationMetrics(namespace: string): void {
+    if (this.applicationNamespace !== undefined) return;
+    this.applicationNamespace = namespace;
+    this.addContainerEnvironment(APPLICATION_NAMESPACE_ENV, namespace);
+    grantStageMetrics(this.role, namespace);
+  }
+
+  private applicationNamespace?: string;
 
   /** Application Auto Scaling owns instance counts (the breaker only moves weights and holds capacity). */
   private autoScaleVariants(props: ResilientEndpointProps): void {
@@ -383,8 +393,12 @@ export class ResilientEndpoint extends EndpointBase {
   }
 
   /** The memory circuit breaker; the containers learn where their degrade level is and may read it. */
-  private createCircuitBreaker(options: CircuitBreakerOptions = {}): CircuitBreaker {
+  private createCircuitBreaker(options: CircuitBreakerOptions = {}, monitoring: MonitoringOptions = {}): CircuitBreaker {
+    // The guard's metrics reach the breaker whenever it is on, with or without the application alarms.
+    const namespace = this.monitoring?.applicationNamespace ?? monitoring.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE;
+    this.publishApplicationMetrics(namespace);
     const breaker = new CircuitBreaker(this, 'CircuitBreaker', {
+      applicationNamespace: namespace,
       ...options,
       endpointName: this.endpointName,
       endpointArn: this.endpointArn,

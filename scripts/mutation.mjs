@@ -12,7 +12,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** Which suites must kill a module's mutants. A module's own suite first; the cross-module suites where they hold its promises. */
 export const GROUPS = [
-  { name: 'breaker-policy', mutate: ['lib/breaker/policy.ts'], suites: ['breaker-policy', 'breaker-policy.edges'] },
+  { name: 'breaker-policy', mutate: ['lib/breaker/policy.ts'], suites: ['breaker-policy.guard', 'breaker-policy', 'breaker-policy.edges'] },
   {
     name: 'breaker-function',
     mutate: ['lambda/circuit-breaker/**/*.ts'],

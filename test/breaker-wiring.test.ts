@@ -362,7 +362,18 @@ test("a shared breaker's function, rules and settings list: exactly its endpoint
     expect.arrayContaining([
       [
         'Evaluate the circuit breakers when one of their alarms (<endpoint>-<variant>-breaker-<metric>) changes state',
-        { alarmName: ['a-Primary-breaker-HostMemory', 'a-Primary-breaker-ErrorRate', 'b-Primary-breaker-HostMemory', 'b-Primary-breaker-ErrorRate'] },
+        {
+          alarmName: [
+            'a-Primary-breaker-HostMemory',
+            'a-Primary-breaker-GuardPressure',
+            'a-Primary-breaker-GuardMemoryRefusals',
+            'a-Primary-breaker-ErrorRate',
+            'b-Primary-breaker-HostMemory',
+            'b-Primary-breaker-GuardPressure',
+            'b-Primary-breaker-GuardMemoryRefusals',
+            'b-Primary-breaker-ErrorRate',
+          ],
+        },
       ],
       ['Re-evaluate a circuit breaker when its endpoint changes state or capacity (e.g. back to InService)', { EndpointName: ['a', 'b'] }],
     ]),

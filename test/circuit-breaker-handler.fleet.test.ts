@@ -198,8 +198,14 @@ test('endpoints of one period share a GetMetricData over the widest of their win
   await evaluateFleet(schedule, f.settings, clients, NOW);
   const [input] = cw.commandCalls(GetMetricDataCommand).map(c => c.args[0].input);
   const minute = Math.floor(NOW / 60_000) * 60_000;
-  expect(input).toMatchObject({ StartTime: new Date(minute - 30 * 60_000), EndTime: new Date(minute), ScanBy: 'TimestampAscending' });
-  expect(input.MetricDataQueries!.map(q => q.Id)).toEqual(['e0_mem', 'e0_err', 'e0_inv', 'e1_mem', 'e1_err', 'e1_inv']);
+  // It ends on the last 10-s boundary (the guard's metrics come every 10 s).
+  expect(input).toMatchObject({
+    StartTime: new Date(minute - 30 * 60_000),
+    EndTime: new Date(Math.floor(NOW / 10_000) * 10_000),
+    ScanBy: 'TimestampAscending',
+  });
+  const each = (e: string) => ['mem', 'merr', 'e4', 'dce', 'inv', 'gp', 'gr'].map(q => `${e}_${q}`);
+  expect(input.MetricDataQueries!.map(q => q.Id)).toEqual([...each('e0'), ...each('e1')]);
 });
 
 test("a failed endpoint's reason names the error", async () => {

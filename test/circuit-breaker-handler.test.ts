@@ -147,6 +147,8 @@ function metrics(host: number[], gpu: number[], errors = 0, invocations = 1000, 
     .putMinutes('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, LAST_MINUTE, host)
     .putMinutes('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, LAST_MINUTE, gpu)
     .putMinutes('AWS/SageMaker', 'Invocation5XXErrors', DIMS, LAST_MINUTE, Array(10).fill(errors / 10))
+    // A 5XX is a model error too (InvocationModelErrors counts every answer that was not a 2XX).
+    .putMinutes('AWS/SageMaker', 'InvocationModelErrors', DIMS, LAST_MINUTE, Array(10).fill(errors / 10))
     .putMinutes('AWS/SageMaker', 'Invocations', DIMS, LAST_MINUTE, Array(10).fill(invocations / 10));
   serve(fake);
   return fake;
@@ -735,11 +737,11 @@ test('an unexpected bug is rethrown so Lambda retries and the DLQ keeps the even
   await expect(evaluate(schedule, settings, clients, NOW)).rejects.toThrow(TypeError);
 });
 
-describe('the 5XX window matches the alarm: exactly the 10 minutes before now, at CloudWatch bucket boundaries', () => {
+describe('the error window matches the alarm: exactly the 10 minutes before now, at CloudWatch bucket boundaries', () => {
   const perMinute = (errors: number[], invocations: number[]) => {
     const fake = new CloudWatchFake()
       .putMinutes('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, LAST_MINUTE, Array(15).fill(40))
-      .putMinutes('AWS/SageMaker', 'Invocation5XXErrors', DIMS, LAST_MINUTE, errors)
+      .putMinutes('AWS/SageMaker', 'InvocationModelErrors', DIMS, LAST_MINUTE, errors)
       .putMinutes('AWS/SageMaker', 'Invocations', DIMS, LAST_MINUTE, invocations);
     serve(fake);
     return fake;
@@ -752,7 +754,7 @@ describe('the 5XX window matches the alarm: exactly the 10 minutes before now, a
     perMinute([20, 20, 20, 20, 20, 0, 0, 0, 0, 0], Array(10).fill(100));
     const r = await evaluate(alarmEvent, settings, clients, NOW);
     expect(r.state).toBe('OPEN');
-    expect(r.reasons.join()).toMatch(/5XX rate 10 % ≥ 5 %/);
+    expect(r.reasons.join()).toMatch(/error rate 10 % \(dead or hung workers, 5XX\) ≥ 5 %/);
   });
 
   test('a burst 11–15 minutes old is outside the window and does not open it', async () => {
@@ -763,14 +765,15 @@ describe('the 5XX window matches the alarm: exactly the 10 minutes before now, a
     expect(r.state).toBe('CLOSED');
   });
 
-  test('the query asks for 1-minute buckets over a range that starts and ends on minute boundaries', async () => {
+  test("the query asks for 1-minute buckets (the guard's 10 s apart) over a range that starts on a minute and ends on 10 s", async () => {
     await stored(CLOSED);
     endpoint();
     const fake = perMinute(Array(10).fill(0), Array(10).fill(100));
     await evaluate(schedule, settings, clients, NOW);
     const q = fake.requests[0];
-    expect(q.MetricDataQueries!.every(x => x.MetricStat!.Period === 60)).toBe(true);
-    expect((q.EndTime as Date).getTime() % 60_000).toBe(0);
+    const guard = new Set(['gp', 'gr']);
+    expect(q.MetricDataQueries!.every(x => x.MetricStat!.Period === (guard.has(x.Id!) ? 10 : 60))).toBe(true);
+    expect((q.EndTime as Date).getTime()).toBe(Math.floor(NOW / 10_000) * 10_000);
     expect((q.StartTime as Date).getTime() % 60_000).toBe(0);
   });
 });
@@ -801,7 +804,7 @@ test('a single memory spike at constant load does not leave the endpoint degrade
       const t = end - k * MIN;
       fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, t === Math.floor(NOW / MIN) * MIN - MIN ? 85 : 50);
       fake.put('AWS/SageMaker', 'Invocations', DIMS, t, 6000);
-      fake.put('AWS/SageMaker', 'Invocation5XXErrors', DIMS, t, 0);
+      fake.put('AWS/SageMaker', 'InvocationModelErrors', DIMS, t, 0);
     }
     cw.on(GetMetricDataCommand).callsFake(input => fake.getMetricData(input, now));
     endpoint('InService', weights[0], weights[1]);
@@ -819,6 +822,99 @@ test('a single memory spike at constant load does not leave the endpoint degrade
 describe('seen within seconds, on every GPU', () => {
   const TEN = Math.floor(NOW / 10_000) * 10_000 - 10_000; // the newest complete 10-s period
   const tenSecond = { ...settings, metricPeriodSeconds: 10 };
+
+  test('one hot GPU of four, judged at 0, 15, 35 and 55 s into the minute: the per-GPU minute maximum weighs on every 10-s point of its minute', async () => {
+    // As CloudWatch stores it: host and summed GPU memory every 10 s (delivered 20 s late), the per-GPU
+    // series through Metrics Insights as 1-minute maxima at the minute's start (delivered 90 s after
+    // the minute ends). One GPU at 100 %, three at 40 %: the summed metric reads 220 of 400 (mean 55 %).
+    const fourGpus: HandlerSettings = { ...tenSecond, gpuCount: 4, perGpuMetrics: true };
+    const base = Date.UTC(2026, 10, 29, 12, 20, 0);
+    const run = async (offsetS: number, hotGpu: number) => {
+      const now = base + offsetS * 1000;
+      await stored({ ...CLOSED, since: now - 3600_000 });
+      endpoint('InService', 1, 0, [2, 2]);
+      const fake = new CloudWatchFake(20);
+      for (let t = base - 20 * MIN; t < now; t += 10_000) {
+        fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, 30);
+        fake.put('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, t, hotGpu + 3 * 40);
+      }
+      fake.putMinutes('AWS/SageMaker', 'Invocations', DIMS, Math.floor(now / MIN) * MIN - MIN, Array(10).fill(100));
+      cw.on(GetMetricDataCommand).callsFake(input => {
+        const insights = input.MetricDataQueries.find((q: any) => q.Expression);
+        if (!insights) return fake.getMetricData(input, now);
+        const [start, end] = [new Date(input.StartTime).getTime(), new Date(input.EndTime).getTime()];
+        const minutes: number[] = [];
+        for (let m = start; m < end; m += MIN) if (m + MIN + 90_000 <= now) minutes.push(m);
+        return {
+          MetricDataResults: [
+            { Id: insights.Id, StatusCode: 'Complete', Timestamps: minutes.map(m => new Date(m)), Values: minutes.map(() => hotGpu) },
+          ],
+        };
+      });
+      return (await evaluate(schedule, fourGpus, clients, now)).state;
+    };
+    const offsets = [0, 15, 35, 55];
+    const hot: (string | undefined)[] = [];
+    for (const o of offsets) hot.push(await run(o, 100));
+    expect(hot).toEqual(['OPEN', 'OPEN', 'OPEN', 'OPEN']); // 100 % on one GPU ≥ 95 %, whatever the second
+    const cool: (string | undefined)[] = [];
+    for (const o of offsets) cool.push(await run(o, 40));
+    expect(cool).toEqual(['CLOSED', 'CLOSED', 'CLOSED', 'CLOSED']);
+  });
+
+  test('a container that dies while 5XX stays flat opens the breaker: its deaths are model errors (socket errors, timeouts)', async () => {
+    await stored(CLOSED);
+    endpoint();
+    const fake = new CloudWatchFake()
+      .putMinutes('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, LAST_MINUTE, Array(15).fill(60))
+      .putMinutes('AWS/SageMaker', 'Invocations', DIMS, LAST_MINUTE, Array(10).fill(100))
+      .putMinutes('AWS/SageMaker', 'Invocation5XXErrors', DIMS, LAST_MINUTE, Array(10).fill(0))
+      .putMinutes('AWS/SageMaker', 'InvocationModelErrors', DIMS, LAST_MINUTE, [0, 0, 0, 0, 0, 0, 0, 30, 40, 30])
+      .putMinutes('ResilientEndpoint/Application', 'DeliberateClientErrors', DIMS, LAST_MINUTE, Array(10).fill(0));
+    serve(fake);
+    const r = await evaluate(alarmEvent, settings, clients, NOW);
+    expect(r.state).toBe('OPEN'); // 100 of 1,000 = 10 % ≥ 5 %, with no 5XX at all
+  });
+
+  test('deaths that surface as 4XX (TorchServe 507/413) count; the 4XX the container chose do not', async () => {
+    const run = async (deliberate: number) => {
+      await stored(CLOSED);
+      endpoint();
+      const fake = new CloudWatchFake()
+        .putMinutes('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, LAST_MINUTE, Array(15).fill(60))
+        .putMinutes('AWS/SageMaker', 'Invocations', DIMS, LAST_MINUTE, Array(10).fill(100))
+        .putMinutes('AWS/SageMaker', 'InvocationModelErrors', DIMS, LAST_MINUTE, Array(10).fill(8))
+        .putMinutes('AWS/SageMaker', 'Invocation4XXErrors', DIMS, LAST_MINUTE, Array(10).fill(8))
+        .putMinutes('ResilientEndpoint/Application', 'DeliberateClientErrors', DIMS, LAST_MINUTE, Array(10).fill(deliberate));
+      serve(fake);
+      return (await evaluate(alarmEvent, settings, clients, NOW)).state;
+    };
+    expect(await run(2)).toBe('OPEN'); // 8 % 4XX, of which the container chose 2 %: 6 % are deaths
+    expect(await run(8)).toBe('CLOSED'); // every 4XX was the container's own (too long, refused): no death
+  });
+
+  test("the guard's refusals and pressure reach the breaker: any memory refusal degrades, pressure ≥ 95 % for 30 s opens, while instance memory reads 60 %", async () => {
+    const APP = 'ResilientEndpoint/Application';
+    const run = async (pressure: number, refusals: number, state: BreakerState = CLOSED) => {
+      await stored(state);
+      endpoint();
+      const fake = new CloudWatchFake(20);
+      for (let i = 0; i < 60; i++) {
+        const t = TEN - (59 - i) * 10_000;
+        fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, 60);
+        fake.put(APP, 'GuardPressure', DIMS, t, i < 55 ? 50 : pressure);
+        fake.put(APP, 'GuardMemoryRefusals', DIMS, t, i === 57 ? refusals : 0);
+      }
+      serve(fake);
+      return evaluate(alarmEvent, tenSecond, clients, NOW);
+    };
+    const refused = await run(70, 4);
+    expect(refused.state).toBe('DEGRADED');
+    expect(refused.reasons.join()).toMatch(/4 memory refusals by the container guard/);
+    expect((await run(96, 0)).state).toBe('OPEN');
+    expect((await run(82, 0)).state).toBe('DEGRADED');
+    expect((await run(70, 0)).state).toBe('CLOSED');
+  });
 
   test('10-second data: degrades on the newest 10-s point (a 1-minute average would hide it)', async () => {
     await stored(CLOSED);

@@ -16,7 +16,7 @@ import { CloudWatchClient, GetMetricDataCommand, LimitExceededException, MetricD
 import { GetParametersCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { applyCapacity, capacityChanges, readTargets, sameCapacity } from '../lambda/circuit-breaker/capacity';
-import { metricQueries, metricWindow, parseReadings, perGpuSeries, readMetrics } from '../lambda/circuit-breaker/metrics';
+import { metricQueries, metricWindow, parseReadings, perGpuSeries, readMetrics, withHottestGpu } from '../lambda/circuit-breaker/metrics';
 import { Clients, createClients, fleetSettingsFromEnv, HandlerSettings, settingsFromEnv } from '../lambda/circuit-breaker/settings';
 import { emitMetric, summarize } from '../lambda/circuit-breaker/telemetry';
 import { BREAKER_NAMESPACE } from '../lib/breaker/contract';
@@ -50,26 +50,26 @@ const result = (Id: string, points: [number, number][]): MetricDataResult => ({
 });
 
 describe('what the breaker asks CloudWatch', () => {
-  test('the range ends on the last whole period (10 s, or the minute for 60 s and longer) and starts ≥ 15 minutes earlier on a minute', () => {
-    expect(metricWindow(breakerSettings('e', { metricPeriodSeconds: 10 }), NOW)).toEqual({
-      end: Date.UTC(2026, 10, 29, 12, 0, 30),
-      start: Date.UTC(2026, 10, 29, 11, 45, 0),
-    });
-    for (const P of [60, 300]) {
-      expect(metricWindow(breakerSettings('e', { metricPeriodSeconds: P }), NOW)).toEqual({ end: MINUTE, start: MINUTE - 15 * 60_000 });
+  test('the range ends on the last 10-s boundary whatever the period (the guard publishes every 10 s) and starts ≥ 15 minutes earlier on a minute', () => {
+    for (const P of [10, 60, 300]) {
+      expect(metricWindow(breakerSettings('e', { metricPeriodSeconds: P }), NOW)).toEqual({
+        end: Date.UTC(2026, 10, 29, 12, 0, 30),
+        start: Date.UTC(2026, 10, 29, 11, 45, 0),
+      });
     }
-    // 5-minute data still ends on the minute, not on the 5 minutes (12:03:20 → 12:03).
-    expect(metricWindow(breakerSettings('e', { metricPeriodSeconds: 300 }), MINUTE + 200_000).end).toBe(MINUTE + 180_000);
+    // 12:03:20 → 12:03:20: a range ending on the minute would hide the refusals of the last 20 s.
+    expect(metricWindow(breakerSettings('e', { metricPeriodSeconds: 300 }), MINUTE + 200_000).end).toBe(MINUTE + 200_000);
     // An error window longer than 15 minutes widens the range to it.
     expect(metricWindow(breakerSettings('e', { errorWindowSeconds: 1800 }), NOW).start).toBe(MINUTE - 30 * 60_000);
   });
 
   test('the queries: memory at the period, its 1-minute twin below 60 s, GPU memory only with GPUs, and the two 1-minute counts', () => {
     const ids = (o: Partial<HandlerSettings>) => metricQueries(breakerSettings('e', o), 'x_').map(q => q.Id);
-    expect(ids({ metricPeriodSeconds: 60, gpuCount: 0 })).toEqual(['x_mem', 'x_err', 'x_inv']);
-    expect(ids({ metricPeriodSeconds: 60, gpuCount: 1 })).toEqual(['x_mem', 'x_gpu', 'x_err', 'x_inv']);
-    expect(ids({ metricPeriodSeconds: 10, gpuCount: 0 })).toEqual(['x_mem', 'x_mem60', 'x_err', 'x_inv']);
-    expect(ids({ metricPeriodSeconds: 10, gpuCount: 4 })).toEqual(['x_mem', 'x_gpu', 'x_mem60', 'x_gpu60', 'x_err', 'x_inv']);
+    const counts = ['x_merr', 'x_e4', 'x_dce', 'x_inv', 'x_gp', 'x_gr'];
+    expect(ids({ metricPeriodSeconds: 60, gpuCount: 0 })).toEqual(['x_mem', ...counts]);
+    expect(ids({ metricPeriodSeconds: 60, gpuCount: 1 })).toEqual(['x_mem', 'x_gpu', ...counts]);
+    expect(ids({ metricPeriodSeconds: 10, gpuCount: 0 })).toEqual(['x_mem', 'x_mem60', ...counts]);
+    expect(ids({ metricPeriodSeconds: 10, gpuCount: 4 })).toEqual(['x_mem', 'x_gpu', 'x_mem60', 'x_gpu60', ...counts]);
     const byId = Object.fromEntries(
       metricQueries(breakerSettings('rec', { metricPeriodSeconds: 10, gpuCount: 4 }), '').map(q => [q.Id, q.MetricStat]),
     );
@@ -87,11 +87,30 @@ describe('what the breaker asks CloudWatch', () => {
       Period: 10,
       Stat: 'Maximum',
     });
-    expect(byId.err).toEqual({
-      Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocation5XXErrors', Dimensions: dims },
+    expect(byId.merr).toEqual({
+      Metric: { Namespace: 'AWS/SageMaker', MetricName: 'InvocationModelErrors', Dimensions: dims },
       Period: 60,
       Stat: 'Sum',
     });
+    expect(byId.e4).toEqual({ Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocation4XXErrors', Dimensions: dims }, Period: 60, Stat: 'Sum' });
+    // The container's own metrics: in the application namespace (the default, or the one it is told), same dimensions.
+    expect(byId.dce).toEqual({
+      Metric: { Namespace: 'ResilientEndpoint/Application', MetricName: 'DeliberateClientErrors', Dimensions: dims },
+      Period: 60,
+      Stat: 'Sum',
+    });
+    expect(byId.gp).toEqual({
+      Metric: { Namespace: 'ResilientEndpoint/Application', MetricName: 'GuardPressure', Dimensions: dims },
+      Period: 10,
+      Stat: 'Maximum',
+    });
+    expect(byId.gr).toEqual({
+      Metric: { Namespace: 'ResilientEndpoint/Application', MetricName: 'GuardMemoryRefusals', Dimensions: dims },
+      Period: 10,
+      Stat: 'Sum',
+    });
+    const mine = metricQueries(breakerSettings('rec', { applicationNamespace: 'Mine/App' }), '').find(q => q.Id === 'gr')!;
+    expect(mine.MetricStat!.Metric!.Namespace).toBe('Mine/App');
   });
 
   test('one GetMetricData, oldest first, over the window', async () => {
@@ -101,7 +120,7 @@ describe('what the breaker asks CloudWatch', () => {
     expect(calls).toEqual(['cloudwatch:GetMetricData']);
     expect(cw.commandCalls(GetMetricDataCommand)[0].args[0].input).toMatchObject({
       StartTime: at(MINUTE - 15 * 60_000),
-      EndTime: at(MINUTE),
+      EndTime: at(MINUTE + 30_000),
       ScanBy: 'TimestampAscending',
     });
   });
@@ -195,7 +214,7 @@ describe("reading CloudWatch's answer", () => {
     const r = parseReadings(
       s,
       [
-        result('err', [
+        result('merr', [
           [MINUTE - 180_000, 50], // before the window
           [MINUTE - 120_000, 1],
           [MINUTE - 60_000, 2],
@@ -212,11 +231,113 @@ describe("reading CloudWatch's answer", () => {
       NOW,
     );
     expect(r).toMatchObject({ errors: 3, invocations: 200 });
-    // Requests without any 5XX datapoint: no errors. No requests either: nothing known.
+    // Requests without any model-error datapoint: no errors. No requests either: nothing known.
     expect(parseReadings(s, [result('inv', [[MINUTE - 60_000, 10]])], '', [], NOW)).toMatchObject({ errors: 0, invocations: 10 });
     const none = parseReadings(s, [], '', [], NOW);
     expect(none.errors).toBeUndefined();
     expect(none.invocations).toBeUndefined();
+  });
+
+  // Dead workers, as SageMaker counts them (real-account.md items 38, 48): InvocationModelErrors counts
+  // every answer that was not a 2XX; Invocation5XXErrors only the 5XX the model returned.
+  const window = breakerSettings('e', { errorWindowSeconds: 120 });
+  const minutes = (Id: string, a: number, b: number) =>
+    result(Id, [
+      [MINUTE - 120_000, a],
+      [MINUTE - 60_000, b],
+    ]);
+  test('a container dies while 5XX stays flat (socket errors, timeouts): the deaths count', () => {
+    const r = parseReadings(window, [minutes('inv', 500, 500), minutes('merr', 40, 30), minutes('e4', 0, 0), minutes('dce', 0, 0)], '', [], NOW);
+    expect(r).toMatchObject({ errors: 70, invocations: 1000 });
+  });
+
+  test('deaths surfacing as 4XX (TorchServe 507/413) count; the 4XX the container chose do not', () => {
+    // 90 4XX of which the container chose 20 (too long, refused for memory): 70 are deaths.
+    const r = parseReadings(window, [minutes('inv', 500, 500), minutes('merr', 50, 40), minutes('e4', 50, 40), minutes('dce', 10, 10)], '', [], NOW);
+    expect(r.errors).toBe(70);
+    // Without the container's count (a container without the runtime helper) every 4XX is subtracted.
+    const noGuard = parseReadings(window, [minutes('inv', 500, 500), minutes('merr', 50, 40), minutes('e4', 45, 40)], '', [], NOW);
+    expect(noGuard.errors).toBe(5);
+    // More deliberate 4XX than model errors (they are published apart, a bucket may lag): clamped at 0.
+    expect(parseReadings(window, [minutes('inv', 500, 500), minutes('merr', 1, 1), minutes('dce', 5, 5)], '', [], NOW).errors).toBe(0);
+  });
+
+  test("the guard's pressure and refusals come through as they are (10-s points); none published is none", () => {
+    const ten = (Id: string, vs: number[]) =>
+      result(
+        Id,
+        vs.map((v, i) => [MINUTE + i * 10_000, v] as [number, number]),
+      );
+    const r = parseReadings(window, [ten('gp', [70, 85, 92]), ten('gr', [0, 0, 3])], '', [], NOW);
+    expect(r.guardPressure).toEqual([
+      { t: MINUTE, v: 70 },
+      { t: MINUTE + 10_000, v: 85 },
+      { t: MINUTE + 20_000, v: 92 },
+    ]);
+    expect(r.guardRefusals!.map(p => p.v)).toEqual([0, 0, 3]);
+    const silent = parseReadings(window, [], '', [], NOW);
+    expect(silent.guardPressure).toBeUndefined();
+    expect(silent.guardRefusals).toBeUndefined();
+  });
+});
+
+describe('the hottest GPU weighs on every 10-s point of its minute', () => {
+  const M = MINUTE; // 12:00
+  const ten = (from: number, n: number, v = 40) => Array.from({ length: n }, (_, i) => ({ t: from + i * 10_000, v }));
+  test("each point takes its minute's per-GPU maximum, or the newest earlier one for up to 3 minutes from that one's start", () => {
+    // 10-s memory from 11:58 to 12:00:50; per-GPU maxima for 11:58 (100 %) and 11:59 (70 %), none yet for 12:00.
+    const memory = ten(M - 120_000, 18);
+    const out = withHottestGpu(memory, [
+      { t: M - 60_000, v: 70 },
+      { t: M - 120_000, v: 100 },
+    ]);
+    expect(out.map(p => p.v)).toEqual([...Array(6).fill(100), ...Array(6).fill(70), ...Array(6).fill(70)]);
+    // A point of its own below the per-GPU value keeps the higher one; a hotter point keeps its own.
+    expect(withHottestGpu([{ t: M + 10_000, v: 90 }], [{ t: M, v: 60 }])).toEqual([{ t: M + 10_000, v: 90 }]);
+    // 180 s after the per-GPU point's minute start it weighs no more (179 s still does).
+    expect(withHottestGpu([{ t: M + 179_999, v: 10 }], [{ t: M, v: 99 }])[0].v).toBe(99);
+    expect(withHottestGpu([{ t: M + 180_000, v: 10 }], [{ t: M, v: 99 }])[0].v).toBe(10);
+    // Points before any per-GPU point keep their own value.
+    expect(withHottestGpu([{ t: M - 10_000, v: 10 }], [{ t: M, v: 99 }])).toEqual([
+      { t: M - 10_000, v: 10 },
+      { t: M, v: 99 },
+    ]);
+  });
+
+  test('per-GPU points newer than every memory point (or with no memory data) are points of their own; none: memory as it is', () => {
+    expect(withHottestGpu([], [{ t: M, v: 99 }])).toEqual([{ t: M, v: 99 }]);
+    const memory = ten(M, 3);
+    expect(withHottestGpu(memory, [])).toBe(memory);
+    expect(withHottestGpu(memory, [{ t: M + 60_000, v: 88 }])).toEqual([...memory, { t: M + 60_000, v: 88 }]);
+    // Unsorted per-GPU input is taken in time order.
+    expect(
+      withHottestGpu(ten(M, 1), [
+        { t: M, v: 50 },
+        { t: M - 60_000, v: 90 },
+      ])[0].v,
+    ).toBe(50);
+  });
+
+  test('parseReadings applies it to the fine series and to the 1-minute one', () => {
+    const s = breakerSettings('e', { metricPeriodSeconds: 10, gpuCount: 4, perGpuMetrics: true });
+    const r = parseReadings(
+      s,
+      [
+        result('mem', [
+          [M, 30],
+          [M + 10_000, 30],
+        ]),
+        result('mem60', [[M, 30]]),
+      ],
+      '',
+      [{ t: M, v: 97 }],
+      NOW,
+    );
+    expect(r.memory).toEqual([
+      { t: M, v: 97 },
+      { t: M + 10_000, v: 97 },
+    ]);
+    expect(r.minuteMemory).toEqual([{ t: M, v: 97 }]);
   });
 });
 
@@ -383,15 +504,24 @@ describe("the function's settings", () => {
       fallbackCapacity: undefined,
       dryRun: false,
       metricNamespace: BREAKER_NAMESPACE,
+      applicationNamespace: 'ResilientEndpoint/Application',
       config: { ...DEFAULT_CONFIG, hasFallback: false },
     });
     expect(
-      settingsFromEnv({ ...base, PER_GPU_METRICS: 'false', DRY_RUN: 'false', ERROR_WINDOW_SECONDS: '900', METRIC_NAMESPACE: 'Mine' }),
+      settingsFromEnv({
+        ...base,
+        PER_GPU_METRICS: 'false',
+        DRY_RUN: 'false',
+        ERROR_WINDOW_SECONDS: '900',
+        METRIC_NAMESPACE: 'Mine',
+        APPLICATION_NAMESPACE: 'Mine/App',
+      }),
     ).toMatchObject({
       perGpuMetrics: false,
       dryRun: false,
       errorWindowSeconds: 900,
       metricNamespace: 'Mine',
+      applicationNamespace: 'Mine/App',
     });
   });
 

@@ -10,6 +10,7 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { CircuitBreaker, ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { validateBreaker } from '../lib/breaker/circuit-breaker';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
+import { evaluateAlarm } from './metric-math';
 import { exampleStacks, iamStatements, nagFindings, newStack, synthError } from './util';
 
 /** The statements of the breaker role's policy (the one policy that may change an endpoint's weights). */
@@ -58,16 +59,71 @@ describe('recommender example breaker', () => {
     expect(JSON.stringify(err.Metrics)).toMatch(/"Period":600/);
   });
 
-  test("the 5XX rate is errors over invocations, 0 below 20 invocations (the policy's minimum)", () => {
+  test("the error trigger counts dead workers (model errors less the container's deliberate 4XX), 0 below 20 invocations (the policy's minimum)", () => {
     const err = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).find(a => a.Properties.AlarmName.endsWith('breaker-ErrorRate'));
-    const expr = err.Properties.Metrics.find((q: any) => q.Expression);
-    expect(expr).toMatchObject({ Expression: 'IF(inv >= 20, err / inv, 0)', ReturnData: true });
+    const expr = err.Properties.Metrics.find((q: any) => q.Expression && q.ReturnData !== false);
+    expect(expr).toMatchObject({ Expression: 'IF(inv >= 20, dead / inv, 0)', ReturnData: true });
     expect(
-      err.Properties.Metrics.filter((q: any) => q.MetricStat).map((q: any) => [q.Id, q.MetricStat.Metric.MetricName, q.MetricStat.Stat]),
+      err.Properties.Metrics.filter((q: any) => q.MetricStat).map((q: any) => [
+        q.MetricStat.Metric.Namespace,
+        q.MetricStat.Metric.MetricName,
+        q.MetricStat.Stat,
+      ]),
     ).toEqual([
-      ['err', 'Invocation5XXErrors', 'Sum'],
-      ['inv', 'Invocations', 'Sum'],
+      ['AWS/SageMaker', 'InvocationModelErrors', 'Sum'],
+      ['ResilientEndpoint/Application', 'DeliberateClientErrors', 'Sum'],
+      ['AWS/SageMaker', 'Invocation4XXErrors', 'Sum'],
+      ['AWS/SageMaker', 'Invocations', 'Sum'],
     ]);
+    // 10-minute Sums, as CloudWatch aggregates them.
+    const at = (v: Record<string, number>) => evaluateAlarm(err.Properties.Metrics, { Invocation5XXErrors: 0, ...v });
+    // A container dies while 5XX stays flat: 60 broken connections of 1,000.
+    expect(at({ Invocations: 1000, InvocationModelErrors: 60, Invocation4XXErrors: 0, DeliberateClientErrors: 0 })).toBeCloseTo(0.06);
+    // Deaths surfacing as 4XX: 100 4XX of which the container chose 40.
+    expect(at({ Invocations: 1000, InvocationModelErrors: 100, Invocation4XXErrors: 100, DeliberateClientErrors: 40 })).toBeCloseTo(0.06);
+    // Only the container's own refusals: nothing.
+    expect(at({ Invocations: 1000, InvocationModelErrors: 100, Invocation4XXErrors: 100, DeliberateClientErrors: 100 })).toBe(0);
+    expect(at({ Invocations: 19, InvocationModelErrors: 19, Invocation4XXErrors: 0, DeliberateClientErrors: 0 })).toBe(0);
+  });
+
+  test("the guard's triggers: its pressure at 80 % and any memory refusal, 10-s high-resolution alarms in the application namespace", () => {
+    const alarms = (Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties);
+    const dims = [
+      { Name: 'EndpointName', Value: stack.endpoint.endpointName },
+      { Name: 'VariantName', Value: 'Primary' },
+    ];
+    expect(alarms.find(a => a.AlarmName.endsWith('breaker-GuardPressure'))).toMatchObject({
+      Namespace: 'ResilientEndpoint/Application',
+      MetricName: 'GuardPressure',
+      Statistic: 'Maximum',
+      Period: 10,
+      Threshold: 80,
+      Dimensions: dims,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    expect(alarms.find(a => a.AlarmName.endsWith('breaker-GuardMemoryRefusals'))).toMatchObject({
+      Namespace: 'ResilientEndpoint/Application',
+      MetricName: 'GuardMemoryRefusals',
+      Statistic: 'Sum',
+      Period: 10,
+      Threshold: 1,
+      Dimensions: dims,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    // The alarm rule delivers their state changes to the function.
+    const rule = (Object.values(t.findResources('AWS::Events::Rule')) as any[]).find(
+      r => r.Properties.EventPattern?.source?.[0] === 'aws.cloudwatch',
+    );
+    const guardAlarms = Object.entries(t.findResources('AWS::CloudWatch::Alarm'))
+      .filter(([, a]: [string, any]) => /breaker-Guard/.test(a.Properties.AlarmName))
+      .map(([id]) => id);
+    expect(guardAlarms).toHaveLength(2);
+    for (const id of guardAlarms) expect(JSON.stringify(rule.Properties.EventPattern.resources)).toContain(id);
+    // The function reads them in that namespace.
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ APPLICATION_NAMESPACE: 'ResilientEndpoint/Application' }) },
+    });
   });
 
   test('both rules deliver to the function, retried twice, then to the dead-letter queue', () => {
@@ -152,6 +208,8 @@ test('usable alone for any endpoint; dry run; reserved concurrency only when ask
   });
   expect((Object.values(t.findResources('AWS::CloudWatch::Alarm')) as any[]).map(a => a.Properties.AlarmName).sort()).toEqual([
     'legacy-AllTraffic-breaker-ErrorRate',
+    'legacy-AllTraffic-breaker-GuardMemoryRefusals',
+    'legacy-AllTraffic-breaker-GuardPressure',
     'legacy-AllTraffic-breaker-HostMemory',
   ]);
   // No autoscaling, no capacity actions: none of what Application Auto Scaling validates is granted.
@@ -361,14 +419,36 @@ test('every trigger alarm of the breaker, exactly: metric, period, threshold, de
     {
       ...common,
       AlarmName: 'big-Primary-breaker-ErrorRate',
-      AlarmDescription: 'Breaker trigger: 5XX rate >= 7 % over 10 minutes.',
+      AlarmDescription:
+        'Breaker trigger: errors the container did not choose (dead or hung workers, timeouts, 5XX: InvocationModelErrors - DeliberateClientErrors) >= 7 % over 10 minutes.',
       Threshold: 0.07,
       Metrics: [
-        { Id: 'expr_1', Label: '5XX rate over 10 minutes', Expression: 'IF(inv >= 30, err / inv, 0)', ReturnData: true },
+        { Id: 'expr_1', Label: 'Errors not chosen by the container over 10 minutes', Expression: 'IF(inv >= 30, dead / inv, 0)', ReturnData: true },
         {
-          Id: 'err',
+          Id: 'dead',
+          Label: 'Errors not chosen by the container (dead or hung workers, 5XX)',
+          Expression:
+            'IF((merr_primary - IF(FILL(dce_primary, -1) >= 0, FILL(dce_primary, 0), e4_primary)) > 0, (merr_primary - IF(FILL(dce_primary, -1) >= 0, FILL(dce_primary, 0), e4_primary)), 0)',
           ReturnData: false,
-          MetricStat: { Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocation5XXErrors', Dimensions: dims }, Period: 600, Stat: 'Sum' },
+        },
+        {
+          Id: 'merr_primary',
+          ReturnData: false,
+          MetricStat: { Metric: { Namespace: 'AWS/SageMaker', MetricName: 'InvocationModelErrors', Dimensions: dims }, Period: 600, Stat: 'Sum' },
+        },
+        {
+          Id: 'dce_primary',
+          ReturnData: false,
+          MetricStat: {
+            Metric: { Namespace: 'ResilientEndpoint/Application', MetricName: 'DeliberateClientErrors', Dimensions: dims },
+            Period: 600,
+            Stat: 'Sum',
+          },
+        },
+        {
+          Id: 'e4_primary',
+          ReturnData: false,
+          MetricStat: { Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocation4XXErrors', Dimensions: dims }, Period: 600, Stat: 'Sum' },
         },
         {
           Id: 'inv',
@@ -383,6 +463,30 @@ test('every trigger alarm of the breaker, exactly: metric, period, threshold, de
       AlarmName: 'big-Primary-breaker-GpuMemory',
       AlarmDescription: 'Breaker trigger: GPU memory >= 75 % of 4 GPU(s) (threshold 300 on the summed metric).',
       Threshold: 300,
+    },
+    {
+      ...common,
+      Namespace: 'ResilientEndpoint/Application',
+      MetricName: 'GuardMemoryRefusals',
+      Statistic: 'Sum',
+      Period: 10,
+      Dimensions: dims,
+      AlarmName: 'big-Primary-breaker-GuardMemoryRefusals',
+      AlarmDescription:
+        'Breaker trigger: the container guard refused a request for memory on Primary: the breaker degrades at least (ResilientEndpoint/Application).',
+      Threshold: 1,
+    },
+    {
+      ...common,
+      Namespace: 'ResilientEndpoint/Application',
+      MetricName: 'GuardPressure',
+      Statistic: 'Maximum',
+      Period: 10,
+      Dimensions: dims,
+      AlarmName: 'big-Primary-breaker-GuardPressure',
+      AlarmDescription:
+        "Breaker trigger: the container guard's pressure >= 75 % of the container's memory budget on the hottest instance of Primary (ResilientEndpoint/Application).",
+      Threshold: 75,
     },
     {
       ...common,
@@ -456,7 +560,13 @@ test('on one GPU the breaker triggers on host and GPU memory and the 5XX rate on
     .map(a => String(a.Properties.AlarmName))
     .filter(n => n.includes('-breaker-'))
     .sort();
-  expect(names).toEqual(['one-Primary-breaker-ErrorRate', 'one-Primary-breaker-GpuMemory', 'one-Primary-breaker-HostMemory']);
+  expect(names).toEqual([
+    'one-Primary-breaker-ErrorRate',
+    'one-Primary-breaker-GpuMemory',
+    'one-Primary-breaker-GuardMemoryRefusals',
+    'one-Primary-breaker-GuardPressure',
+    'one-Primary-breaker-HostMemory',
+  ]);
 });
 
 describe('validateBreaker: each rule with its exact message', () => {
@@ -584,6 +694,8 @@ test("the breaker's trigger alarms as a property, and grantReadLevel gives a rol
   const b = e.circuitBreaker!;
   expect(b.alarms.map(a => a instanceof cloudwatch.Alarm && (a.node.defaultChild as cloudwatch.CfnAlarm).alarmName)).toEqual([
     'ep-Primary-breaker-HostMemory',
+    'ep-Primary-breaker-GuardPressure',
+    'ep-Primary-breaker-GuardMemoryRefusals',
     'ep-Primary-breaker-ErrorRate',
   ]);
   const reader = new iam.Role(stack, 'Reader', { assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com') });
@@ -603,4 +715,38 @@ test("the breaker's trigger alarms as a property, and grantReadLevel gives a rol
       }),
     }),
   ]);
+});
+
+test('the container learns the application namespace and may publish its guard metrics there whenever the breaker is on, with or without the application alarms', () => {
+  const { stack } = newStack();
+  const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
+  const type = SageMakerInstanceType.ML_M5_XLARGE;
+  new ResilientEndpoint(stack, 'NoMonitoring', { endpointName: 'a', model: { image }, instanceType: type, monitoring: { enabled: false } });
+  new ResilientEndpoint(stack, 'NoAppAlarms', {
+    endpointName: 'b',
+    model: { image },
+    instanceType: type,
+    monitoring: { applicationAlarms: false, applicationNamespace: 'Mine/App' },
+  });
+  new ResilientEndpoint(stack, 'Neither', {
+    endpointName: 'c',
+    model: { image },
+    instanceType: type,
+    monitoring: { enabled: false },
+    circuitBreaker: { enabled: false },
+  });
+  const t = Template.fromStack(stack).toJSON();
+  const resources = Object.values(t.Resources as Record<string, any>);
+  const namespaceOf = (endpoint: string) =>
+    resources
+      .filter(r => r.Type === 'AWS::SageMaker::Model' && r.Properties.PrimaryContainer.Environment.RESILIENT_ENDPOINT_NAME === endpoint)
+      .map(r => r.Properties.PrimaryContainer.Environment.RESILIENT_ENDPOINT_METRICS_NAMESPACE);
+  expect(namespaceOf('a')).toEqual(['ResilientEndpoint/Application']);
+  expect(namespaceOf('b')).toEqual(['Mine/App']);
+  expect(namespaceOf('c')).toEqual([undefined]);
+  const put = iamStatements(t).filter(s => s.Action === 'cloudwatch:PutMetricData' && s.Condition?.StringEquals);
+  expect(put.map(s => s.Condition.StringEquals['cloudwatch:namespace']).sort()).toEqual(['Mine/App', 'ResilientEndpoint/Application']);
+  // The function of b reads the guard's metrics in b's namespace.
+  const fnEnv = resources.filter(r => r.Type === 'AWS::Lambda::Function').map(r => r.Properties.Environment?.Variables ?? {});
+  expect(fnEnv.filter(v => v.ENDPOINT_NAME === 'b').map(v => v.APPLICATION_NAMESPACE)).toEqual(['Mine/App']);
 });

@@ -1,7 +1,9 @@
 // Evaluates a synthesized alarm's metric-math expression the way CloudWatch does for one period, on
-// the statistics of the metrics it uses: the subset the library's alarms use (IF, AND, OR, comparisons,
-// + − × ÷, numbers, metric ids). Values are CloudWatch's per-period statistics (e.g. the 5-minute Sum of
-// InvocationModelErrors), so an alarm is judged on data shaped as CloudWatch aggregates it.
+// the statistics of the metrics it uses: the subset the library's alarms use (IF, AND, OR, FILL with a
+// number, comparisons, + − × ÷, numbers, metric ids, ids of other expressions). Values are CloudWatch's
+// per-period statistics (e.g. the 5-minute Sum of InvocationModelErrors), so an alarm is judged on data
+// shaped as CloudWatch aggregates it; a metric left out of `values` has no datapoint in the period (only
+// FILL can use it).
 
 /** One `AWS::CloudWatch::Alarm`'s `Metrics` entries, as synthesized. */
 interface AlarmMetric {
@@ -16,9 +18,12 @@ interface AlarmMetric {
  * name (`{ Invocations: 1000, ... }`). Throws on an expression outside the subset.
  */
 export function evaluateAlarm(metrics: AlarmMetric[], values: Record<string, number>): number {
+  return evaluate(metrics, values, metrics.find(m => m.Expression && m.ReturnData !== false)!.Expression!);
+}
+
+function evaluate(metrics: AlarmMetric[], values: Record<string, number>, expr: string): number {
   const byId = new Map(metrics.filter(m => m.MetricStat).map(m => [m.Id, values[m.MetricStat!.Metric.MetricName]]));
-  const expr = metrics.find(m => m.Expression && m.ReturnData !== false)!.Expression!;
-  for (const [id, v] of byId) if (v === undefined) throw new Error(`no value for metric ${id}`);
+  const expressions = new Map(metrics.filter(m => m.Expression).map(m => [m.Id, m.Expression!]));
   const tokens = expr.match(/[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|>=|<=|[-+*/(),<>]/g) ?? [];
   let i = 0;
   const peek = () => tokens[i];
@@ -43,9 +48,23 @@ export function evaluateAlarm(metrics: AlarmMetric[], values: Record<string, num
       expect(')');
       return c ? a : b;
     }
+    if (t === 'FILL') {
+      expect('(');
+      const id = next();
+      expect(',');
+      const filler = or();
+      expect(')');
+      const v = byId.get(id);
+      return v === undefined ? filler : v;
+    }
     if (t === '-') return -primary();
     if (/^\d/.test(t)) return Number(t);
-    if (byId.has(t)) return byId.get(t)!;
+    if (byId.has(t)) {
+      const v = byId.get(t);
+      if (v === undefined) throw new Error(`no value for metric ${t} outside FILL`);
+      return v;
+    }
+    if (expressions.has(t)) return evaluate(metrics, values, expressions.get(t)!);
     throw new Error(`unsupported token ${t} in ${expr}`);
   };
   const term = (): number => {

@@ -75,7 +75,7 @@ describe('recommender example monitoring', () => {
     });
     const s = alarmNamed(t, '-Primary-business-SuccessRate');
     expect(s).toMatchObject({ Threshold: 99, ComparisonOperator: 'LessThanThreshold' });
-    expect(JSON.stringify(s.Metrics)).toMatch(/IF\(inv_primary > 0, 100 \* \(1 - e5_primary \/ inv_primary\), 100\)/);
+    expect(JSON.stringify(s.Metrics)).toMatch(/IF\(inv_primary > 0, 100 \* \(1 - IF\(\(merr_primary - IF\(FILL\(dce_primary, -1\)/);
   });
 
   test('application tier: per-stage memory at 85 % in the namespace the container receives', () => {
@@ -221,22 +221,35 @@ describe('normalisation and options', () => {
 });
 
 describe('alarms page for the right reasons, and reach someone', () => {
-  test("the model-error alarm ignores the container's deliberate 4XX rejections (InvocationModelErrors counts them) and fires on 5XX and timeouts", () => {
+  test("the model-error alarm counts dead workers whatever status they surface as, and ignores the container's deliberate 4XX", () => {
     const { stack } = newStack();
     new ResilientEndpoint(stack, 'E', {
       model: { image },
       instanceType: SageMakerInstanceType.ML_M5_XLARGE,
       monitoring: { notify: { emails: ['oncall@example.com'] } },
     });
-    const a = alarmNamed(Template.fromStack(stack), '-Primary-business-ModelErrorRate');
+    const t = Template.fromStack(stack);
+    const a = alarmNamed(t, '-Primary-business-ModelErrorRate');
+    const success = alarmNamed(t, '-Primary-business-SuccessRate');
     expect(a.Threshold).toBe(0.01);
     expect(a.ComparisonOperator).toBe('GreaterThanOrEqualToThreshold');
-    // 5-minute Sums as CloudWatch aggregates them: 1,000 requests of which 300 answered 413 (a degrade level).
-    const rejections = evaluateAlarm(a.Metrics, { Invocations: 1000, InvocationModelErrors: 300, Invocation4XXErrors: 300 });
-    expect(rejections).toBe(0);
-    // The same with 20 real model errors (5XX, timeouts) besides: 2 % ≥ 1 %.
+    // 5-minute Sums as CloudWatch aggregates them: 1,000 requests of which 300 answered 413 on purpose (a degrade level).
+    const rejections = { Invocations: 1000, InvocationModelErrors: 300, Invocation4XXErrors: 300, DeliberateClientErrors: 300 };
+    expect(evaluateAlarm(a.Metrics, rejections)).toBe(0);
+    expect(evaluateAlarm(success.Metrics, rejections)).toBe(100);
+    // A container dies while 5XX stays flat (socket errors, timeouts: InvocationModelErrors without a status).
+    const silentDeaths = { Invocations: 1000, InvocationModelErrors: 20, Invocation4XXErrors: 0, DeliberateClientErrors: 0 };
+    expect(evaluateAlarm(a.Metrics, silentDeaths)).toBeCloseTo(0.02);
+    expect(evaluateAlarm(success.Metrics, silentDeaths)).toBeCloseTo(98);
+    // Deaths that surface as 4XX (TorchServe's 507 or 413): 320 4XX, of which the container chose 300.
+    const deathsAs4xx = { Invocations: 1000, InvocationModelErrors: 320, Invocation4XXErrors: 320, DeliberateClientErrors: 300 };
+    expect(evaluateAlarm(a.Metrics, deathsAs4xx)).toBeCloseTo(0.02);
+    expect(evaluateAlarm(success.Metrics, deathsAs4xx)).toBeCloseTo(98);
+    // A container that publishes no DeliberateClientErrors (no runtime helper): every 4XX is subtracted, as before.
     expect(evaluateAlarm(a.Metrics, { Invocations: 1000, InvocationModelErrors: 320, Invocation4XXErrors: 300 })).toBeCloseTo(0.02);
-    expect(evaluateAlarm(a.Metrics, { Invocations: 0, InvocationModelErrors: 0, Invocation4XXErrors: 0 })).toBe(0);
+    // More deliberate 4XX than model errors in a period: clamped at 0, never a negative rate.
+    expect(evaluateAlarm(a.Metrics, { Invocations: 1000, InvocationModelErrors: 10, Invocation4XXErrors: 10, DeliberateClientErrors: 30 })).toBe(0);
+    expect(evaluateAlarm(a.Metrics, { Invocations: 0, InvocationModelErrors: 0, Invocation4XXErrors: 0, DeliberateClientErrors: 0 })).toBe(0);
   });
 
   test('the deployment rollback alarms do not roll back on deliberate rejections either', () => {
@@ -252,9 +265,11 @@ describe('alarms page for the right reasons, and reach someone', () => {
     expect(rollback.length).toBeGreaterThanOrEqual(4);
     for (const logicalId of rollback) {
       const a = t.Resources[logicalId].Properties;
-      const values = { Invocations: 1000, InvocationModelErrors: 500, Invocation4XXErrors: 500, Invocation5XXErrors: 0 };
-      // Every rollback alarm on error metrics reads 0 % when all errors are the container's 413s.
+      const values = { Invocations: 1000, InvocationModelErrors: 500, Invocation4XXErrors: 500, Invocation5XXErrors: 0, DeliberateClientErrors: 500 };
+      // Every rollback alarm on error metrics reads 0 % when all errors are the container's 413s …
       if (a.Metrics) expect(evaluateAlarm(a.Metrics, values)).toBe(0);
+      // … and rolls back when workers die as 4XX (TorchServe 507/413) while 5XX stays 0.
+      if (a.Metrics) expect(evaluateAlarm(a.Metrics, { ...values, DeliberateClientErrors: 0 })).toBe(0.5);
       else expect(['MemoryUtilization', 'GPUMemoryUtilization', 'ModelLatency', 'Invocation5XXErrors']).toContain(a.MetricName);
     }
   });
@@ -457,48 +472,60 @@ describe('EndpointMetricFactory: each metric as SageMaker publishes it', () => {
     expect(m.hottestGpuMemoryUtilization({ period: Duration.minutes(5), label: 'x' })).toMatchObject({ label: 'x' });
   });
 
-  test('model errors other than 4XX, and the success rate: per-variant ids, over 5 minutes', () => {
+  test('errors the container did not choose, and the success rate: per-variant ids, over 5 minutes, the application namespace', () => {
     const e = new EndpointMetricFactory('ep', 'Fall-back 2').unexpectedModelErrorRate();
+    const dead = '(merr_fall_back_2 - IF(FILL(dce_fall_back_2, -1) >= 0, FILL(dce_fall_back_2, 0), e4_fall_back_2))';
     expect([e.expression, e.period.toSeconds(), e.label, Object.keys(e.usingMetrics)]).toEqual([
-      'IF(inv_fall_back_2 > 0 AND merr_fall_back_2 > e4_fall_back_2, (merr_fall_back_2 - e4_fall_back_2) / inv_fall_back_2, 0)',
+      `IF(inv_fall_back_2 > 0, IF(${dead} > 0, ${dead}, 0) / inv_fall_back_2, 0)`,
       300,
-      'Model errors other than 4XX (0-1)',
-      ['inv_fall_back_2', 'merr_fall_back_2', 'e4_fall_back_2'],
+      'Errors not chosen by the container (0-1)',
+      ['merr_fall_back_2', 'dce_fall_back_2', 'e4_fall_back_2', 'inv_fall_back_2'],
     ]);
+    const dims = { EndpointName: 'ep', VariantName: 'Fall-back 2' };
     expect(Object.values(e.usingMetrics).map(x => shape(x))).toEqual([
-      {
-        namespace: 'AWS/SageMaker',
-        metricName: 'Invocations',
-        statistic: 'Sum',
-        period: 300,
-        dimensions: { EndpointName: 'ep', VariantName: 'Fall-back 2' },
-      },
-      {
-        namespace: 'AWS/SageMaker',
-        metricName: 'InvocationModelErrors',
-        statistic: 'Sum',
-        period: 300,
-        dimensions: { EndpointName: 'ep', VariantName: 'Fall-back 2' },
-      },
-      {
-        namespace: 'AWS/SageMaker',
-        metricName: 'Invocation4XXErrors',
-        statistic: 'Sum',
-        period: 300,
-        dimensions: { EndpointName: 'ep', VariantName: 'Fall-back 2' },
-      },
+      { namespace: 'AWS/SageMaker', metricName: 'InvocationModelErrors', statistic: 'Sum', period: 300, dimensions: dims },
+      { namespace: 'ResilientEndpoint/Application', metricName: 'DeliberateClientErrors', statistic: 'Sum', period: 300, dimensions: dims },
+      { namespace: 'AWS/SageMaker', metricName: 'Invocation4XXErrors', statistic: 'Sum', period: 300, dimensions: dims },
+      { namespace: 'AWS/SageMaker', metricName: 'Invocations', statistic: 'Sum', period: 300, dimensions: dims },
     ]);
     expect(m.unexpectedModelErrorRate({ period: Duration.minutes(1) }).period.toSeconds()).toBe(60);
+    const count = new EndpointMetricFactory('ep', 'P', 'Mine/App').unexpectedModelErrors();
+    expect([count.period.toSeconds(), (count.usingMetrics.dce_p as cloudwatch.Metric).namespace]).toEqual([300, 'Mine/App']);
     const s = m.successRate({ period: Duration.minutes(1) });
+    const deadP = '(merr_primary - IF(FILL(dce_primary, -1) >= 0, FILL(dce_primary, 0), e4_primary))';
     expect([s.expression, s.period.toSeconds(), s.label, Object.values(s.usingMetrics).map(x => (x as cloudwatch.Metric).metricName)]).toEqual([
-      'IF(inv_primary > 0, 100 * (1 - e5_primary / inv_primary), 100)',
+      `IF(inv_primary > 0, 100 * (1 - IF(${deadP} > 0, ${deadP}, 0) / inv_primary), 100)`,
       60,
       'Success rate (%)',
-      ['Invocations', 'Invocation5XXErrors'],
+      ['InvocationModelErrors', 'DeliberateClientErrors', 'Invocation4XXErrors', 'Invocations'],
     ]);
     const { stack } = newStack();
     const token = new EndpointMetricFactory('ep', new CfnParameter(stack, 'V').valueAsString).successRate();
-    expect(token.expression).toBe('IF(inv_variant > 0, 100 * (1 - e5_variant / inv_variant), 100)');
+    expect(token.expression).toMatch(/^IF\(inv_variant > 0, 100 \* \(1 - IF\(\(merr_variant - IF\(FILL\(dce_variant/);
+    // The guard's own metrics: high resolution, 10 s, in the application namespace.
+    expect([m.guardPressure(), m.guardMemoryRefusals(), m.deliberateClientErrors()].map(x => shape(x))).toEqual([
+      {
+        namespace: 'ResilientEndpoint/Application',
+        metricName: 'GuardPressure',
+        statistic: 'Maximum',
+        period: 10,
+        dimensions: { EndpointName: 'ep', VariantName: 'Primary' },
+      },
+      {
+        namespace: 'ResilientEndpoint/Application',
+        metricName: 'GuardMemoryRefusals',
+        statistic: 'Sum',
+        period: 10,
+        dimensions: { EndpointName: 'ep', VariantName: 'Primary' },
+      },
+      {
+        namespace: 'ResilientEndpoint/Application',
+        metricName: 'DeliberateClientErrors',
+        statistic: 'Sum',
+        period: 60,
+        dimensions: { EndpointName: 'ep', VariantName: 'Primary' },
+      },
+    ]);
   });
 });
 
@@ -572,9 +599,9 @@ describe('what EndpointMonitoring deploys, exactly', () => {
         ]),
       ),
       'legacy-AllTraffic-business-ErrorRate5xx': `5XX rate >= 1 % over 5 minutes (Average of Invocation5XXErrors is the rate, 0-1: threshold 0.01).${tail}`,
-      'legacy-AllTraffic-business-ModelErrorRate': `Model errors other than deliberate 4XX rejections >= 1 % of invocations over 5 minutes ((InvocationModelErrors - Invocation4XXErrors) / Invocations, 0-1).${tail}`,
+      'legacy-AllTraffic-business-ModelErrorRate': `Errors the container did not choose (dead or hung workers, timeouts, 5XX) >= 1 % of invocations over 5 minutes ((InvocationModelErrors - DeliberateClientErrors) / Invocations, 0-1; less every 4XX where the container publishes no DeliberateClientErrors).${tail}`,
       'legacy-AllTraffic-business-LatencyP99': `P99 ModelLatency >= 500 ms for 3 minutes (metric in microseconds: threshold 500000).${tail}`,
-      'legacy-AllTraffic-business-SuccessRate': `Success rate < 99 % over 5 minutes (100 × (1 − 5XX / invocations)).${tail}`,
+      'legacy-AllTraffic-business-SuccessRate': `Success rate < 99 % over 5 minutes (100 × (1 − errors the container did not choose / invocations): dead workers count whatever status they surface as).${tail}`,
     });
   });
 
@@ -604,7 +631,7 @@ describe('what EndpointMonitoring deploys, exactly', () => {
     expect(alarmNamed(t, '-infra-Cpu')).toMatchObject({ Threshold: 2400, Statistic: 'Average', Period: 60 });
     expect(alarmNamed(t, '-business-ErrorRate5xx')).toMatchObject({ Threshold: 0.05, Statistic: 'Average', Period: 300 });
     const success = alarmNamed(t, '-business-SuccessRate');
-    expect(success.Metrics.filter((x: any) => x.MetricStat).map((x: any) => x.MetricStat.Period)).toEqual([300, 300]);
+    expect(success.Metrics.filter((x: any) => x.MetricStat).map((x: any) => x.MetricStat.Period)).toEqual([300, 300, 300, 300]);
     const names = (alarms: cloudwatch.Alarm[]) => alarms.map(a => (a.node.defaultChild as any).alarmName);
     // Memory first (the host, the hottest GPU, then the sum), then the business tier.
     expect(names(m.rollbackAlarms())).toEqual(
@@ -822,6 +849,7 @@ describe('what EndpointMonitoring deploys, exactly', () => {
       `graph Disk % 8 ${line(75)}`,
       'text ## Business',
       `graph 5XX rate (0-1) 8 ${line(0.01)}`,
+      `graph Errors not chosen by the container: dead or hung workers, 5XX (0-1) 8 ${line(0.01)}`,
       `graph P99 model latency (µs) 8 ${line(500000)}`,
       `graph Success rate % 8 ${line(99)}`,
       'alarms Alarms 8',
@@ -843,6 +871,7 @@ describe('what EndpointMonitoring deploys, exactly', () => {
       `graph Stage-inference-Memory 8 ${line(85)}`,
       'text ## Business',
       `graph 5XX rate (0-1) 8 ${line(0.01)}`,
+      `graph Errors not chosen by the container: dead or hung workers, 5XX (0-1) 8 ${line(0.01)}`,
       `graph P99 model latency (µs) 8 ${line(500000)}`,
       `graph Success rate % 8 ${line(99)}`,
       'alarms Alarms 10',

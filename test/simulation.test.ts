@@ -5,8 +5,10 @@ import * as os from 'os';
 import * as path from 'path';
 import * as simulation from '../lib/simulation';
 import { assumptionsFrom, exampleEndpoint, main } from '../bin/simulate';
-import { guardMatrix, matrixSummary, matrixTable } from '../lib/simulation/matrix';
+import { goalTable, guardMatrix, matrixSummary, matrixTable, meetsGoal, refusedOrFailedPercent } from '../lib/simulation/matrix';
 import { Simulator } from '../lib/simulation/api';
+import { ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
+import { containerBudget } from '../lib/simulation';
 
 const {
   abusiveClientTrace,
@@ -227,26 +229,41 @@ describe('the container side in the simulator: measured memory and the memory gu
   const recommender = exampleEndpoint('recommender');
   const { primary, fallback } = simVariantsFrom(recommender);
   const breaker = recommender.circuitBreaker!.config;
-  const onFootprint = (assumptions: Partial<simulation.SimAssumptions>, withBreaker = true) =>
+  const onFootprint = (assumptions: Partial<simulation.SimAssumptions>, withBreaker = true, seed = 7) =>
     runSimulation(shortPulse(), {
       primary,
       fallback,
       autoscaling: true,
       breaker: withBreaker ? breaker : undefined,
       metricPeriodS: 10,
-      seed: 7,
+      seed,
       assumptions: { memoryModel: 'footprint', ...assumptions },
     });
 
-  test("a variant carries its model's measured profile and the budget the construct writes for the guard", () => {
+  test("a variant carries its model's measured profile and the container's budget: the construct's, else 90 % of the instance's memory", () => {
     const file = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'examples', 'models', 'recommender', 'memory-profile.json'), 'utf8'));
     expect(primary.profile).toMatchObject({ baselineBytes: file.baselineBytes, sizeMin: 5, sizeMax: 3000 });
     expect(primary.profile!.latency).toEqual(file.points.map((p: any) => [p.size, p.latencyMs]));
-    // The budget is what the template gives the container: one GPU's 16 GiB × 80 % ÷ 3 workers.
-    const env = Template.fromStack(Stack.of(recommender)).findResources('AWS::SageMaker::Model');
-    const budgets = Object.values(env).map((m: any) => m.Properties.PrimaryContainer.Environment.RESILIENT_ENDPOINT_WORKER_GPU_MEMORY_BYTES);
-    expect(budgets).toContain(String(primary.guardBudgetBytes));
-    expect(primary.guardBudgetBytes).toBe(4581298449);
+    // What the template gives the container (RESILIENT_ENDPOINT_CONTAINER_GPU_MEMORY_BYTES) when it does, else the contract's 90 % of the T4's 16 GiB.
+    const env = Object.values(Template.fromStack(Stack.of(recommender)).findResources('AWS::SageMaker::Model')).map(
+      (m: any) => m.Properties.PrimaryContainer.Environment.RESILIENT_ENDPOINT_CONTAINER_GPU_MEMORY_BYTES,
+    );
+    const stated = env.find(x => x !== undefined);
+    expect(primary.guardBudgetBytes).toBe(stated !== undefined ? Number(stated) : Math.floor(0.9 * 16 * 1024 ** 3));
+    // A budget written into the model's environment wins over the default (a 4-GPU type: per GPU × 4 GPUs).
+    const e = new ResilientEndpoint(new Stack(), 'E', {
+      model: {
+        image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1'),
+        environment: { RESILIENT_ENDPOINT_CONTAINER_GPU_MEMORY_BYTES: String(10 * 1024 ** 3) },
+      },
+      instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE,
+    });
+    expect(containerBudget(e, e.primaryVariant)).toBe(40 * 1024 ** 3);
+    const cpu = new ResilientEndpoint(new Stack(), 'C', {
+      model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    });
+    expect(containerBudget(cpu, cpu.primaryVariant)).toBe(Math.floor(0.9 * 16 * 1024 ** 3));
   });
 
   test('with the guard a request that does not fit is refused (4XX), never an OOM; without it the same pulse OOMs', () => {
@@ -260,6 +277,16 @@ describe('the container side in the simulator: measured memory and the memory gu
     expect(on.rejectedByGuard + on.rejectedByBackstop).toBeLessThanOrEqual(on.rejected);
     expect(on.served + on.failed + on.rejected + on.inFlightAtEnd).toBe(on.arrivals);
     expect(on.maxPrimaryMemoryPercent).toBeLessThan(100);
+  });
+
+  test('the layers compose: the guard reports its pressure and refusals, the breaker hears them and moves traffic to the fallback', () => {
+    const heard = onFootprint({ guard: true });
+    // The same container, but its metrics never reach the breaker (as before issue 28).
+    const deaf = onFootprint({ guard: true, guardMetricDelayS: 1e6 });
+    expect(heard.oomEvents).toBe(0);
+    expect(heard.servedByFallback).toBeGreaterThan(deaf.servedByFallback);
+    expect(heard.rejectedByGuard + heard.rejectedByBackstop).toBeLessThan(deaf.rejectedByGuard + deaf.rejectedByBackstop);
+    expect(refusedOrFailedPercent(heard)).toBeLessThanOrEqual(1);
   });
 
   test('the backstop catches requests that outgrow their estimate; an exact estimate needs none', () => {
@@ -284,8 +311,9 @@ describe('the container side in the simulator: measured memory and the memory gu
   });
 
   test('alarm evaluation delays the level by as much as it is swept', () => {
-    const prompt = onFootprint({ guard: false, alarmEvaluationS: 0 });
-    const slow = onFootprint({ guard: false, alarmEvaluationS: 30 });
+    // (Seed 42: with seed 7 the 1-minute schedule runs before the alarm path in every sweep.)
+    const prompt = onFootprint({ guard: false, alarmEvaluationS: 0 }, true, 42);
+    const slow = onFootprint({ guard: false, alarmEvaluationS: 30 }, true, 42);
     expect(slow.timeToDegradeS! - prompt.timeToDegradeS!).toBeGreaterThanOrEqual(20);
   });
 
@@ -308,7 +336,16 @@ describe('the guard matrix and the sweep flags', () => {
   test('three ways per seed and pulse; the summary counts runs with an OOM', () => {
     const rows = guardMatrix(
       { recommender: exampleEndpoint('recommender') },
-      { seeds: [7], factors: [17], memoryModels: ['footprint'], trace: f => pulseTrace(40, f, { before: 300, ramp: 300, hold: 600, after: 300 }) },
+      {
+        seeds: [7],
+        factors: [17],
+        ways: [
+          [true, true],
+          [false, true],
+          [true, false],
+        ],
+        trace: f => pulseTrace(40, f, { before: 300, ramp: 300, hold: 600, after: 300 }),
+      },
     );
     expect(rows.map(r => [r.guard, r.tenSecondData])).toEqual([
       [true, true],
@@ -326,6 +363,35 @@ describe('the guard matrix and the sweep flags', () => {
     );
     expect(summary).toContain(`| recommender | footprint | no guard | 1 | ${bare.oomEvents > 0 ? 1 : 0} | ${bare.oomEvents} |`);
     expect(matrixTable(rows).split('\n')).toHaveLength(2 + 3);
+    // The goal table: one row per run and the count of runs that meet it.
+    const goal = goalTable([rows[0]], () => true);
+    expect(goal).toContain(
+      `| recommender | 17× | 7 | 0 | ${guarded.failed} | ${guarded.rejectedByGuard + guarded.rejectedByBackstop} | ${refusedOrFailedPercent(guarded).toFixed(2)} % |`,
+    );
+    expect(goal).toMatch(new RegExp(`met in ${meetsGoal(guarded, true) ? 1 : 0} of 1 runs`));
+  });
+
+  test('the goal: no OOM, refused (guard, backstop) + failed ≤ 1 % of arrivals, the fallback serving', () => {
+    const ok = {
+      oomEvents: 0,
+      rejectedByGuard: 50,
+      rejectedByBackstop: 40,
+      failed: 10,
+      arrivals: 10_000,
+      servedByFallback: 1,
+    } as simulation.SimResult;
+    expect(refusedOrFailedPercent(ok)).toBe(1);
+    expect(meetsGoal(ok, true)).toBe(true);
+    expect(meetsGoal({ ...ok, failed: 11 }, true)).toBe(false);
+    expect(meetsGoal({ ...ok, oomEvents: 1 }, true)).toBe(false);
+    expect(meetsGoal({ ...ok, servedByFallback: 0 }, true)).toBe(false);
+    expect(meetsGoal({ ...ok, servedByFallback: 0 }, false)).toBe(true);
+    expect(
+      goalTable(
+        [{ example: 'x', memoryModel: 'footprint', factor: 17, seed: 1, guard: true, tenSecondData: true, result: { ...ok, oomEvents: 2 } as any }],
+        () => true,
+      ),
+    ).toMatch(/\*\*not met\*\*[\s\S]*met in 0 of 1 runs/);
   });
 
   test('every delay is a flag; bad values are one error naming each', () => {
@@ -356,9 +422,20 @@ describe('the guard matrix and the sweep flags', () => {
     try {
       expect(main(['stray'])).toBe(2);
       expect(main(['--matrix', '--seeds', '0'])).toBe(2);
-      expect(err.mock.calls.map(c => String(c[0])).join('\n')).toMatch(/unexpected argument 'stray'[\s\S]*--seeds: got '0'/);
+      expect(main(['--qps', '3'])).toBe(2); // neither --matrix nor an example and a trace
+      expect(err.mock.calls.map(c => String(c[0])).join('\n')).toMatch(
+        /unexpected argument 'stray'[\s\S]*--seeds: got '0'[\s\S]*give --matrix, or --example and --trace/,
+      );
     } finally {
       err.mockRestore();
+    }
+    // No arguments: the usage, in no time (the matrix runs only when asked).
+    const log = jest.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      expect(main([])).toBe(0);
+      expect(String(log.mock.calls[0][0])).toMatch(/^usage: sagemaker-resilient-endpoint simulate[\s\S]*--matrix/);
+    } finally {
+      log.mockRestore();
     }
   });
 });

@@ -7,7 +7,7 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { BREAKER_ENV as E, BREAKER_NAMESPACE } from '../../lib/breaker/contract';
+import { BREAKER_ENV as E, BREAKER_NAMESPACE, DEFAULT_APPLICATION_NAMESPACE } from '../../lib/breaker/contract';
 import { BreakerConfig, DEFAULT_CONFIG, VariantCapacity } from '../../lib/breaker/policy';
 
 /** Settings from the environment (set by the CircuitBreaker construct). */
@@ -29,6 +29,11 @@ export interface HandlerSettings {
   readonly fallbackCapacity?: VariantCapacity;
   readonly dryRun: boolean;
   readonly metricNamespace: string;
+  /**
+   * The namespace the container publishes its guard metrics in (`RESILIENT_ENDPOINT_METRICS_NAMESPACE`).
+   * @default DEFAULT_APPLICATION_NAMESPACE
+   */
+  readonly applicationNamespace?: string;
   readonly config: BreakerConfig;
   /**
    * The state item's key in the table.
@@ -36,6 +41,8 @@ export interface HandlerSettings {
    */
   readonly stateKey?: string;
 }
+
+export { DEFAULT_APPLICATION_NAMESPACE };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): HandlerSettings {
   const fallback = env[E.FALLBACK_VARIANT] || undefined;
@@ -54,6 +61,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): HandlerSe
     fallbackCapacity: json<VariantCapacity>(E.FALLBACK_CAPACITY),
     dryRun: env[E.DRY_RUN] === 'true',
     metricNamespace: env[E.METRIC_NAMESPACE] ?? BREAKER_NAMESPACE,
+    applicationNamespace: env[E.APPLICATION_NAMESPACE] || DEFAULT_APPLICATION_NAMESPACE,
     config: { ...DEFAULT_CONFIG, ...(json<Partial<BreakerConfig>>(E.BREAKER_CONFIG) ?? {}), hasFallback: !!fallback },
   };
 }

@@ -20,7 +20,15 @@ import { SageMakerInstanceType } from '../instance-types';
 import { createAlarm } from '../monitoring/alarm-factory';
 import { EndpointMetricFactory } from '../monitoring/metrics';
 import { Described, PropErrors } from '../validation';
-import { BREAKER_ENV as ENV, BREAKER_METRICS, BREAKER_NAMESPACE, BREAKER_SETTINGS_TAG, breakerAlarmName, ENDPOINT_EVENT_TYPES } from './contract';
+import {
+  BREAKER_ENV as ENV,
+  BREAKER_METRICS,
+  BREAKER_NAMESPACE,
+  BREAKER_SETTINGS_TAG,
+  breakerAlarmName,
+  DEFAULT_APPLICATION_NAMESPACE,
+  ENDPOINT_EVENT_TYPES,
+} from './contract';
 import { BreakerConfig, DEFAULT_CONFIG } from './policy';
 import { SharedCircuitBreaker } from './shared-circuit-breaker';
 import { BreakerRuntime, createBreakerRuntime, grantScaling } from './wiring';
@@ -184,6 +192,14 @@ export interface CircuitBreakerProps extends CircuitBreakerOptions {
    * @default false
    */
   readonly perGpuMetrics?: boolean;
+  /**
+   * The namespace the container publishes its guard metrics in (`GuardPressure`, `GuardMemoryRefusals`,
+   * `DeliberateClientErrors`: the runtime helper, with `RESILIENT_ENDPOINT_METRICS_NAMESPACE`). The
+   * breaker reads them and is triggered by them: the guard's pressure at the degrade level, or any
+   * memory refusal, degrades at least; and the container's deliberate 4XX are told apart from dead workers.
+   * @default 'ResilientEndpoint/Application'
+   */
+  readonly applicationNamespace?: string;
 }
 
 /**
@@ -226,6 +242,7 @@ export class CircuitBreaker extends Construct {
     this.config = config;
     const degradeAt = config.degradeAtPercent;
     const errorRate = config.errorRateOpen;
+    const applicationNamespace = props.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE;
 
     // The container's channel: the degrade level the function publishes. Its template value never
     // changes, so CloudFormation does not rewrite it on stack updates; if it ever did, the next
@@ -251,6 +268,7 @@ export class CircuitBreaker extends Construct {
       fallbackCapacity: props.fallbackAutoScaling && props.fallbackVariantName ? capacityOf(props.fallbackAutoScaling) : undefined,
       dryRun: props.dryRun ?? false,
       metricNamespace: BREAKER_NAMESPACE,
+      applicationNamespace,
       config,
     };
 
@@ -287,6 +305,7 @@ export class CircuitBreaker extends Construct {
           ...(settings.fallbackCapacity ? { [ENV.FALLBACK_CAPACITY]: JSON.stringify(settings.fallbackCapacity) } : {}),
           [ENV.DRY_RUN]: String(props.dryRun ?? false),
           [ENV.METRIC_NAMESPACE]: BREAKER_NAMESPACE,
+          [ENV.APPLICATION_NAMESPACE]: applicationNamespace,
           [ENV.BREAKER_CONFIG]: JSON.stringify(config),
         },
       });
@@ -305,7 +324,7 @@ export class CircuitBreaker extends Construct {
     // notBreaching it flaps, ALARM on the slot that holds the minute's point and OK 10 s later
     // (PutMetricAlarm, Period; real-account.md item 23), and each ALARM starts an evaluation. The
     // function reads the data's own spacing, and the 1-minute schedule protects either way.)
-    const m = new EndpointMetricFactory(props.endpointName, props.primaryVariantName);
+    const m = new EndpointMetricFactory(props.endpointName, props.primaryVariantName, applicationNamespace);
     const alarmNames: string[] = [];
     const alarm = (aid: string, metric: cloudwatch.IMetric, threshold: number, description: string) => {
       const alarmName = breakerAlarmName(props.endpointName, props.primaryVariantName, aid);
@@ -343,17 +362,32 @@ export class CircuitBreaker extends Construct {
         `Breaker trigger: one GPU of ${spec.gpuCount} at >= ${degradeAt} % memory (per-GPU enhanced metrics, Metrics Insights MAX).`,
       );
     }
+    // The container guard (the lower layer) reports what it absorbs, every 10 s at high resolution: its
+    // pressure at the degrade level, or any memory refusal, runs an evaluation within seconds.
+    alarm(
+      'GuardPressure',
+      m.guardPressure(),
+      degradeAt,
+      `Breaker trigger: the container guard's pressure >= ${degradeAt} % of the container's memory budget on the hottest instance of ${props.primaryVariantName} (${applicationNamespace}).`,
+    );
+    alarm(
+      'GuardMemoryRefusals',
+      m.guardMemoryRefusals(),
+      1,
+      `Breaker trigger: the container guard refused a request for memory on ${props.primaryVariantName}: the breaker degrades at least (${applicationNamespace}).`,
+    );
     const window = ERROR_WINDOW;
     alarm(
       'ErrorRate',
       new cloudwatch.MathExpression({
-        expression: `IF(inv >= ${config.minInvocations}, err / inv, 0)`,
-        usingMetrics: { err: m.invocation5xxErrors({ period: window }), inv: m.invocations({ period: window }) },
+        expression: `IF(inv >= ${config.minInvocations}, dead / inv, 0)`,
+        usingMetrics: { dead: m.unexpectedModelErrors({ period: window }), inv: m.invocations({ period: window }) },
         period: window,
-        label: '5XX rate over 10 minutes',
+        label: 'Errors not chosen by the container over 10 minutes',
       }),
       errorRate,
-      `Breaker trigger: 5XX rate >= ${+(errorRate * 100).toFixed(4)} % over 10 minutes.`, // 0.07 × 100 is 7.000000000000001
+      // 0.07 × 100 is 7.000000000000001
+      `Breaker trigger: errors the container did not choose (dead or hung workers, timeouts, 5XX: InvocationModelErrors - DeliberateClientErrors) >= ${+(errorRate * 100).toFixed(4)} % over 10 minutes.`,
     );
 
     if (props.shared) {

@@ -20,6 +20,8 @@ export const BREAKER_ENV = {
   FALLBACK_CAPACITY: 'FALLBACK_CAPACITY',
   DRY_RUN: 'DRY_RUN',
   METRIC_NAMESPACE: 'METRIC_NAMESPACE',
+  /** The namespace the container publishes its guard metrics in (the application namespace). */
+  APPLICATION_NAMESPACE: 'APPLICATION_NAMESPACE',
   BREAKER_CONFIG: 'BREAKER_CONFIG',
   /** A shared function: the names of its endpoints' settings parameters, comma-separated. */
   CONFIG_PARAMETERS: 'CONFIG_PARAMETERS',
@@ -27,6 +29,12 @@ export const BREAKER_ENV = {
 
 /** Environment variable that tells the container where its degrade level is. */
 export const DEGRADE_PARAMETER_ENV = 'RESILIENT_ENDPOINT_DEGRADE_PARAMETER';
+
+/**
+ * Default namespace of the metrics the container publishes (per-stage memory, and the guard's
+ * {@link GUARD_METRICS}); it reaches the container as `RESILIENT_ENDPOINT_METRICS_NAMESPACE`.
+ */
+export const DEFAULT_APPLICATION_NAMESPACE = 'ResilientEndpoint/Application';
 
 /** Namespace of the breaker's own metrics (dimension `EndpointName`). */
 export const BREAKER_NAMESPACE = 'ResilientEndpoint/CircuitBreaker';

@@ -73,6 +73,17 @@ export interface BreakerConfig {
   readonly maxProbeWaitSeconds: number;
   /** After CLOSED, memory that reaches the degrade level within this time (s) counts as a failed probe. */
   readonly probationSeconds: number;
+  /**
+   * The container guard's signals (its pressure, its memory refusals) escalate when they are at most
+   * this old (s): refusals in that time, or the newest pressure at the degrade or critical level. (The
+   * recovery dwell then needs the guard quiet too: no refusal, and pressure below the recovery level.)
+   */
+  readonly guardSignalSeconds: number;
+  /**
+   * The guard's pressure counts when it lasts this long (s): each 10-s point is the interval's maximum at
+   * an admission, so a single padded batch reads as a peak; refusals need no such wait.
+   */
+  readonly guardPressureSustainSeconds: number;
   /** Whether a fallback variant exists (otherwise only the degrade level is published). */
   readonly hasFallback: boolean;
 }
@@ -93,6 +104,8 @@ export const DEFAULT_CONFIG: BreakerConfig = {
   maxFailedProbes: 3,
   maxProbeWaitSeconds: 3600,
   probationSeconds: 600,
+  guardSignalSeconds: 120,
+  guardPressureSustainSeconds: 30,
   hasFallback: true,
 };
 
@@ -159,8 +172,25 @@ export interface Readings {
    * @default - none (`memory` is the only series)
    */
   readonly minuteMemory?: MemoryPoint[];
-  /** 5XX errors in the error window (undefined = no data). */
+  /**
+   * Errors in the error window that the container did not choose: dead and hung workers, timeouts,
+   * broken connections and 5XX — `InvocationModelErrors` minus the container's deliberate 4XX
+   * (`DeliberateClientErrors`), clamped at 0 (undefined = no data).
+   */
   readonly errors?: number;
+  /**
+   * The container guard's pressure (`GuardPressure`, % of the container's memory budget, the maximum of
+   * each 10-s interval over the variant's instances), oldest first: what the guard has admitted and
+   * not yet seen released, so it leads the memory metrics (lib/breaker/contract.ts GUARD_METRICS).
+   * @default - none (a container without the guard)
+   */
+  readonly guardPressure?: MemoryPoint[];
+  /**
+   * Requests the guard refused for memory (`GuardMemoryRefusals`, the sum of each 10-s interval over
+   * the variant's instances), oldest first. A refusal is a signal, not a success.
+   * @default - none
+   */
+  readonly guardRefusals?: MemoryPoint[];
   /** Invocations in the error window (undefined = no data). */
   readonly invocations?: number;
 }
@@ -245,6 +275,71 @@ export function coolFor(points: MemoryPoint[], below: number, dwellSeconds: numb
   return window.every(p => p.v < below);
 }
 
+/** The points of a series at most `seconds` old at `now`. */
+function recent(points: MemoryPoint[] | undefined, seconds: number, now: number): MemoryPoint[] {
+  return (points ?? []).filter(p => Number.isFinite(p.v) && now - p.t <= seconds * 1000);
+}
+
+/**
+ * The guard's pressure held for `seconds`: for each point, the lowest value of the points from `seconds`
+ * before it up to it, or 0 when the run of points reaching back to it is shorter than that (points further
+ * apart than 1.5 × `spacingSeconds` break a run: a hole is not pressure). Its pressure is the maximum of
+ * each 10-s interval, taken at each admission, so one padded batch reads as a peak; what the breaker acts
+ * on is pressure that lasts.
+ */
+export function sustained(points: MemoryPoint[], seconds: number, spacingSeconds = 10): MemoryPoint[] {
+  return points.map((p, i) => {
+    let low = p.v;
+    let j = i;
+    while (j > 0 && p.t - points[j - 1].t <= seconds * 1000 && points[j].t - points[j - 1].t <= 1.5 * spacingSeconds * 1000) {
+      j--;
+      low = Math.min(low, points[j].v);
+    }
+    return { t: p.t, v: p.t - points[j].t >= seconds * 1000 ? low : 0 };
+  });
+}
+
+/**
+ * The container guard's escalation (pure): any memory refusal within `guardSignalSeconds` is at least
+ * DEGRADED (the guard refuses only at its hard edge, above the breaker's thresholds, so a refusal means
+ * the graceful layer is late); its newest pressure within that time, held for `guardPressureSustainSeconds`,
+ * is judged like memory (≥ degrade: DEGRADED, ≥ critical: OPEN). `why` says which, for the decision log.
+ */
+export function guardSignals(readings: Readings, config: BreakerConfig, now: number): { hot: boolean; critical: boolean; why: string } {
+  const held = sustained(
+    recent(readings.guardPressure, config.guardSignalSeconds + config.guardPressureSustainSeconds, now),
+    config.guardPressureSustainSeconds,
+  );
+  const newest = held.at(-1);
+  const pressure = newest && now - newest.t <= config.guardSignalSeconds * 1000 ? newest.v : undefined;
+  const refusals = recent(readings.guardRefusals, config.guardSignalSeconds, now).reduce((n, p) => n + p.v, 0);
+  const parts = [
+    ...(refusals > 0 ? [`${refusals} memory refusals by the container guard in ${config.guardSignalSeconds} s`] : []),
+    ...(pressure !== undefined && pressure >= config.degradeAtPercent
+      ? [`guard pressure ${+pressure.toFixed(1)} % for ${config.guardPressureSustainSeconds} s`]
+      : []),
+  ];
+  return {
+    hot: refusals > 0 || (pressure !== undefined && pressure >= config.degradeAtPercent),
+    critical: pressure !== undefined && pressure >= config.criticalAtPercent,
+    why: parts.join(', '),
+  };
+}
+
+/**
+ * Whether the container guard was quiet for the recovery dwell: no memory refusal, and its pressure never
+ * held at or above the recovery level for `guardPressureSustainSeconds`. Silence counts as quiet (a container
+ * without the guard publishes nothing), so the guard can hold recovery back but never hold the breaker
+ * degraded for good.
+ */
+export function guardQuiet(readings: Readings, config: BreakerConfig, now: number): boolean {
+  const dwell = config.recoveryDwellSeconds + config.guardSignalSeconds;
+  return (
+    recent(readings.guardRefusals, dwell, now).every(p => p.v <= 0) &&
+    sustained(recent(readings.guardPressure, dwell, now), config.guardPressureSustainSeconds).every(p => p.v < config.recoverBelowPercent)
+  );
+}
+
 /** The wait before the first recovery step (s): the minimum dwell, doubled per failed probe past the allowance. */
 export function probeWaitSeconds(failedProbes: number, config: BreakerConfig): number {
   const over = Math.max(0, failedProbes - config.maxFailedProbes);
@@ -267,6 +362,8 @@ export function decide(
   const newest = valid[valid.length - 1];
   const fresh = newest && now - newest.t <= config.staleAfterSeconds * 1000 ? valid : [];
   const latest = fresh.length ? fresh[fresh.length - 1].v : undefined;
+  // The container guard's signals (the lower layer reports what it absorbs): its pressure and refusals.
+  const guard = guardSignals(readings, config, now);
   const errRate =
     readings.invocations !== undefined && readings.errors !== undefined && readings.invocations >= config.minInvocations
       ? readings.errors / readings.invocations
@@ -275,19 +372,22 @@ export function decide(
   const failed = prev.failedProbes ?? 0;
 
   let next: BreakerState = prev;
-  if (latest === undefined) {
+  if (latest === undefined && !guard.hot) {
     reasons.push('no fresh memory data: holding state (never degrade or restore on silence)');
   } else {
-    const critical = latest >= config.criticalAtPercent;
+    const memoryCritical = latest !== undefined && latest >= config.criticalAtPercent;
+    const critical = memoryCritical || guard.critical;
     const erroring = errRate !== undefined && errRate >= config.errorRateOpen;
-    const hot = latest >= config.degradeAtPercent;
+    const memoryHot = latest !== undefined && latest >= config.degradeAtPercent;
+    const hot = memoryHot || guard.hot;
     // Hysteresis: below the recovery level for the whole dwell, anchored at the newest point (data arrives
     // late), on the fine series or, where it has holes, on the 1-minute maxima.
     const minute = (readings.minuteMemory ?? []).filter(p => Number.isFinite(p.v));
     const minuteFresh = minute.length > 0 && now - minute[minute.length - 1].t <= config.staleAfterSeconds * 1000;
     const cool =
-      coolFor(fresh, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds) ||
-      (minuteFresh && coolFor(minute, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds));
+      (coolFor(fresh, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds) ||
+        (minuteFresh && coolFor(minute, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds))) &&
+      guardQuiet(readings, config, now);
     // A re-escalation during recovery, or soon after it closed, is a failed probe.
     const probing =
       prev.state === 'RECOVERING' ||
@@ -307,21 +407,23 @@ export function decide(
         return { state: 'CLOSED', since: now, share: 0, entryShare: 0, step: 0, failedProbes: failed, recoveredAt: now };
       return { state: 'RECOVERING', since: now, share: entry * (1 - step / config.recoverySteps), entryShare: entry, step, failedProbes: failed };
     };
-    const fmt = (x: number) => `${+x.toFixed(1)} %`;
+    const fmt = (x: number | undefined) => (x === undefined ? 'no data' : `${+x.toFixed(1)} %`);
     const probe = probing && failedProbes > 0 ? ` (failed probe ${failedProbes})` : '';
     const notCool = () =>
-      `memory ${fmt(latest)}: not below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: holding ${prev.state}${prev.state === 'RECOVERING' ? ` at step ${prev.step}` : ''}`;
+      `memory ${fmt(latest)}${guard.why ? ` (${guard.why})` : ''}: not below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: holding ${prev.state}${prev.state === 'RECOVERING' ? ` at step ${prev.step}` : ''}`;
 
     if ((critical || erroring) && prev.state !== 'OPEN') {
       next = open();
       reasons.push(
-        (critical
+        (memoryCritical
           ? `memory ${fmt(latest)} ≥ critical ${config.criticalAtPercent} %: OPEN`
-          : `5XX rate ${fmt(100 * errRate!)} ≥ ${100 * config.errorRateOpen} %: OPEN`) + probe,
+          : critical
+            ? `${guard.why} ≥ critical ${config.criticalAtPercent} %: OPEN`
+            : `error rate ${fmt(100 * errRate!)} (dead or hung workers, 5XX) ≥ ${100 * config.errorRateOpen} %: OPEN`) + probe,
       );
     } else if (hot && (prev.state === 'CLOSED' || prev.state === 'RECOVERING')) {
       next = degraded();
-      reasons.push(`memory ${fmt(latest)} ≥ ${config.degradeAtPercent} %: DEGRADED${probe}`);
+      reasons.push(`${memoryHot ? `memory ${fmt(latest)} ≥ ${config.degradeAtPercent} %` : guard.why}: DEGRADED${probe}`);
     } else if (prev.state !== 'CLOSED' && endpoint && endpoint.status !== 'InService') {
       // De-escalation waits while capacity is still changing: memory measured under the degraded
       // mode says little about memory after it, and a scale-out in flight means load outgrew the fleet.

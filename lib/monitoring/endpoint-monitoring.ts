@@ -8,12 +8,13 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
+import { DEFAULT_APPLICATION_NAMESPACE } from '../breaker/contract';
 import { fractionWarning, PropErrors, stackLabel, stackPartitions } from '../validation';
 import { createAlarm } from './alarm-factory';
 import { EndpointMetricFactory } from './metrics';
 
-/** Default namespace of the application-tier (per-stage memory) metrics the container publishes. */
-export const DEFAULT_APPLICATION_NAMESPACE = 'ResilientEndpoint/Application';
+/** Default namespace of the application-tier metrics the container publishes (per-stage memory, the guard's). */
+export { DEFAULT_APPLICATION_NAMESPACE };
 /** Environment variable that carries the application-tier namespace into the container. */
 export const APPLICATION_NAMESPACE_ENV = 'RESILIENT_ENDPOINT_METRICS_NAMESPACE';
 
@@ -231,7 +232,7 @@ export class EndpointMonitoring extends Construct {
     this.subscribe(props.notify, props.alarmTopic === undefined);
 
     for (const v of props.variants) {
-      const m = new EndpointMetricFactory(props.endpointName, v.variantName);
+      const m = new EndpointMetricFactory(props.endpointName, v.variantName, this.applicationNamespace);
       if (props.infrastructureAlarms !== false) this.infrastructureTier(v, m);
       if (props.applicationAlarms !== false) this.applicationTier(v);
       if (props.businessAlarms !== false) this.businessTier(v, m);
@@ -392,7 +393,8 @@ export class EndpointMonitoring extends Construct {
     );
     const me = p.modelErrorRateThresholdPercent ?? 1;
     // Not on InvocationModelErrors alone: it counts the container's deliberate 4XX rejections too, and
-    // this alarm also rolls deployments back (real-account.md item 27).
+    // this alarm also rolls deployments back (real-account.md item 27). Nor less every 4XX: a worker killed
+    // for memory can surface as a 4XX (item 48). Less what the container says it chose.
     this.add(
       v,
       AlarmTier.BUSINESS,
@@ -402,7 +404,7 @@ export class EndpointMonitoring extends Construct {
       1,
       1,
       nb,
-      `Model errors other than deliberate 4XX rejections >= ${me} % of invocations over 5 minutes ((InvocationModelErrors - Invocation4XXErrors) / Invocations, 0-1).`,
+      `Errors the container did not choose (dead or hung workers, timeouts, 5XX) >= ${me} % of invocations over 5 minutes ((InvocationModelErrors - DeliberateClientErrors) / Invocations, 0-1; less every 4XX where the container publishes no DeliberateClientErrors).`,
     );
     const lat = p.latencyP99Threshold ?? Duration.millis(500);
     const micros = lat.toMilliseconds() * 1000;
@@ -427,7 +429,7 @@ export class EndpointMonitoring extends Construct {
       1,
       1,
       nb,
-      `Success rate < ${s} % over 5 minutes (100 × (1 − 5XX / invocations)).`,
+      `Success rate < ${s} % over 5 minutes (100 × (1 − errors the container did not choose / invocations): dead workers count whatever status they surface as).`,
       cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
     );
   }
@@ -592,6 +594,7 @@ export class EndpointMonitoring extends Construct {
     );
     row('Business', [
       graph('5XX rate (0-1)', 'ErrorRate5xx', AlarmTier.BUSINESS),
+      graph('Errors not chosen by the container: dead or hung workers, 5XX (0-1)', 'ModelErrorRate', AlarmTier.BUSINESS),
       graph('P99 model latency (µs)', 'LatencyP99', AlarmTier.BUSINESS),
       graph('Success rate %', 'SuccessRate', AlarmTier.BUSINESS),
     ]);

@@ -1,6 +1,6 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import { perGpuQuery } from '../breaker/contract';
+import { DEFAULT_APPLICATION_NAMESPACE, GUARD_METRIC_PERIOD_SECONDS, GUARD_METRICS, perGpuQuery } from '../breaker/contract';
 
 /** Namespace of the instance metrics (utilization) of SageMaker endpoints. */
 export const ENDPOINT_INSTANCE_NAMESPACE = '/aws/sagemaker/Endpoints';
@@ -26,6 +26,8 @@ export class EndpointMetricFactory {
     public readonly endpointName: string,
     /** The production variant's name. */
     public readonly variantName: string,
+    /** The namespace the container publishes its own metrics in (`RESILIENT_ENDPOINT_METRICS_NAMESPACE`). */
+    public readonly applicationNamespace: string = DEFAULT_APPLICATION_NAMESPACE,
   ) {}
 
   /** Host memory used by the containers, 0–100 %. Default statistic `Maximum`: the hottest instance. */
@@ -117,26 +119,79 @@ export class EndpointMetricFactory {
   }
 
   /**
-   * Model errors that are not deliberate rejections, as a fraction of invocations (0–1):
-   * (`InvocationModelErrors` − `Invocation4XXErrors`) ÷ `Invocations`, a math expression (0 with no
-   * traffic). `InvocationModelErrors` counts every non-2XX answer of the container, 4XX included
-   * (developer guide `monitoring-cloudwatch`), so the container's own 413s for oversized or degraded
-   * requests would page and roll deployments back; what is left is its 5XXs, timeouts and broken
-   * connections.
+   * The container guard's pressure: the container's memory (its workers' and what the guard has admitted)
+   * as % of the container's budget, the hottest instance (`Maximum`), published by the runtime helper every
+   * 10 s at high resolution in the application namespace. Default period 10 s.
+   */
+  public guardPressure(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.make(this.applicationNamespace, GUARD_METRICS.PRESSURE, 'Maximum', { period: Duration.seconds(GUARD_METRIC_PERIOD_SECONDS), ...o });
+  }
+
+  /** Requests the container guard refused for memory (`Sum`; default period 10 s). */
+  public guardMemoryRefusals(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.make(this.applicationNamespace, GUARD_METRICS.MEMORY_REFUSALS, 'Sum', {
+      period: Duration.seconds(GUARD_METRIC_PERIOD_SECONDS),
+      ...o,
+    });
+  }
+
+  /** Every 4XX the container answered on purpose (too long, refused for memory, malformed): `Sum`, 1 minute. */
+  public deliberateClientErrors(o: cloudwatch.MetricOptions = {}): cloudwatch.Metric {
+    return this.make(this.applicationNamespace, GUARD_METRICS.DELIBERATE_4XX, 'Sum', o);
+  }
+
+  /**
+   * Requests the container did not choose to fail — dead and hung workers, timeouts, broken connections,
+   * 5XX — as a count: `InvocationModelErrors` (every answer that was not a 2XX, "4XX/5XX status codes,
+   * low-level socket errors, malformed HTTP responses, and request timeouts": developer guide
+   * `monitoring-cloudwatch`) less the container's own `DeliberateClientErrors`, clamped at 0. A worker
+   * killed by the OOM killer reaches the client as a 5XX, a 4XX (TorchServe answers 507 or 413) or a
+   * socket error (real-account.md items 38, 48), so subtracting every 4XX would subtract the deaths;
+   * only the container knows which 4XX it meant. In a period where the container publishes no
+   * `DeliberateClientErrors` (a container without the runtime helper) every 4XX is subtracted instead.
+   */
+  public unexpectedModelErrors(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {
+    const period = o.period ?? Duration.minutes(5);
+    return new cloudwatch.MathExpression({
+      expression: this.unexpected(),
+      usingMetrics: this.errorInputs(period),
+      period,
+      label: o.label ?? 'Errors not chosen by the container (dead or hung workers, 5XX)',
+    });
+  }
+
+  /**
+   * Model errors the container did not choose, as a fraction of invocations (0–1; 0 with no traffic):
+   * `unexpectedModelErrors` ÷ `Invocations`. The container's deliberate 4XX (oversized or refused
+   * requests) do not count, so they neither page nor roll deployments back (real-account.md item 27);
+   * what counts is what happens to a request when a worker dies, whatever status it surfaces as.
    */
   public unexpectedModelErrorRate(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {
     const period = o.period ?? Duration.minutes(5);
     const sfx = this.idSuffix();
     return new cloudwatch.MathExpression({
-      expression: `IF(inv_${sfx} > 0 AND merr_${sfx} > e4_${sfx}, (merr_${sfx} - e4_${sfx}) / inv_${sfx}, 0)`,
-      usingMetrics: {
-        [`inv_${sfx}`]: this.invocations({ period }),
-        [`merr_${sfx}`]: this.invocationModelErrors({ period, statistic: 'Sum' }),
-        [`e4_${sfx}`]: this.invocation4xxErrors({ period, statistic: 'Sum' }),
-      },
+      expression: `IF(inv_${sfx} > 0, ${this.unexpected()} / inv_${sfx}, 0)`,
+      usingMetrics: { ...this.errorInputs(period), [`inv_${sfx}`]: this.invocations({ period }) },
       period,
-      label: o.label ?? 'Model errors other than 4XX (0-1)',
+      label: o.label ?? 'Errors not chosen by the container (0-1)',
     });
+  }
+
+  /** max(0, merr − deliberate), or − 4XX in a period without the container's count (metric math). */
+  private unexpected(): string {
+    const sfx = this.idSuffix();
+    const [merr, dce, e4] = [`merr_${sfx}`, `dce_${sfx}`, `e4_${sfx}`];
+    const d = `(${merr} - IF(FILL(${dce}, -1) >= 0, FILL(${dce}, 0), ${e4}))`;
+    return `IF(${d} > 0, ${d}, 0)`;
+  }
+
+  private errorInputs(period: Duration): Record<string, cloudwatch.IMetric> {
+    const sfx = this.idSuffix();
+    return {
+      [`merr_${sfx}`]: this.invocationModelErrors({ period, statistic: 'Sum' }),
+      [`dce_${sfx}`]: this.deliberateClientErrors({ period, statistic: 'Sum' }),
+      [`e4_${sfx}`]: this.invocation4xxErrors({ period, statistic: 'Sum' }),
+    };
   }
 
   /** Ids unique per variant, so several variants' expressions can share one graph (a token name: one fixed suffix). */
@@ -144,16 +199,17 @@ export class EndpointMetricFactory {
     return Token.isUnresolved(this.variantName) ? 'variant' : this.variantName.toLowerCase().replace(/[^a-z0-9]/g, '_');
   }
 
-  /** Success rate in percent: 100 × (1 − 5XX / invocations) over the period, as a math expression (100 with no traffic). */
+  /**
+   * Success rate in percent: 100 × (1 − errors the container did not choose ÷ invocations) over the
+   * period (100 with no traffic): a dead worker lowers it whatever status it surfaces as, a deliberate
+   * 4XX does not (see `unexpectedModelErrors`).
+   */
   public successRate(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {
     const period = o.period ?? Duration.minutes(5);
     const sfx = this.idSuffix();
     return new cloudwatch.MathExpression({
-      expression: `IF(inv_${sfx} > 0, 100 * (1 - e5_${sfx} / inv_${sfx}), 100)`,
-      usingMetrics: {
-        [`inv_${sfx}`]: this.invocations({ period }),
-        [`e5_${sfx}`]: this.invocation5xxErrors({ period }),
-      },
+      expression: `IF(inv_${sfx} > 0, 100 * (1 - ${this.unexpected()} / inv_${sfx}), 100)`,
+      usingMetrics: { ...this.errorInputs(period), [`inv_${sfx}`]: this.invocations({ period }) },
       period,
       label: o.label ?? 'Success rate (%)',
     });

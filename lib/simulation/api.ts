@@ -247,6 +247,12 @@ export interface SimulationAssumptions {
    * @default true
    */
   readonly guard?: boolean;
+  /**
+   * From the end of a 10-s interval to the container guard's metrics of it being readable by the breaker
+   * (UNVERIFIED: no AWS figure for high-resolution custom metrics).
+   * @default Duration.seconds(20)
+   */
+  readonly guardMetricDelay?: Duration;
 }
 
 /** How the simulator models a request's memory. */
@@ -295,6 +301,10 @@ export interface ScenarioOutcome {
   readonly rejectedByBackstop: number;
   /** Requests the guard truncated to what fitted (at a degrade level of 1 or more). */
   readonly truncatedByGuard: number;
+  /** Of `rejected`, refused by design: longer than the container's MAX_SEQ_LEN, at every level. */
+  readonly rejectedByDesign: number;
+  /** Of `rejected`, refused by the length tiers at level 2 (longer than DEGRADED_MAX_SEQ_LEN). */
+  readonly rejectedAtLevel2: number;
   /** Worker out-of-memory events. */
   readonly oomEvents: number;
   /**
@@ -307,6 +317,11 @@ export interface ScenarioOutcome {
    * @default - weights never moved
    */
   readonly timeToWeightsSeconds?: number;
+  /**
+   * Second of the trace at which the breaker first published a level of 1 or more, whatever triggered it.
+   * @default - never published
+   */
+  readonly firstLevelSeconds?: number;
   /** Seconds with a degrade level applied by the container. */
   readonly timeDegradedSeconds: number;
   /** Seconds the endpoint spent `Updating`. */
@@ -394,6 +409,7 @@ export class Simulator {
         tenSecondData: a.tenSecondData,
         memoryModel: a.memoryModel,
         guard: a.guard,
+        guardMetricDelayS: a.guardMetricDelay?.toSeconds(),
       },
     });
     return { outcomes: rows.map(outcomeOf), table: comparisonTable(rows), chartSvg: renderChart(rows, `${endpoint.node.path}: ${trace.name}`) };
@@ -433,9 +449,12 @@ function outcomeOf({ scenario, result: r }: ScenarioRow): ScenarioOutcome {
     rejectedByGuard: r.rejectedByGuard,
     rejectedByBackstop: r.rejectedByBackstop,
     truncatedByGuard: r.truncatedByGuard,
+    rejectedByDesign: r.rejectedByDesign,
+    rejectedAtLevel2: r.rejectedAtLevel2,
     oomEvents: r.oomEvents,
     timeToDegradeSeconds: r.timeToDegradeS,
     timeToWeightsSeconds: r.timeToWeightsS,
+    firstLevelSeconds: r.firstLevelS,
     timeDegradedSeconds: r.timeDegradedS,
     updatingSeconds: r.updatingS,
     weightChangesDeferred: r.weightChangesDeferred,

@@ -32,6 +32,8 @@ export const INCIDENT_A_ASSUMPTIONS: Partial<SimAssumptions> = {
   mobileFactor: 1.15,
   serviceBaseS: 0.1,
   servicePer512S: 0.25,
+  // Calibrated with every second's arrivals at its first instant; not yet recalibrated with them spread.
+  spreadArrivals: false,
 };
 
 /** The launch-day trace: off-peak, a 30-minute ramp to 6× (the launch), held for an hour. */

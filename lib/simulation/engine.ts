@@ -37,9 +37,11 @@ export interface SimVariant {
    */
   readonly profile?: SimProfile;
   /**
-   * Each worker's memory budget (bytes) that the container's memory guard admits against, as the construct
-   * writes it (RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES, with a memory profile). Undefined: the container has
-   * no guard (incident A's), whatever `SimAssumptions.guard` says.
+   * The container's memory budget (bytes): the guard's hard edge for all the workers of an instance together
+   * (lib/breaker/contract.ts CONTAINER_BUDGET_ENV: the value the construct writes into the container, else
+   * CONTAINER_BUDGET_DEFAULT_PERCENT of the instance's memory; on GPU types per GPU, × the GPUs here, where
+   * an instance's GPUs are one pool). Undefined: the container has no guard (incident A's), whatever
+   * `SimAssumptions.guard` says.
    */
   readonly guardBudgetBytes?: number;
   /** Autoscaling (undefined = fixed capacity). */
@@ -135,6 +137,34 @@ export interface SimAssumptions {
   readonly guard: boolean;
   /** How wrong the guard's estimate is: a request's real memory is its estimate × (1 + N(0, this)). UNVERIFIED. @default 0.1 */
   readonly estimateErrorSd: number;
+  /**
+   * From the end of a 10-s interval to the container's guard metrics of it (`GuardPressure`,
+   * `GuardMemoryRefusals`) being readable: the publisher sends each interval's statistic set at its end
+   * (runtime helper GuardMetricsPublisher, lib/breaker/contract.ts GUARD_METRIC_PERIOD_SECONDS), then
+   * CloudWatch's ingestion. UNVERIFIED: no AWS figure for how late high-resolution custom data is readable;
+   * the same default as SageMaker's 10-s data (real-account.md item 23). @default 20
+   */
+  readonly guardMetricDelayS: number;
+  /**
+   * Whether CloudWatch keeps the guard's metrics at 10 s (they are published with StorageResolution 1).
+   * UNVERIFIED whether it does for this namespace in every account: with false they arrive as 1-minute
+   * points, `metricDelayS` late, like SageMaker's 1-minute data. @default true
+   */
+  readonly guardTenSecondData: boolean;
+  /**
+   * The guard's local level: the container's own pressure (its workers' memory and the estimates it has
+   * admitted, of its budget) at or above this share applies level 1 at once, the container's degraded mode
+   * (runtime helper MemoryGuard degrade_at 0.80; level 2 at critical_at 0.95). @default 0.8
+   */
+  readonly guardLocalDegradeAt: number;
+  readonly guardLocalCriticalAt: number;
+  /**
+   * A second's arrivals are spread evenly over it (a Poisson process's arrivals are uniform within any
+   * interval); false starts them all at the second's first instant, a burst every second that fills every
+   * batch at once — the model incident A's calibration was made with (INCIDENT_A_ASSUMPTIONS keeps it until
+   * it is recalibrated). @default true
+   */
+  readonly spreadArrivals: boolean;
 }
 
 export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
@@ -163,6 +193,11 @@ export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
   tenSecondData: true,
   guard: true,
   estimateErrorSd: 0.1,
+  guardMetricDelayS: 20,
+  guardTenSecondData: true,
+  guardLocalDegradeAt: 0.8,
+  guardLocalCriticalAt: 0.95,
+  spreadArrivals: true,
 };
 
 /** How the breaker acts (the design under test). */
@@ -219,6 +254,10 @@ export interface SimResult {
   /** Of those, refused by the memory guard (its estimate did not fit), and by its backstop (the request outgrew it). */
   readonly rejectedByGuard: number;
   readonly rejectedByBackstop: number;
+  /** Of `rejected`, refused by design: longer than the container's MAX_SEQ_LEN, at every level. */
+  readonly rejectedByDesign: number;
+  /** Of `rejected`, refused by the length tiers at level 2 (longer than DEGRADED_MAX_SEQ_LEN; the breaker's level or the container's own). */
+  readonly rejectedAtLevel2: number;
   /** Requests the guard truncated to what fitted (at a level ≥ 1). */
   readonly truncatedByGuard: number;
   readonly inFlightAtEnd: number;
@@ -227,6 +266,8 @@ export interface SimResult {
   readonly timeToDegradeS?: number;
   /** Seconds from that first crossing to traffic weights first taking effect (undefined: never). */
   readonly timeToWeightsS?: number;
+  /** Second of the trace at which the breaker first published a level ≥ 1 (undefined: never), whatever triggered it. */
+  readonly firstLevelS?: number;
   /** Seconds with degrade level ≥ 1 applied by the container. */
   readonly timeDegradedS: number;
   /** Seconds the endpoint spent `Updating`. */
@@ -310,6 +351,16 @@ interface VariantState {
   minuteInstSec: number;
   memPoints: Published[];
   minutes: MinutePoint[];
+  /** The container guard's metrics: this interval's highest pressure (%) and its memory refusals, and what was published. */
+  guardPressureMax: number;
+  guardRefusals: number;
+  guardPoints: GuardPoint[];
+}
+interface GuardPoint {
+  t: number;
+  availableAt: number;
+  pressure: number;
+  refusals: number;
 }
 
 /** Runs one scenario over a trace. */
@@ -353,6 +404,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     minuteInstSec: 0,
     memPoints: [],
     minutes: [],
+    guardPressureMax: 0,
+    guardRefusals: 0,
+    guardPoints: [],
   });
   const P = mkState(cfg.primary);
   const F = cfg.fallback ? mkState(cfg.fallback) : undefined;
@@ -370,6 +424,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   let pendingLevel: { at: number; level: number } | undefined;
   const evaluations = new Set<number>(); // seconds at which the breaker function runs
   let alarmHigh = false;
+  let guardPressureAlarm = false;
+  let guardRefusalAlarm = false;
 
   let arrivals = 0,
     served = 0,
@@ -379,6 +435,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     rejected = 0,
     rejectedByGuard = 0,
     rejectedByBackstop = 0,
+    rejectedByDesign = 0,
+    rejectedAtLevel2 = 0,
     truncatedByGuard = 0,
     ooms = 0;
   let firstCross: number | undefined;
@@ -451,8 +509,14 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       vs.minuteInv++;
       // The container's length tiers: over MAX_SEQ_LEN rejected (4XX) at every level; truncated to
       // DEGRADED_MAX_SEQ_LEN at level 1; over it rejected at level 2.
-      if (seq > vs.v.maxSeqLen || (level >= 2 && seq > vs.v.degradedMaxSeqLen)) {
+      if (seq > vs.v.maxSeqLen) {
         rejected++;
+        rejectedByDesign++;
+        continue;
+      }
+      if (level >= 2 && seq > vs.v.degradedMaxSeqLen) {
+        rejected++;
+        rejectedAtLevel2++;
         continue;
       }
       const len = level >= 1 ? Math.min(seq, vs.v.degradedMaxSeqLen) : seq;
@@ -465,7 +529,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         vs.min5xx++;
         continue;
       }
-      best.queue.push({ len, arrive: t, scale });
+      // Arrivals spread over the second (a Poisson process's arrivals are uniform within it), not all at its start:
+      // a burst at one instant would fill every batch at once and read as memory no worker sees.
+      best.queue.push({ len, arrive: a.spreadArrivals ? t + k / n : t, scale });
     }
 
     // --- instances: start, complete, memory, OOM ---
@@ -476,12 +542,36 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       const w = workerBase(vs.v) * vs.v.workers + (profiled ? 0 : a.runtimeBytes);
       const dev = deviceBytes(vs.v);
       const budget = vs.v.guardBudgetBytes;
+      const guarded = a.guard && budget !== undefined;
+      const summed = profiled || !a.paddedBatches;
       const slotsPerWorker = perWorker(vs.v);
+      const kn = new Array<number>(vs.v.workers).fill(0);
+      const kSumEst = new Array<number>(vs.v.workers).fill(0);
+      const kMaxEst = new Array<number>(vs.v.workers).fill(0);
+      const kSumMem = new Array<number>(vs.v.workers).fill(0);
+      const kMaxMem = new Array<number>(vs.v.workers).fill(0);
+      /** Worker k's requests in flight at `at` (their estimates and real memory), into the caches above. */
+      const holding = (inst: Instance, k: number, at: number) => {
+        kn[k] = kSumEst[k] = kMaxEst[k] = kSumMem[k] = kMaxMem[k] = 0;
+        for (let j = k * slotsPerWorker; j < (k + 1) * slotsPerWorker; j++) {
+          const r = inst.lastInSlot[j];
+          if (r === undefined || r.finish <= at) continue;
+          kn[k]++;
+          kSumEst[k] += r.est;
+          kSumMem[k] += r.mem;
+          if (r.est > kMaxEst[k]) kMaxEst[k] = r.est;
+          if (r.mem > kMaxMem[k]) kMaxMem[k] = r.mem;
+        }
+      };
       let hottest = 0;
       for (const inst of vs.instances) {
         instanceSeconds++;
         vs.minuteInstSec += up(inst, t) ? 1 : 0;
         if (!up(inst, t)) continue;
+        // What each worker holds (its requests in flight at the start of this second: their estimates and real
+        // memory), for the guard's one container budget; updated as requests start (a request finishing during
+        // the second still counts until the next: the ledger sees a release a little late, never early).
+        if (guarded && inst.queue.length) for (let k = 0; k < vs.v.workers; k++) holding(inst, k, t);
         // start queued requests in free slots during this second
         let qi = 0;
         while (qi < inst.queue.length) {
@@ -490,39 +580,36 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           if (inst.slots[s] >= t + 1) break;
           let { len } = inst.queue[qi];
           const { arrive, scale } = inst.queue[qi++];
-          const start = Math.max(inst.slots[s], t);
+          const start = Math.max(inst.slots[s], arrive, t);
           const worker = Math.floor(s / slotsPerWorker);
-          // The container's memory guard: the worker's requests in flight (their estimates), and this one's.
+          // The container's memory guard: one budget for the whole container (every worker's requests in
+          // flight, their estimates), the guard at its hard edge (runtime helper MemoryGuard with the ledger).
           let mem = requestBytes(vs.v, len, scale);
-          if (a.guard && budget !== undefined) {
+          if (guarded) {
             const error = 1 + a.estimateErrorSd * gauss();
             const est = (l: number) => Math.max(0, requestBytes(vs.v, l, scale) * error);
-            // What this worker holds while the request would start: its requests' estimates and real memory.
-            let n = 0,
-              sumEst = 0,
-              maxEst = 0,
-              sumMem = 0,
-              maxMem = 0;
-            for (let j = worker * slotsPerWorker; j < (worker + 1) * slotsPerWorker; j++) {
-              const r = inst.lastInSlot[j];
-              if (r === undefined || r.finish <= start) continue;
-              n++;
-              sumEst += r.est;
-              sumMem += r.mem;
-              if (r.est > maxEst) maxEst = r.est;
-              if (r.mem > maxMem) maxMem = r.mem;
+            // What the container holds while the request would start: the other workers' batches, and this worker's.
+            holding(inst, worker, start);
+            let otherEst = 0,
+              otherMem = 0;
+            for (let k = 0; k < kn.length; k++) {
+              if (k === worker) continue;
+              otherEst += summed ? kSumEst[k] : kn[k] * kMaxEst[k];
+              otherMem += summed ? kSumMem[k] : kn[k] * kMaxMem[k];
             }
-            const summed = profiled || !a.paddedBatches;
-            // Padded batches (footprint model): the batch costs its size × its longest request.
-            const load = (e: number) => (summed ? sumEst + e : (n + 1) * Math.max(e, maxEst));
-            const room = budget - workerBase(vs.v);
-            // The local level: the higher of the published one and this worker's pressure (its baseline and
-            // the estimates it holds: >= 80 % of the budget -> 1, >= 95 % -> 2), applied with the length tiers.
-            const share = (workerBase(vs.v) + (summed ? sumEst : n * maxEst)) / budget;
-            const local = Math.max(level, share >= 0.95 ? 2 : share >= 0.8 ? 1 : 0);
+            const [n, sumEst, maxEst, sumMem, maxMem] = [kn[worker], kSumEst[worker], kMaxEst[worker], kSumMem[worker], kMaxMem[worker]];
+            // Padded batches (footprint model): a worker's batch costs its size × its longest request.
+            const load = (e: number) => otherEst + (summed ? sumEst + e : (n + 1) * Math.max(e, maxEst));
+            const room = budget! - w;
+            // The local level: the higher of the published one and the container's pressure (its workers' memory
+            // and the estimates it holds, of its budget), applied with the length tiers.
+            const share = (w + otherEst + (summed ? sumEst : n * maxEst)) / budget!;
+            const local = Math.max(level, share >= a.guardLocalCriticalAt ? 2 : share >= a.guardLocalDegradeAt ? 1 : 0);
+            if (vs.guardPressureMax < 100 * share) vs.guardPressureMax = 100 * share;
             if (local > level && local >= 2 && len > vs.v.degradedMaxSeqLen) {
               rejected++;
-              rejectedByGuard++;
+              rejectedAtLevel2++;
+              vs.guardRefusals++;
               continue;
             }
             if (local > level && local >= 1) len = Math.min(len, vs.v.degradedMaxSeqLen);
@@ -539,6 +626,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
               if (lo < 1) {
                 rejected++;
                 rejectedByGuard++;
+                vs.guardRefusals++;
+                vs.guardPressureMax = Math.max(vs.guardPressureMax, (100 * (w + load(0))) / budget!);
                 continue;
               }
               len = lo;
@@ -546,14 +635,17 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
               estimate = est(len);
             }
             mem = requestBytes(vs.v, len, scale);
+            vs.guardPressureMax = Math.max(vs.guardPressureMax, (100 * (w + load(estimate))) / budget!);
             // The backstop: a request that outgrows what is left of the budget fails alone (a 413), not the instance.
-            const used = summed ? sumMem + mem : (n + 1) * Math.max(mem, maxMem);
+            const used = otherMem + (summed ? sumMem + mem : (n + 1) * Math.max(mem, maxMem));
             if (used > room) {
               rejected++;
               rejectedByBackstop++;
+              vs.guardRefusals++;
               continue;
             }
             occupy(inst, s, { arrive, start, finish: start + serviceTime(vs.v, len * scale), mem, worker, est: estimate });
+            holding(inst, worker, start);
             continue;
           }
           occupy(inst, s, { arrive, start, finish: start + serviceTime(vs.v, len * scale), mem, worker, est: mem });
@@ -634,6 +726,19 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         vs.periodMax = 0;
       }
     }
+    // The container guard's metrics (only a container with the guard publishes them): every 10 s, or as
+    // 1-minute points where CloudWatch keeps no finer data (guardTenSecondData, unverified).
+    const guardPeriod = a.guardTenSecondData ? 10 : 60;
+    if (t % guardPeriod === guardPeriod - 1 && a.guard) {
+      for (const vs of variants) {
+        if (vs.v.guardBudgetBytes === undefined) continue;
+        const delay = a.guardTenSecondData ? a.guardMetricDelayS : a.metricDelayS;
+        vs.guardPoints.push({ t: t - guardPeriod + 1, availableAt: t + delay, pressure: vs.guardPressureMax, refusals: vs.guardRefusals });
+        if (vs.guardPoints.length > 200) vs.guardPoints.shift();
+        vs.guardPressureMax = 0;
+        vs.guardRefusals = 0;
+      }
+    }
     if (t % 60 === 59) {
       for (const vs of variants) {
         const inst = Math.max(1, vs.minuteInstSec / 60);
@@ -659,6 +764,13 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       const high = newest !== undefined && newest.mem >= cfg.breaker.degradeAtPercent;
       if (high && !alarmHigh) evaluations.add(t + a.eventToLambdaS); // OK → ALARM
       alarmHigh = high;
+      // The guard's two trigger alarms (10-s, high resolution): its pressure at the degrade level, any refusal.
+      const g = P.guardPoints.filter(p => p.availableAt + a.alarmEvaluationS <= t).at(-1);
+      const pressing = g !== undefined && g.pressure >= cfg.breaker.degradeAtPercent;
+      const refusing = g !== undefined && g.refusals >= 1;
+      if ((pressing && !guardPressureAlarm) || (refusing && !guardRefusalAlarm)) evaluations.add(t + a.eventToLambdaS);
+      guardPressureAlarm = pressing;
+      guardRefusalAlarm = refusing;
       if (t % 60 === 30) evaluations.add(t);
       if (evaluations.has(t)) {
         evaluations.delete(t);
@@ -695,6 +807,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     const pts = P.memPoints.filter(p => p.availableAt <= t);
     const memory: MemoryPoint[] = pts.slice(-Math.ceil(900 / dataPeriod)).map(p => ({ t: p.t * 1000, v: p.mem }));
     const last10 = P.minutes.filter(p => p.availableAt <= t).slice(-10);
+    const guardSeen = P.guardPoints.filter(p => p.availableAt <= t).slice(-90);
     const capacity = (vs: VariantState): VariantCapacity | undefined =>
       mode.capacityActions && cfg.autoscaling && vs.v.scaling
         ? { min: vs.v.scaling.min, max: vs.v.scaling.max, qpsPerInstance: vs.v.scaling.qpsPerInstance }
@@ -707,6 +820,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         maxSpacingSeconds: Math.max(60, period),
         errors: last10.reduce((s, p) => s + p.e5, 0),
         invocations: last10.reduce((s, p) => s + p.inv, 0),
+        guardPressure: guardSeen.length ? guardSeen.map(p => ({ t: p.t * 1000, v: p.pressure })) : undefined,
+        guardRefusals: guardSeen.length ? guardSeen.map(p => ({ t: p.t * 1000, v: p.refusals })) : undefined,
       },
       {
         status,
@@ -794,10 +909,13 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     rejected,
     rejectedByGuard,
     rejectedByBackstop,
+    rejectedByDesign,
+    rejectedAtLevel2,
     truncatedByGuard,
     inFlightAtEnd,
     oomEvents: ooms,
     timeToDegradeS: since(firstPublish),
+    firstLevelS: firstPublish,
     timeToWeightsS: since(firstWeights),
     timeDegradedS: degradedS,
     updatingS,
@@ -812,5 +930,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
 /** One row of the comparison table. */
 export interface ScenarioRow {
   readonly scenario: string;
+  /** Whether the container's memory guard ran in it. @default false */
+  readonly guard?: boolean;
   readonly result: SimResult;
 }

@@ -1,6 +1,7 @@
 import { ResilientEndpoint } from '../resilient-endpoint';
 import { wholeBytes } from '../model-server';
-import { workerBudgets } from '../private/models';
+import { Stack } from 'aws-cdk-lib';
+import { CONTAINER_BUDGET_DEFAULT_PERCENT, CONTAINER_BUDGET_ENV } from '../breaker/contract';
 import { VariantInfo } from '../resilient-endpoint-props';
 import {
   CURRENT_BREAKER,
@@ -36,7 +37,7 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
     const env = v.model.environment ?? {};
     const scaling = endpoint.autoScaling[v.variantName];
     const p = v.model.memoryProfile;
-    const budgets = workerBudgets(v);
+    const budget = containerBudget(endpoint, v);
     const bounds = /^powerlaw:([\d.]+):([\d.]+)/.exec(p?.distribution ?? '');
     return {
       name: v.variantName,
@@ -50,7 +51,7 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
               sizeMax: bounds ? Number(bounds[2]) : undefined,
             }
           : undefined,
-      guardBudgetBytes: budgets && (budgets.gpu ?? budgets.host),
+      guardBudgetBytes: budget,
       spec: v.instanceType.spec,
       workers: v.tuning.workers,
       footprintBytes,
@@ -71,11 +72,36 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
   return { primary: of(endpoint.primaryVariant), fallback: endpoint.fallbackVariant ? of(endpoint.fallbackVariant) : undefined };
 }
 
+/** The construct id of each variant's model under the endpoint (lib/resilient-endpoint.ts createModels). */
+const MODEL_IDS = ['Model', 'FallbackModel', 'ShadowModel'];
+
+/**
+ * The container's memory budget as the simulator's pool of an instance (bytes): what the synthesized model
+ * gives the container (CONTAINER_BUDGET_ENV: host bytes, or bytes per GPU × the GPUs), else the contract's
+ * default, CONTAINER_BUDGET_DEFAULT_PERCENT of the instance's memory (of each GPU's). Undefined for an
+ * instance type the catalog does not know (no budget, no guard).
+ */
+export function containerBudget(endpoint: ResilientEndpoint, v: VariantInfo): number | undefined {
+  const t = v.instanceType;
+  if (t.specUnknown) return undefined;
+  const gpu = t.spec.gpuCount > 0 && t.spec.gpuMemoryGiB > 0;
+  const index = [endpoint.primaryVariant, endpoint.fallbackVariant, endpoint.shadowVariant].indexOf(v);
+  const model = endpoint.node.tryFindChild(MODEL_IDS[index] ?? '');
+  const env = model ? (Stack.of(endpoint).resolve((model as any).primaryContainer)?.environment ?? {}) : {};
+  const stated = Number(env[gpu ? CONTAINER_BUDGET_ENV.GPU : CONTAINER_BUDGET_ENV.HOST]);
+  const perDevice =
+    Number.isFinite(stated) && stated > 0
+      ? stated
+      : (CONTAINER_BUDGET_DEFAULT_PERCENT / 100) * (gpu ? t.spec.gpuMemoryGiB : t.spec.memoryGiB) * 1024 ** 3;
+  return Math.floor(perDevice * (gpu ? t.spec.gpuCount : 1));
+}
+
 /**
  * Runs the same trace (same seed) four ways: static capacity; autoscaling alone; autoscaling with
- * the earlier weights-only breaker on 1-minute data; and autoscaling with the breaker as deployed
- * (degrade level, weights and capacity, on 10-second data). The endpoint is `Updating` during every
- * scale-out, scale-in and weight change in all of them, as SageMaker does.
+ * the earlier weights-only breaker on 1-minute data — these three with the incidents' containers (no
+ * memory guard); and autoscaling with the breaker as deployed (degrade level, weights and capacity, on
+ * 10-second data) and the container's guard (unless `assumptions.guard` is false). The endpoint is
+ * `Updating` during every scale-out, scale-in and weight change in all of them, as SageMaker does.
  */
 export function compareScenarios(
   trace: Trace,
@@ -86,32 +112,41 @@ export function compareScenarios(
   const seed = opts.seed ?? 42;
   const breaker = endpoint.circuitBreaker?.config;
   const period = endpoint.metricPublishFrequency.toSeconds() < 60 ? 10 : 60;
-  const scenarios: [string, Omit<SimConfig, 'seed'>][] = [
-    [SCENARIOS.STATIC, { primary: { ...primary, scaling: undefined }, autoscaling: false }],
-    [SCENARIOS.AUTOSCALING, { primary, autoscaling: true }],
+  const unguarded = { guard: false };
+  const scenarios: [string, Omit<SimConfig, 'seed'>, Partial<SimAssumptions>][] = [
+    [SCENARIOS.STATIC, { primary: { ...primary, scaling: undefined }, autoscaling: false }, unguarded],
+    [SCENARIOS.AUTOSCALING, { primary, autoscaling: true }, unguarded],
     ...(breaker
       ? ([
-          [SCENARIOS.WEIGHTS_ONLY, { primary, fallback, autoscaling: true, breaker, breakerMode: WEIGHTS_ONLY_BREAKER, metricPeriodS: 60 }],
-          [SCENARIOS.BREAKER, { primary, fallback, autoscaling: true, breaker, breakerMode: CURRENT_BREAKER, metricPeriodS: period }],
-        ] as [string, Omit<SimConfig, 'seed'>][])
+          [
+            SCENARIOS.WEIGHTS_ONLY,
+            { primary, fallback, autoscaling: true, breaker, breakerMode: WEIGHTS_ONLY_BREAKER, metricPeriodS: 60 },
+            unguarded,
+          ],
+          [SCENARIOS.BREAKER, { primary, fallback, autoscaling: true, breaker, breakerMode: CURRENT_BREAKER, metricPeriodS: period }, {}],
+        ] as [string, Omit<SimConfig, 'seed'>, Partial<SimAssumptions>][])
       : []),
   ];
-  return scenarios.map(([scenario, c]) => ({
-    scenario,
-    result: runSimulation(trace, { ...c, seed, assumptions: opts.assumptions, onProgress: f => opts.onProgress?.(scenario, f) }),
-  }));
+  return scenarios.map(([scenario, c, container]) => {
+    const assumptions = { ...opts.assumptions, ...container };
+    return {
+      scenario,
+      guard: assumptions.guard !== false && primary.guardBudgetBytes !== undefined,
+      result: runSimulation(trace, { ...c, seed, assumptions, onProgress: f => opts.onProgress?.(scenario, f) }),
+    };
+  });
 }
 
 /** The comparison as a Markdown table. */
 export function comparisonTable(rows: ScenarioRow[]): string {
   const fmt = (s?: number) => (s === undefined ? '—' : s >= 120 ? `${(s / 60).toFixed(1)} min` : `${s} s`);
   const lines = [
-    '| scenario | requests | OOM events | failed (of which OOM) | failed % | rejected by design | served by fallback | 80 % → level published | 80 % → weights applied | time degraded | endpoint Updating | max memory | instance-minutes |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | container guard | requests | OOM events | failed (of which OOM) | failed % | refused by the guard + backstop | refused by design (> MAX_SEQ_LEN) | served by fallback | 80 % → level published | 80 % → weights applied | time degraded | endpoint Updating | max memory | instance-minutes |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
-  for (const { scenario, result: r } of rows) {
+  for (const { scenario, guard, result: r } of rows) {
     lines.push(
-      `| ${scenario} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${((100 * r.failed) / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejected} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`,
+      `| ${scenario} | ${guard ? 'on' : 'off'} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${((100 * r.failed) / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejectedByGuard + r.rejectedByBackstop} | ${r.rejectedByDesign} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`,
     );
   }
   return lines.join('\n');

@@ -22,8 +22,13 @@ export interface MatrixOptions {
   readonly factors?: number[];
   /** @default 40 */
   readonly offPeakQps?: number;
-  /** @default ['profile', 'footprint'] */
+  /** @default ['footprint'] (the model under which the incidents happen) */
   readonly memoryModels?: ('profile' | 'footprint')[];
+  /**
+   * The container and data ways to run, as [guard, tenSecondData].
+   * @default [[true, true]]: the guard on, 10-second data (as deployed)
+   */
+  readonly ways?: [boolean, boolean][];
   /** The pulse for a factor. @default pulseTrace(offPeakQps, factor): 30 min off-peak, 5 min ramp, 30 min held */
   readonly trace?: (factor: number) => Trace;
   /** Assumptions applied to every run (the CLI's sweep flags). */
@@ -32,21 +37,16 @@ export interface MatrixOptions {
 }
 
 /**
- * The container guard's evidence: each example, with its breaker as deployed and autoscaling, through the
- * pulse (default 17× and 25× of 40 QPS) for each seed, three ways — with the guard, without it, and with
- * the guard but no 10-second datapoints (the breaker on 1-minute data) — on the measured memory curve
- * (memory-profile.json) and on the footprint model (incident A's calibration, under which the examples do
- * run out of memory).
+ * The layers' evidence: each example, with its breaker as deployed and autoscaling, through the pulse
+ * (default 17× and 25× of 40 QPS) for each seed, on the footprint model (incident A's calibration, under
+ * which the examples do run out of memory), with the guard and 10-second data by default (`ways` adds
+ * without the guard, or without 10-second datapoints; `memoryModels` the measured curve).
  */
 export function guardMatrix(endpoints: Record<string, ResilientEndpoint>, opts: MatrixOptions = {}): MatrixRow[] {
   const seeds = opts.seeds ?? [1, 7, 42, 123];
   const factors = opts.factors ?? [17, 25];
-  const models = opts.memoryModels ?? ['profile', 'footprint'];
-  const ways: [boolean, boolean][] = [
-    [true, true],
-    [false, true],
-    [true, false],
-  ];
+  const models = opts.memoryModels ?? ['footprint'];
+  const ways = opts.ways ?? [[true, true]];
   const total = Object.keys(endpoints).length * models.length * factors.length * seeds.length * ways.length;
   const rows: MatrixRow[] = [];
   for (const [example, endpoint] of Object.entries(endpoints)) {
@@ -114,5 +114,42 @@ export function matrixSummary(rows: MatrixRow[]): string {
       `| ${k} | ${g.length} | ${g.filter(r => r.result.oomEvents > 0).length} | ${ooms} | ${worst(x => x.failed)} % | ${worst(x => x.rejectedByGuard + x.rejectedByBackstop)} % |`,
     );
   }
+  return lines.join('\n');
+}
+
+/** The goal of the layers (issue 28), per run: no OOM, and refused by the guard or its backstop plus failed ≤ 1 % of arrivals, with the fallback serving. */
+export const GOAL_REFUSED_OR_FAILED_PERCENT = 1;
+
+/** Requests refused by the guard or its backstop, plus failed, as a percentage of arrivals. */
+export function refusedOrFailedPercent(r: SimResult): number {
+  return (100 * (r.rejectedByGuard + r.rejectedByBackstop + r.failed)) / Math.max(1, r.arrivals);
+}
+
+/** Whether a run meets the goal: 0 OOM events, refused (guard, backstop) + failed ≤ 1 %, and the fallback serving (when there is one). */
+export function meetsGoal(r: SimResult, hasFallback: boolean): boolean {
+  return r.oomEvents === 0 && refusedOrFailedPercent(r) <= GOAL_REFUSED_OR_FAILED_PERCENT && (!hasFallback || r.servedByFallback > 0);
+}
+
+/**
+ * The goal table (`simulate --matrix`): one row per run, the goal's figures and whether it is met;
+ * requests refused by design (longer than MAX_SEQ_LEN) and by the length tiers at level 2 apart.
+ */
+export function goalTable(rows: MatrixRow[], hasFallback: (example: string) => boolean): string {
+  const pct = (n: number, d: number) => `${((100 * n) / Math.max(1, d)).toFixed(2)} %`;
+  const lines = [
+    '| example | pulse | seed | OOM events | failed | refused by the guard + backstop | (refused + failed) % | refused by design (> MAX_SEQ_LEN) | refused at level 2 | served by fallback | level first published | goal |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const row of rows) {
+    const r = row.result;
+    lines.push(
+      `| ${row.example} | ${row.factor}× | ${row.seed} | ${r.oomEvents} | ${r.failed} | ${r.rejectedByGuard + r.rejectedByBackstop} | ${refusedOrFailedPercent(r).toFixed(2)} % | ${pct(r.rejectedByDesign, r.arrivals)} | ${pct(r.rejectedAtLevel2, r.arrivals)} | ${pct(r.servedByFallback, r.arrivals)} | ${r.firstLevelS === undefined ? 'never' : `${(r.firstLevelS / 60).toFixed(1)} min`} | ${meetsGoal(r, hasFallback(row.example)) ? 'met' : '**not met**'} |`,
+    );
+  }
+  const met = rows.filter(r => meetsGoal(r.result, hasFallback(r.example))).length;
+  lines.push(
+    '',
+    `Goal (0 OOM events, refused by the guard or its backstop + failed ≤ ${GOAL_REFUSED_OR_FAILED_PERCENT} % of arrivals, the fallback serving): met in ${met} of ${rows.length} runs.`,
+  );
   return lines.join('\n');
 }
