@@ -182,6 +182,17 @@ class MemoryGuard:
         self._soft = None  # RLIMIT_DATA as the process had it
         self.armed_limit = None
         self._errors = set()
+        if ledger is not None and self.active:
+            self.register()
+
+    def register(self):
+        """Writes this worker's memory in the instance's ledger (done when the guard is made: a worker that
+        has not run a request yet still holds its model)."""
+        try:
+            with self.ledger.locked(self.usage()):
+                pass
+        except Exception as e:  # noqa: BLE001 - the first admission registers it anyway
+            self._error("register", e)
 
     @property
     def active(self):

@@ -73,7 +73,7 @@ class ContainerMemory:
         self.host_total = self._meminfo().get("MemTotal", 0)
         self.cgroup, self.version = self._find(root)
         self.limit = self._limit() if self.cgroup else None
-        if self.limit is not None and self.limit >= self.host_total:
+        if self.limit is None or self.limit >= self.host_total:
             self.cgroup, self.limit = None, None  # no limit of its own: the instance's memory is what runs out
 
     def _meminfo(self):
@@ -168,6 +168,8 @@ class View:
                 total += slot[1] + slot[2]
         self.total = total  # the container's memory: every worker's resident and reserved bytes, and the rest
         self.own = own
+        if own_rss is not None:
+            SLOT.pack_into(mm, HEADER.size + index * SLOT.size, *own)
 
     def reserve(self, delta, pressure=None, refusal=False):
         """Adds ``delta`` to this worker's reservations (negative: releases) and records its pressure."""
