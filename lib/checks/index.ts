@@ -18,6 +18,7 @@ import { BreakerLogRetention } from './rules/breaker-log-retention';
 import { CircuitBreaker } from './rules/circuit-breaker';
 import { DataCapture } from './rules/data-capture';
 import { DeploymentGuardrails } from './rules/deployment-guardrails';
+import { GpuPlacement } from './rules/gpu-placement';
 import { MemoryAlarm } from './rules/memory-alarm';
 import { MultiInstance } from './rules/multi-instance';
 import { Network } from './rules/network';
@@ -47,6 +48,7 @@ export const READINESS_RULES: IReadinessRule[] = [
   BreakerLogRetention,
   NvmeStorage,
   ProfiledMemory,
+  GpuPlacement,
 ];
 
 /** One finding. */

@@ -329,20 +329,19 @@ class GuardMetricsTest(unittest.TestCase):
             v.reserve(100 * MiB, pressure=91.0)
         led.count(refusal=True)
         led.count(refusal=False)
-        captured = {}
-
-        def capture(**kw):
-            captured.update(kw)
-            return {}
-
+        ctx = multiprocessing.get_context("fork")
+        p = ctx.Process(target=lambda: InstanceLedger(led.path).count(refusal=False))  # another worker's 4XX
+        p.start()
+        p.join(10)
         led.publisher = GuardMetricsPublisher(client=client, namespace="N", endpoint_name="e", variant_name="v")
-        stub.add_response("put_metric_data", {}, None)
+        expected = led.publisher.datums(91.0, 1, 3)
+        stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": expected})
+        stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": led.publisher.datums(50.0, 0, 0)})
         with stub:
             led.publish()
-        # what the stub received is validated against botocore's model; read the values from the drain path
-        led.count(refusal=True)
-        pressure, refusals, deliberate = led.drain()
-        self.assertEqual((round(pressure), refusals, deliberate), (50, 1, 1))  # 500 of 1000 MiB held now
+            led.publish()  # drained: zero counts, the pressure of what is held now (500 of 1000 MiB)
+        stub.assert_no_pending_responses()
+        self.assertEqual([d["StatisticValues"]["Sum"] for d in expected], [91.0, 1.0, 3.0])
 
 
 class ContainerMemoryTest(unittest.TestCase):
