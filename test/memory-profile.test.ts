@@ -134,7 +134,9 @@ describe('guardBudgetPercent: the container budget on a multi-GPU type, and a CP
   });
 
   test('a CPU-measured profile driving a GPU variant is a warning that says to profile on a GPU', () => {
-    expect(warned).toMatch(/Primary: model\.memoryProfile was measured on the CPU .* but ml\.g4dn\.12xlarge serves on its GPU: .*Profile on a GPU instance/);
+    expect(warned).toMatch(
+      /Primary: model\.memoryProfile was measured on the CPU .* but ml\.g4dn\.12xlarge serves on its GPU: .*Profile on a GPU instance/,
+    );
   });
 });
 
@@ -147,7 +149,9 @@ test('guardBudgetPercent outside 50–99, or written as a fraction, is a synth e
     shadow: { model: { image, guardBudgetPercent: 85.5 }, instanceType: SageMakerInstanceType.ML_M5_LARGE },
   } as any);
   const error = synthError(app);
-  expect(error).toMatch(/model\.guardBudgetPercent: got 0\.9; allowed: a whole percent from 50 to 99\. Fix: write 90 \(percent\), not the fraction 0\.9/);
+  expect(error).toMatch(
+    /model\.guardBudgetPercent: got 0\.9; allowed: a whole percent from 50 to 99\. Fix: write 90 \(percent\), not the fraction 0\.9/,
+  );
   expect(error).toMatch(/fallback\.model\.guardBudgetPercent: got 120; allowed: an integer from 50 to 99\. Fix: a whole percent/);
   expect(error).toMatch(/shadow\.model\.guardBudgetPercent: got 85\.5; allowed: an integer from 50 to 99/);
 });

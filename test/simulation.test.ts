@@ -242,11 +242,11 @@ describe('the container side in the simulator: measured memory and the memory gu
     const file = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'examples', 'models', 'recommender', 'memory-profile.json'), 'utf8'));
     expect(primary.profile).toMatchObject({ baselineBytes: file.baselineBytes, sizeMin: 5, sizeMax: 3000 });
     expect(primary.profile!.latency).toEqual(file.points.map((p: any) => [p.size, p.latencyMs]));
-    // The budget is what the template gives the container: one GPU's 16 GiB × 80 % ÷ 3 workers.
+    // The budget is what the template gives the container: one GPU's 16 GiB × 90 % (the container's budget) ÷ 3 workers.
     const env = Template.fromStack(Stack.of(recommender)).findResources('AWS::SageMaker::Model');
     const budgets = Object.values(env).map((m: any) => m.Properties.PrimaryContainer.Environment.RESILIENT_ENDPOINT_WORKER_GPU_MEMORY_BYTES);
     expect(budgets).toContain(String(primary.guardBudgetBytes));
-    expect(primary.guardBudgetBytes).toBe(4581298449);
+    expect(primary.guardBudgetBytes).toBe(5153960755);
   });
 
   test('with the guard a request that does not fit is refused (4XX), never an OOM; without it the same pulse OOMs', () => {

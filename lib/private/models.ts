@@ -151,8 +151,21 @@ function validateGuardBudget(ctx: ModelContext, label: string, model: ModelProps
   if (p === undefined) return;
   const { min, max } = GUARD_BUDGET_PERCENT_RANGE;
   if (Number.isFinite(p) && p > 0 && p < 1)
-    ctx.errors.add(`${label}.guardBudgetPercent`, p, `a whole percent from ${min} to ${max}`, `write ${Math.round(p * 100)} (percent), not the fraction ${p}`);
-  else ctx.errors.range(`${label}.guardBudgetPercent`, p, min, max, `a whole percent of the instance's memory, e.g. ${CONTAINER_BUDGET_DEFAULT_PERCENT}`, true);
+    ctx.errors.add(
+      `${label}.guardBudgetPercent`,
+      p,
+      `a whole percent from ${min} to ${max}`,
+      `write ${Math.round(p * 100)} (percent), not the fraction ${p}`,
+    );
+  else
+    ctx.errors.range(
+      `${label}.guardBudgetPercent`,
+      p,
+      min,
+      max,
+      `a whole percent of the instance's memory, e.g. ${CONTAINER_BUDGET_DEFAULT_PERCENT}`,
+      true,
+    );
 }
 
 /** The largest request the length caps let through (MAX_SEQ_LEN in the model's environment), if stated. */

@@ -14,7 +14,7 @@ export const GpuPlacement: IReadinessRule = {
   level: RuleLevel.WARNING,
   what: 'On a multi-GPU type, each worker is placed on its own GPU by model_fn(model_dir, context)',
   why: 'Without the context argument every worker loads its model on GPU 0: one GPU holds all the copies and runs out of memory while the others idle.',
-  fix: 'Define model_fn(model_dir, context) and place the model on context.system_properties["gpu_id"] (torch.device(f"cuda:{gpu_id}")), pass context to MemoryGuard.from_environment, then acknowledge RE-GpuPlacement.',
+  fix: 'Define model_fn(model_dir, context) and place the model on context.system_properties["gpu_id"] (torch.device(f"cuda:{gpu_id}")), pass context to MemoryGuard.from_environment, then acknowledge RE-GpuPlacement; or serve on a single-GPU type such as ml.g5.xlarge.',
   check: e =>
     e.variants.flatMap(v => {
       const t = SageMakerInstanceType.of(v.instanceType);
