@@ -21,9 +21,11 @@ Two lines for a data scientist::
 The last resort behind the estimate (``guard.limit_process()``): on CPU, ``RLIMIT_DATA`` re-armed at each
 admission at the process's data size now plus what it has admitted plus what the container has left (and
 64 MiB of slack for the allocator's arenas), lifted again when the process has no request in flight, and
-armed only once the worker has run a request — a limit set before the first inference can hang a worker
-for ever (OpenBLAS retries its buffer allocation in a loop; libgomp exits when it cannot create a thread:
-real-account.md items 41, 49). An allocation past it raises ``RuntimeError``/``MemoryError`` in the request
+armed only while one request runs in the process, on a thread that has run a request before — a limit
+set before a thread's first inference can hang the worker for ever (OpenBLAS retries its per-thread buffer
+allocation in a loop; libgomp exits when it cannot create a thread: real-account.md items 41, 49; measured
+here with a thread-per-request server). So it acts in servers that run one request at a time on a
+long-lived thread (TorchServe's Python worker, a sync gunicorn worker) and never where threads are new. An allocation past it raises ``RuntimeError``/``MemoryError`` in the request
 (torch 1.13, numpy 1.24, measured), which ``admit()`` turns into one 413 with the worker alive; so does a
 ``MemoryError`` in the guard's own path. On GPU: ``torch.cuda.set_per_process_memory_fraction`` on the
 worker's own device.
@@ -39,7 +41,7 @@ import resource
 import threading
 
 from .degrade import degrade_level
-from .ledger import ContainerMemory, GpuMemory, InstanceLedger, statm
+from .ledger import ContainerMemory, GpuMemory, InstanceLedger, private_memory, statm
 from .tiers import RequestRejected
 
 log = logging.getLogger("resilient_endpoint_runtime")
@@ -178,18 +180,22 @@ class MemoryGuard:
         self.rejected = 0
         self.truncated = 0
         self.backstop = False  # the CPU backstop, enabled by limit_process()
-        self._warm = False  # a request has run in this process (thread pools and BLAS buffers exist)
+        self._warm = set()  # threads that have run a request here (their BLAS buffers and pools exist)
         self._soft = None  # RLIMIT_DATA as the process had it
         self.armed_limit = None
         self._errors = set()
         if ledger is not None and self.active:
             self.register()
 
+    def _own_usage(self):
+        """What this worker holds for the instance's ledger: its private resident memory (CPU), else its usage."""
+        return private_memory()[0] if self._usage is process_rss else self.usage()
+
     def register(self):
         """Writes this worker's memory in the instance's ledger (done when the guard is made: a worker that
         has not run a request yet still holds its model)."""
         try:
-            with self.ledger.locked(self.usage()):
+            with self.ledger.locked(self._own_usage()):
                 pass
         except Exception as e:  # noqa: BLE001 - the first admission registers it anyway
             self._error("register", e)
@@ -259,10 +265,9 @@ class MemoryGuard:
 
     def container_usage(self):
         """The memory the budget is held against: the container's (the ledger's sum) or this process's."""
-        used = self.usage()
         if self.ledger is None:
-            return used + self._reserved
-        with self.ledger.locked(used) as v:
+            return self.usage() + self._reserved
+        with self.ledger.locked(self._own_usage()) as v:
             return v.total
 
     def pressure_level(self, used=None):
@@ -305,10 +310,11 @@ class MemoryGuard:
             raise memory_refusal("no memory left to admit the request (MemoryError in the guard)") from e
 
     def _admit(self, size, truncatable, batch):
-        if self.ledger is not None:
+        if self.ledger is not None and self.ledger.started:
             self.ledger.start()  # again after a fork (a server that loads the model before forking its workers)
         if self._usage is process_rss:
-            used_own, data = statm()  # one read: resident (the accounting) and data (the backstop)
+            # one read: resident (private with the instance's ledger, which has the shared pages once) and data (the backstop)
+            used_own, data = private_memory() if self.ledger is not None else statm()
         else:
             used_own, data = self.usage(), None
         published = self._published_level()
@@ -342,13 +348,18 @@ class MemoryGuard:
             estimate = int(estimate)
         self._reserved += estimate
         self._inflight += 1
-        if self.backstop and self._warm and data is not None:
-            self._arm(data + self._reserved + max(0, available - estimate) + BACKSTOP_SLACK)
+        if self.backstop and data is not None:
+            if self._inflight == 1 and threading.get_ident() in self._warm:
+                self._arm(data + self._reserved + max(0, available - estimate) + BACKSTOP_SLACK)
+            elif self.armed_limit is not None:
+                self._disarm()  # another request runs in this process: its thread may be new (no BLAS buffer yet)
         return Admission(granted, size, level, estimate, batch)
 
     def _release(self, estimate):
         # Never raises: the request's own outcome is what the caller sees.
-        self._warm = True
+        if len(self._warm) > 256:
+            self._warm.clear()  # a server with a thread per request: those threads are gone
+        self._warm.add(threading.get_ident())
         try:
             with self._lock:
                 self._reserved = max(0.0, self._reserved - estimate)
@@ -357,7 +368,7 @@ class MemoryGuard:
             if idle and self.armed_limit is not None:
                 self._disarm()
             if self.ledger is not None and estimate:
-                used = self.usage()
+                used = self._own_usage()
                 with self.ledger.locked(used) as v:
                     v.reserve(-int(estimate))
         except Exception as e:  # noqa: BLE001 - MemoryError included: the release is best effort

@@ -9,10 +9,11 @@ admitted and not yet finished; admission sums them under the file's lock (``fcnt
 microseconds, never during I/O) and admits a request only if it fits what the whole container has left.
 
 The file (``resilient-endpoint-<key>.ledger``, memory-mapped) holds a header and one 64-byte slot per
-worker: pid, resident bytes (as of its last admission or release), bytes reserved by admitted requests,
+worker: pid, private resident bytes (as of its last admission or release; the libraries all workers map
+are counted once, in the container's other memory), bytes reserved by admitted requests,
 its counters (memory refusals, deliberate 4XX answers) and its highest pressure since the last publish.
 What the workers' slots do not show — the model server's front end, nginx, the OS of a container whose
-memory is limited — is the container's "other" memory, sampled once a second in the background by one
+memory is limited — is the container's "other" memory, sampled four times a second in the background by one
 worker per instance (the one holding ``<file>.leader``: the kernel releases it when that worker dies and
 another takes over): the container's working set (its cgroup's usage less inactive file cache, or the
 host's ``MemTotal − MemAvailable``) minus the workers' live resident memory. The same worker removes the
@@ -52,6 +53,17 @@ def statm(pid="self"):
     with open("/proc/%s/statm" % pid, "rb") as f:
         fields = f.read().split()
     return int(fields[1]) * PAGE, int(fields[5]) * PAGE
+
+
+def private_memory(pid="self"):
+    """(private resident bytes, data bytes): resident less file-backed and shared pages (statm's ``shared``).
+    What a worker adds to its container: the libraries every worker maps (libtorch: ~150 MiB) are in
+    memory once, not once per worker — summing RSS over workers counts them N times (measured under a
+    cgroup: three recommender workers of 245 MiB RSS each used 470 MiB together). The shared pages are
+    in the container's other memory, measured once."""
+    with open("/proc/%s/statm" % pid, "rb") as f:
+        fields = f.read().split()
+    return (int(fields[1]) - int(fields[2])) * PAGE, int(fields[5]) * PAGE
 
 
 def alive(pid):
@@ -187,7 +199,7 @@ class View:
 class InstanceLedger:
     """The shared accounting of one instance's workers for one memory (the host's, or one GPU's)."""
 
-    def __init__(self, path, container=None, sample_interval=1.0, clock=time.monotonic, usage_of=lambda pid: statm(pid)[0]):
+    def __init__(self, path, container=None, sample_interval=0.25, clock=time.monotonic, usage_of=lambda pid: private_memory(pid)[0]):
         self.path = path
         self.container = container
         self.usage_of = usage_of  # a worker's memory read from outside (host: /proc/<pid>/statm), or None
@@ -221,7 +233,7 @@ class InstanceLedger:
             raise
 
     @classmethod
-    def open(cls, key, directory=None, container=None, usage_of=lambda pid: statm(pid)[0]):
+    def open(cls, key, directory=None, container=None, usage_of=lambda pid: private_memory(pid)[0]):
         """The instance's ledger, or None (logged) where a shared file cannot be used."""
         try:
             import fcntl  # noqa: F401 - Linux only
@@ -290,13 +302,20 @@ class InstanceLedger:
         self._thread = threading.Thread(target=self._run, name="resilient-endpoint-ledger", daemon=True)
         self._thread.start()
 
+    @property
+    def started(self):
+        """True once :meth:`start` was called (in this process or the one it was forked from)."""
+        return self._thread is not None
+
     def stop(self):
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
 
     def _run(self):
-        while not self._stop.wait(self.sample_interval):
+        first = True
+        while first or not self._stop.wait(self.sample_interval):
+            first = False
             try:
                 self.tick()
             except Exception as e:  # noqa: BLE001 - the background never dies, never reaches a request

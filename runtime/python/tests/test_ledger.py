@@ -185,7 +185,8 @@ class LeaderTest(unittest.TestCase):
         p = ctx.Process(target=die, args=(led.path,))
         p.start()
         p.join(10)
-        with self.assertRaises(RequestRejected):
+        self.assertEqual(p.exitcode, 0)
+        with self.assertRaises(RequestRejected, msg=slots(led)):
             g.admit(1100, truncatable=False)  # the dead worker's 800 MiB still count
         led.tick()  # the leader's background step
         self.assertEqual([s[0] for s in slots(led) if s[0]], [os.getpid()])
