@@ -398,7 +398,7 @@ class RealBotocoreTest(unittest.TestCase):
                 d.get()
             elapsed = time.perf_counter() - started
             wait_for(lambda: d.reads == 1 and d._failures == 1)  # the background read gave up
-        self.assertLess(elapsed, 0.05)  # the requests never waited, not even the first
+        self.assertLess(elapsed, 0.25)  # the requests never waited, not even the first (0.5 s would be one read timeout)
 
     def test_a_response_trickling_a_byte_every_0_3_s_is_abandoned_at_the_deadline(self):
         # botocore's read timeout is per socket read: a byte every 0.3 s never trips the 0.5 s timeout, and
@@ -414,7 +414,7 @@ class RealBotocoreTest(unittest.TestCase):
                 answers.append((d.get(), time.perf_counter() - t))
                 time.sleep(0.01)
             self.assertTrue(all(level == 0 for level, _ in answers))
-            self.assertLess(max(took for _, took in answers), 0.05)
+            self.assertLess(max(took for _, took in answers), 0.25)  # never a read: the answer trickles for ~30 s
             wait_for(lambda: d._failures == 1, 1.0)
             with open(path) as f:
                 shared = json.load(f)
@@ -434,7 +434,7 @@ class RealBotocoreTest(unittest.TestCase):
         d = DegradeLevel("/p", client=real_client("http://127.0.0.1:%d" % port), cache_path=path)
         started = time.perf_counter()
         self.assertEqual(d.get(), 0)
-        self.assertLess(time.perf_counter() - started, 0.05)
+        self.assertLess(time.perf_counter() - started, 0.25)  # no network wait (a thread start under load)
         wait_for(lambda: d._failures == 1, 1.5)
         others = [DegradeLevel("/p", client=StubSSM([level(2)]), cache_path=path, background=False) for _ in range(7)]
         self.assertEqual([o.get() for o in others], [0] * 7)
