@@ -39,6 +39,9 @@ export const GROUPS = [
   { name: 'fleet', mutate: ['lib/fleet.ts'], suites: ['fleet-wiring', 'fleet'] },
   { name: 'capacity-plan', mutate: ['lib/capacity-plan.ts'], suites: ['capacity-plan'] },
   { name: 'memory-profile', mutate: ['lib/memory-profile.ts'], suites: ['memory-profile'] },
+  // The container's memory environment (budgets, guardBudgetPercent, the CPU-profile-on-GPU warning): the
+  // lines of lib/private/models.ts that compute it, against the suite that synthesizes it.
+  { name: 'container-budget', mutate: ['lib/private/models.ts:74-90', 'lib/private/models.ts:140-165', 'lib/private/models.ts:195-270'], suites: ['memory-profile'] },
 ];
 
 const args = process.argv.slice(2);
