@@ -41,7 +41,11 @@ export const GROUPS = [
   { name: 'memory-profile', mutate: ['lib/memory-profile.ts'], suites: ['memory-profile'] },
   // The container's memory environment (budgets, guardBudgetPercent, the CPU-profile-on-GPU warning): the
   // lines of lib/private/models.ts that compute it, against the suite that synthesizes it.
-  { name: 'container-budget', mutate: ['lib/private/models.ts:74-90', 'lib/private/models.ts:140-165', 'lib/private/models.ts:195-270'], suites: ['memory-profile'] },
+  {
+    name: 'container-budget',
+    mutate: ['lib/private/models.ts:74-90', 'lib/private/models.ts:140-165', 'lib/private/models.ts:195-270'],
+    suites: ['memory-profile'],
+  },
 ];
 
 const args = process.argv.slice(2);

@@ -92,6 +92,26 @@ class RecommenderServingTest(unittest.TestCase):
         self.assertEqual(self.ask(None, body=json.dumps({"events": [1], "profile": [1.0]}))[0], 400)
         self.assertNotIn(500, self.server.answers)
 
+    def test_a_batch_is_answered_per_sequence_and_admitted_as_a_batch(self):
+        body = json.dumps({"instances": [{"events": list(range(n)), "profile": [0.1] * 20} for n in (10, 300, 700)]})
+        status, _, out = self.ask(None, body=body)
+        o = json.loads(out)
+        self.assertEqual((status, len(o["predictions"]), o["degradeLevel"]), (200, 3, 0))
+        self.assertTrue(all(0 < p["ctr"] < 1 and p["truncated"] == 0 for p in o["predictions"]))
+        from resilient_endpoint_runtime import MemoryCurve, MemoryGuard
+        # 1 MiB per 100 events² per sequence, 100 MiB left: one sequence of 700 events fits (49 MiB), three do not.
+        self.m._state["guard"] = MemoryGuard(100 * 2**20, MemoryCurve(c=2**20 / 10**4), published=lambda: 0, usage=lambda: 0)
+        status, _, out = self.ask(None, body=json.dumps({"instances": [{"events": list(range(700)), "profile": [0.1] * 20}] * 3}))
+        self.assertEqual((status, json.loads(out)["reason"]), (413, "memory"))
+        self.assertIn("size 700 × 3", json.loads(out)["error"])
+
+    def test_the_worker_is_placed_by_the_toolkits_context(self):
+        class Context:
+            system_properties = {"gpu_id": 0, "model_dir": "/opt/ml/model"}
+
+        model = self.m.model_fn(tempfile.mkdtemp(), Context())
+        self.assertEqual(next(model.parameters()).device.type, "cuda" if __import__("torch").cuda.is_available() else "cpu")
+
     def test_degraded_truncates_to_the_newest_512_and_drops_the_secondary_heads(self):
         self.m._state["guard"] = published(1)
         o = json.loads(self.ask(list(range(800)))[2])
