@@ -21,8 +21,8 @@ export interface InstanceSpec {
    */
   readonly gpuMemoryGiB?: number;
   /**
-   * Local NVMe instance storage in GB (0 = EBS only). SageMaker rejects
-   * `VolumeSizeInGB` and an endpoint-config `KmsKeyId` on types with local NVMe.
+   * Local NVMe instance storage in GB (0 = EBS only). SageMaker rejects `VolumeSizeInGB` on types with
+   * local NVMe, and an endpoint-config `KmsKeyId` does not encrypt that storage.
    * @default 0
    */
   readonly localNvmeGB?: number;

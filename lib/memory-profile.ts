@@ -35,7 +35,7 @@ export interface ProfiledPercentile {
  * requests of the profiled distribution. Given to a model (`model.memoryProfile`), it sets the model's
  * footprint (baseline + the P99.9 request), the worker count through it, the memory guard's curve in
  * the container (`RESILIENT_ENDPOINT_MEMORY_CURVE`) and the largest size a worker can admit; a readiness
- * rule (`RE-MemoryProfile`) fails `cdk synth` when the P99.9 request cannot fit a worker's budget.
+ * rule (`RE-ProfiledMemory`) fails `cdk synth` when the P99.9 request cannot fit a worker's budget.
  */
 export class MemoryProfile {
   /**

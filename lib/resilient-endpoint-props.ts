@@ -36,7 +36,7 @@ export interface ModelProps {
    * written by `python3 -m resilient_endpoint_runtime.profile`). Sets the footprint when `memoryFootprint`
    * is not given (the baseline plus the P99.9 request the length caps admit), the container's memory guard
    * curve (`RESILIENT_ENDPOINT_MEMORY_CURVE`) and the largest size a worker admits; the readiness rule
-   * `RE-MemoryProfile` fails `cdk synth` when the P99.9 request cannot fit a worker's budget.
+   * `RE-ProfiledMemory` fails `cdk synth` when the P99.9 request cannot fit a worker's budget.
    * @default - none: the guard in the container has no curve and admits everything
    */
   readonly memoryProfile?: MemoryProfile;
@@ -239,13 +239,15 @@ export interface ResilientEndpointProps {
    */
   readonly metricPublishing?: MetricPublishingOptions;
   /**
-   * KMS key for the instances' EBS storage volume. Not allowed on instance types with local
-   * NVMe storage (g4dn, g5, `*d` families): SageMaker rejects it there.
+   * KMS key for the instances' EBS storage volume. On instance types with local NVMe storage (g4dn, g5,
+   * `*d` families) the key does not encrypt that storage (the instance encrypts it in hardware), so it
+   * is set on the endpoint config with a synth warning (`VolumeKmsKeyOnNvme`).
    * @default - AWS-managed encryption of the volume
    */
   readonly volumeKmsKey?: kms.IKey;
   /**
-   * Size of the instances' EBS storage volume (1–512 GiB). Not allowed on types with local NVMe.
+   * Size of the instances' EBS storage volume (1–512 GiB). A synth error on types with local NVMe, which
+   * reject `VolumeSizeInGB`.
    * @default - SageMaker's default for the instance type
    */
   readonly volumeSize?: Size;
@@ -256,7 +258,8 @@ export interface ResilientEndpointProps {
   readonly autoScaling?: AutoScalingOptions;
   /**
    * Deployment guardrails for model updates (blue/green canary by default, auto-rollback on the memory and business alarms).
-   * @default - canary 5 % of capacity, 5-minute bake, then all at once
+   * @default - a blue/green canary of 1 instance (its traffic share is 1 ÷ the variant's instances: 50 % of 2),
+   * a 5-minute bake, then all at once; all at once after the bake when a variant has a single instance
    */
   readonly deployment?: DeploymentOptions;
   /**

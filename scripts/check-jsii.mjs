@@ -5,7 +5,10 @@
 // jsii error; when a construct the README documents, or a root export, is missing from the assembly (a
 // free function or constant: jsii drops those silently, so Python users would not see them); when a
 // README Python example uses a name the bindings lack; or when the embedded tarball, driven through
-// @jsii/runtime as a Python program drives it, does not synthesize a guarded endpoint.
+// @jsii/runtime as a Python program drives it, does not synthesize a guarded endpoint. Then a Python
+// process runs the README's Python quick start on the generated package through `cdk synth --strict`
+// (scripts/jsii-python.mjs), when jsii's Python runtime and aws-cdk-lib's bindings are in its cache
+// outside the repo; without them it prints `SKIPPED: …` naming what is missing.
 //
 // Why a scratch copy: jsii compiles with its own tsconfig and writes next to its sources; the
 // library's own build (tsc → dist/) stays as it is. PyPI is not reachable here, so the wheel itself
@@ -14,7 +17,9 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import { checkApiReference } from './api-reference.mjs';
 import { JsiiKernel, runtimeBundle } from './jsii-kernel.mjs';
+import { runPythonQuickStart } from './jsii-python.mjs';
 import { join } from 'node:path';
 
 const root = process.cwd();
@@ -67,6 +72,7 @@ try {
     process.stderr.write(`${e.stdout ?? ''}${e.stderr ?? ''}`);
     throw new Error('jsii rejected the library (errors above)', { cause: e });
   }
+  const apiReference = checkApiReference(work, root, process.argv.includes('--update-api'));
   run(bin('jsii-pacmak'), ['--code-only', '--targets', 'python', '--outdir', 'dist-jsii']);
 
   const assembly = JSON.parse(readFileSync(join(work, '.jsii'), 'utf8'));
@@ -118,11 +124,11 @@ try {
   if (!runtimeVersion) throw new Error('the generated setup.py does not pin jsii');
   const cache = join(root, 'node_modules', '.jsii-runtime');
   const kernel = new JsiiKernel(runtimeBundle(runtimeVersion, cache), { CDK_VALIDATION: 'false' });
+  const deps = jsiiClosure(root, Object.keys(pkg.peerDependencies));
   let viaKernel;
   try {
     const { hello } = await kernel.hello();
     // Their npm tarballs, fetched (from npm's cache) once into node_modules/.jsii-runtime.
-    const deps = jsiiClosure(root, Object.keys(pkg.peerDependencies));
     const tarballOf = d => join(cache, `${d.name.replace(/^@/, '').replace('/', '-')}-${d.version}.tgz`);
     const missing = deps.filter(d => !existsSync(tarballOf(d))).map(d => `${d.name}@${d.version}`);
     if (missing.length) execFileSync('npm', ['pack', ...missing, '--silent', '--prefer-offline', '--pack-destination', cache], { stdio: 'ignore' });
@@ -175,7 +181,7 @@ try {
     kernel.close();
   }
 
-  // The README's Python examples (every ```python block that imports this package; the quick start
+  // The Python examples of the README and docs/*.md (every ```python block that imports this package; the quick start
   // must be one): each parses, every `sre.X` / `simulation.X` is a class of the generated bindings and
   // every `.Y` on it a member, every method or property used on a result is one the bindings define,
   // and every keyword argument is a parameter name there (or of aws_cdk's Validations.acknowledge).
@@ -183,7 +189,15 @@ try {
   const quick = /```python\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Quick start')))?.[1];
   if (!quick?.includes(pkg.jsii.targets.python.module))
     throw new Error('README has no Python quick start (a ```python block under "## Quick start")');
-  const examples = [...readme.matchAll(/```python\n([\s\S]*?)```/g)].map(m => m[1]).filter(b => b.includes(pkg.jsii.targets.python.module));
+  const pages = [
+    readme,
+    ...readdirSync(join(root, 'docs'))
+      .filter(f => f.endsWith('.md'))
+      .map(f => readFileSync(join(root, 'docs', f), 'utf8')),
+  ];
+  const examples = pages
+    .flatMap(page => [...page.matchAll(/```python\n([\s\S]*?)```/g)].map(m => m[1]))
+    .filter(b => b.includes(pkg.jsii.targets.python.module));
   const bindings = { sre: py, simulation: simPy };
   const classBody = (src, cls) => new RegExp(`\\nclass ${cls}\\b[\\s\\S]*?(?=\\n(?:@jsii\\.\\w+\\([^\\n]*\\)\\n)*class |$)`).exec(src)?.[0];
   const problems = [];
@@ -201,13 +215,16 @@ try {
       if (!foreignObjects.has(obj) && !/^[A-Z]/.test(attr) && !new RegExp(`def ${attr}\\(\\s*self`).test(py + simPy))
         problems.push(`${obj}.${attr}: no method or property ${attr} in the bindings`);
     }
-    const foreignKeywords = new Set(['id', 'reason', 'file']); // Validations.acknowledge(id=, reason=), print(file=)
+    const foreignKeywords = new Set(['id', 'reason', 'file']); // aws_cdk's Acknowledgment(id=, reason=), print(file=)
     for (const [, kw] of code.matchAll(/[(,\s](\w+)=(?!=)/g)) {
       if (!foreignKeywords.has(kw) && !new RegExp(`\\n\\s+${kw}: `).test(py + simPy))
         problems.push(`keyword ${kw}= is not a parameter of the bindings`);
     }
   });
-  if (problems.length) throw new Error(`README's Python examples do not match the generated bindings:\n  ${problems.join('\n  ')}`);
+  if (problems.length) throw new Error(`The Python examples (README, docs/) do not match the generated bindings:\n  ${problems.join('\n  ')}`);
+
+  // Then the quick start itself, run by a Python process on the generated package (scripts/jsii-python.mjs).
+  const viaPython = runPythonQuickStart({ root, work, bindings: join(work, 'dist-jsii', 'python', 'src'), runtimeVersion, closure: deps, quick });
 
   // What jsii does not carry: root exports that are neither a type nor an enum in the assembly.
   const rootExports = Object.keys(createRequire(import.meta.url)(join(root, 'dist', 'lib', 'index.js')));
@@ -224,9 +241,10 @@ try {
   console.log(
     `jsii check: ${types.length} types (${count('class')} classes, ${count('interface')} interfaces and structs, ${count('enum')} enums) in the assembly; ` +
       `Python bindings generated (${files} files, module ${pkg.jsii.targets.python.module}; ml.g4dn.xlarge is SageMakerInstanceType.${g4dn}()); ` +
-      `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; embedded npm tarball ${tarballFiles} files; ${viaKernel}; ` +
+      `submodule${submodules.size === 1 ? '' : 's'} ${[...submodules].join(', ')}; embedded npm tarball ${tarballFiles} files; ${viaKernel}; ${apiReference}; ` +
       `${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
+  console.log(viaPython);
   if (dropped.length)
     throw new Error(`root exports jsii does not carry to Python (free functions or constants; make them static members): ${dropped.join(', ')}`);
 } finally {

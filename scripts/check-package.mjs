@@ -1,11 +1,17 @@
-// Proves the library is usable as a package: `npm pack`, install the tarball into a separate
-// plain-JavaScript CDK app outside the source tree (no TypeScript, esbuild or Docker there),
-// synthesize an endpoint with it and check the result. Then runs the README's quick start, as
-// written, through `cdk synth --strict` in that app: it must synthesize with no warning.
+// Proves the library is usable as a package, as a user gets it: packs it from a copy of the source tree
+// in the state the README's set-up leaves (`npm ci && npm run synth`: the bundles and example models
+// built, the library not compiled), so `npm pack` itself (prepack) must compile the library; checks that
+// the tarball's main, types, bin and exports exist and that it carries no install-time script; installs
+// it into a plain-JavaScript CDK app outside the source tree (no TypeScript, esbuild or Docker there),
+// synthesizes an endpoint with it and runs its CLI. Then pastes the README's TypeScript quick start, as
+// written, into an app shaped as `cdk init app --language typescript` writes it (its tsconfig with
+// NodeNext, its cdk.json with the recommended feature flags, `npx tsc && node bin/my-app.js`) and runs
+// `cdk synth --strict Recommender`: no warning, and stdout is the template.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { consumerApp } from './consumer-app.mjs';
 
 const root = process.cwd();
@@ -13,7 +19,25 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const work = mkdtempSync(join(tmpdir(), 'consumer-'));
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
 try {
-  const tarball = run('npm', ['pack', '--silent', '--pack-destination', work], root).trim().split('\n').pop();
+  // The source tree as a fresh clone has it, after `npm ci && npm run synth`: tracked and new files, the
+  // dependencies, and what those two commands built (bundles, example models, their stamps) — no dist/lib.
+  const src = join(work, 'clone');
+  const tracked = run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], root)
+    .split('\0')
+    .filter(f => f && existsSync(join(root, f)));
+  for (const f of tracked) cpSync(join(root, f), join(src, f), { recursive: true });
+  for (const built of ['dist/lambda-bundles', 'dist/cli-bundles', 'dist/models', 'dist/.build-stamps.json'])
+    if (existsSync(join(root, built))) cpSync(join(root, built), join(src, built), { recursive: true });
+  symlinkSync(join(root, 'node_modules'), join(src, 'node_modules'), 'dir');
+  if (existsSync(join(src, 'dist', 'lib'))) throw new Error('the copy should not hold dist/lib');
+  const packed = spawnSync('npm', ['pack', '--pack-destination', work], { cwd: src, encoding: 'utf8' });
+  if (packed.status !== 0) throw new Error(`npm pack failed:\n${packed.stdout}\n${packed.stderr}`);
+  const tarball = packed.stdout.trim().split('\n').pop();
+  // The bundles the set-up built are not built again by npm pack (when they were current here).
+  const { freshness } = createRequire(import.meta.url)('./build-stamp.cjs');
+  if (freshness(root, 'bundles').fresh && !/build: bundles: skipped/.test(packed.stderr))
+    throw new Error(`npm pack rebuilt bundles that were current:\n${packed.stderr}`);
+
   // The tarball unpacked as npm would install it, beside nothing but its peers (symlinks to the
   // versions this repo tests): any file the package needs but does not ship, or any undeclared
   // dependency, fails to load here. (No `npm install`: copying aws-cdk-lib from the cache took 5 s.)
@@ -21,6 +45,24 @@ try {
   mkdirSync(installed, { recursive: true });
   execFileSync('tar', ['xzf', join(work, tarball), '-C', installed, '--strip-components=1']);
   const shipped = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+  const entries = [
+    ['main', shipped.main],
+    ['types', shipped.types],
+    ...Object.entries(shipped.bin ?? {}).map(([k, v]) => [`bin ${k}`, v]),
+    ...Object.entries(shipped.exports ?? {}).flatMap(([k, v]) =>
+      typeof v === 'string' ? [[`exports ${k}`, v]] : Object.entries(v).map(([c, f]) => [`exports ${k} ${c}`, f]),
+    ),
+  ];
+  const absent = entries.filter(([, f]) => !f || !existsSync(join(installed, f)));
+  if (absent.length || entries.length < 4) throw new Error(`the tarball lacks ${absent.map(([k, f]) => `${k} (${f})`).join(', ')}`);
+  if (!readFileSync(join(installed, shipped.bin[pkg.name]), 'utf8').startsWith('#!/usr/bin/env node')) throw new Error('the bin has no #! line');
+  // Consumers run none of our scripts: npm runs preinstall, install and postinstall (and node-gyp for a
+  // binding.gyp) when it installs a package from a registry or a tarball, and npm 11 lists a tarball's
+  // prepare among the install scripts to approve (`npm install x.tgz`: "install scripts not yet covered by
+  // allowScripts … (prepare: …)"); prepack it runs only when packing.
+  const installTime = Object.keys(shipped.scripts ?? {}).filter(s => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s));
+  if (installTime.length || existsSync(join(installed, 'binding.gyp')))
+    throw new Error(`the package would run ${installTime.join(', ') || 'node-gyp'} on install`);
   if (Object.keys(shipped.dependencies ?? {}).length)
     throw new Error(`runtime dependencies need an install step here: ${Object.keys(shipped.dependencies)}`);
   // The code bundled from other packages ships with their notices (their licenses ask for it).
@@ -93,30 +135,90 @@ console.log('consumer app synthesized ' + types.length + ' resources (' + [...ne
     `package check: ${shipped.bin[pkg.name]} plans incident B as 4 × ml.m5.xlarge, simulates the shipped clustering example, and runs doctor and drill from their bundle`,
   );
 
-  // The README's quick start: the first ```ts block after "## Quick start", compiled to JavaScript
-  // here (the consumer has no TypeScript), then `cdk synth --strict` with the library's CLI.
+  // The README's quick start: the first ```ts block after "## Quick start", pasted as bin/my-app.ts into
+  // an app shaped as `cdk init app --language typescript` writes it (aws-cdk-cli's init template
+  // app/typescript: its tsconfig.json with module and moduleResolution NodeNext, strict; its cdk.json
+  // running `npx tsc && node bin/my-app.js`, with the recommended feature flags of this aws-cdk-lib, as
+  // `cdk init` writes them; notices and telemetry off, as this check runs offline).
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Quick start'));
   const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   if (!snippet) throw new Error('README has no ```ts block under "## Quick start"');
-  const { transformSync } = await import('esbuild');
-  writeFileSync(join(work, 'quickstart.js'), transformSync(snippet, { loader: 'ts', format: 'cjs', platform: 'node' }).code);
-  writeFileSync(join(work, 'cdk.json'), JSON.stringify({ app: 'node quickstart.js', notices: false, context: { 'cli-telemetry': false } }));
+  const app = join(work, 'my-app');
+  const modules = join(app, 'node_modules');
+  mkdirSync(join(modules, '.bin'), { recursive: true });
+  mkdirSync(join(modules, '@types'), { recursive: true });
+  symlinkSync(installed, join(modules, pkg.name), 'dir');
+  for (const dep of [...Object.keys(shipped.peerDependencies), 'typescript', '@types/node', '@types/jest'])
+    symlinkSync(join(root, 'node_modules', dep), join(modules, dep), 'dir');
+  symlinkSync(join('..', 'typescript', 'bin', 'tsc'), join(modules, '.bin', 'tsc'));
+  const tsconfig = {
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['es2022'],
+      declaration: true,
+      strict: true,
+      noImplicitAny: true,
+      strictNullChecks: true,
+      noImplicitThis: true,
+      alwaysStrict: true,
+      noUnusedLocals: false,
+      noUnusedParameters: false,
+      noImplicitReturns: true,
+      noFallthroughCasesInSwitch: false,
+      inlineSourceMap: true,
+      inlineSources: true,
+      experimentalDecorators: true,
+      strictPropertyInitialization: false,
+      skipLibCheck: true,
+      typeRoots: ['./node_modules/@types'],
+      noEmitOnError: true,
+      types: ['jest', 'node'],
+    },
+    exclude: ['node_modules', 'cdk.out'],
+  };
+  const flags = JSON.parse(
+    readFileSync(createRequire(import.meta.url).resolve('aws-cdk-lib/recommended-feature-flags.json', { paths: [root] }), 'utf8'),
+  );
+  const cdkJson = {
+    app: 'npx tsc && node bin/my-app.js',
+    watch: {
+      include: ['**'],
+      exclude: ['README.md', 'cdk*.json', '**/*.d.ts', '**/*.js', 'tsconfig.json', 'package*.json', 'yarn.lock', 'node_modules', 'test'],
+    },
+    notices: false,
+    context: { ...flags, 'cli-telemetry': false },
+  };
+  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+  writeFileSync(join(app, 'cdk.json'), JSON.stringify(cdkJson, null, 2));
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'my-app', version: '0.1.0', bin: { 'my-app': 'bin/my-app.js' }, scripts: { build: 'tsc', cdk: 'cdk' } }, null, 2),
+  );
+  mkdirSync(join(app, 'bin'));
+  writeFileSync(join(app, 'bin', 'my-app.ts'), snippet);
   // `cdk synth --strict Recommender`, as a CI pipeline runs it with `> template.yaml`: any warning fails
   // it (--strict), and stdout must be the template and nothing else (no library or example code may
   // print to stdout during synthesis). The quick start has this one stack.
-  const stdout = execFileSync(process.execPath, [join(root, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--strict', 'Recommender'], {
-    cwd: work,
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const synth = spawnSync(process.execPath, [join(root, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--strict', 'Recommender'], {
+    cwd: app,
     encoding: 'utf8',
+    env: { ...process.env, PATH: `${join(modules, '.bin')}:${dirname(process.execPath)}:${process.env.PATH}` },
   });
+  if (synth.status !== 0) throw new Error(`cdk synth --strict of the quick start failed (exit ${synth.status}):\n${synth.stdout}\n${synth.stderr}`);
+  if (!existsSync(join(app, 'bin', 'my-app.js'))) throw new Error('the app did not compile bin/my-app.ts (npx tsc)');
+  const stdout = synth.stdout;
   const { parse } = await import('yaml');
   const parsed = parse(stdout);
   const types = Object.values(parsed?.Resources ?? {}).map(r => r.Type);
   if (!types.includes('AWS::SageMaker::Endpoint'))
     throw new Error(`cdk synth Recommender > template.yaml is not the template:\n${stdout.slice(0, 500)}`);
   console.log(
-    `package check: the README quick start synthesizes with cdk synth --strict (no warnings); cdk synth Recommender's stdout parses as its template (${types.length} resources)`,
+    `package check: ${tarball} packed from a fresh clone's state (prepack compiled the library; ${entries.length} entry points present; no install-time script); ` +
+      `the README quick start, in a cdk init TypeScript app (NodeNext, ${Object.keys(flags).length} feature flags), synthesizes with cdk synth --strict (no warnings); ` +
+      `cdk synth Recommender's stdout parses as its template (${types.length} resources)`,
   );
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -15,10 +15,14 @@ const steps = {
   python: { cmd: 'node scripts/test-python.mjs runtime', why: 'runtime helper, with and without the frameworks' },
   // The example models' suites unpack the archives `bundle` builds.
   models: { cmd: 'node scripts/test-python.mjs models', needs: ['bundle'], why: 'example inference code on real torch and scikit-learn' },
-  package: { cmd: 'node scripts/check-package.mjs', needs: ['bundle'], why: 'npm tarball in a plain JavaScript app; README quick start' },
+  package: {
+    cmd: 'node scripts/check-package.mjs',
+    needs: ['bundle'],
+    why: 'npm pack from a fresh clone state; the tarball in a JavaScript app and a cdk init TypeScript app (README quick start)',
+  },
   lint: { cmd: 'npm run lint --silent', why: 'eslint and prettier' },
   floor: { cmd: 'node scripts/check-floor.mjs', needs: ['bundle'], why: 'type-check and templates at the lowest peer versions' },
-  jsii: { cmd: 'node scripts/check-jsii.mjs', needs: ['bundle'], why: 'jsii assembly, Python bindings, README Python quick start' },
+  jsii: { cmd: 'node scripts/check-jsii.mjs', needs: ['bundle'], why: 'jsii assembly, Python bindings, README Python quick start, API.md current' },
 };
 const lanes = [
   ['compile', 'bundle', 'jest'],

@@ -113,7 +113,9 @@ test('a bundle that was never built is a synth error saying how to build it, not
   expect(lambdaBundleDir('no-such-function')).toBeUndefined();
   bundledCode(scope, 'no-such-function');
   expect(scope.node.validate()).toEqual([
-    expect.stringMatching(/the pre-built Lambda bundle 'no-such-function' is missing .* Fix: run 'npm run bundle' \(or 'npm ci', which builds it\)/),
+    expect.stringMatching(
+      /the pre-built Lambda bundle 'no-such-function' is missing .* Fix: run 'npm run bundle' \(or 'npm run synth', which builds it\)/,
+    ),
   ]);
 });
 

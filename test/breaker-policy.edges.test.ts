@@ -1,5 +1,5 @@
 /**
- * The policy at its edges: each test pins one boundary or guard the README states (a threshold is "at
+ * The policy at its edges: each test pins one boundary or guard docs/breaker.md states (a threshold is "at
  * or above", data exactly as old as the staleness limit is fresh, the probation, what counts as a
  * change worth writing, the fallback's capacity cap, a stored state that is not ours). Written from the
  * bugs a mutation run (npm run mutation) showed that no other test noticed.

@@ -135,7 +135,7 @@ describe('breaker policy: incident traces', () => {
   });
 });
 
-describe('breaker policy: the README promises, over traces shaped like the domain', () => {
+describe('breaker policy: the promises of docs/breaker.md, over traces shaped like the domain', () => {
   const cfg = DEFAULT_CONFIG;
   const rank = { CLOSED: 0, RECOVERING: 1, DEGRADED: 2, OPEN: 3 } as const;
 

@@ -2,7 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { buildIntegApp } from './integ/integ.clustering';
 
-describe('integration test apps synthesize (deployed by a maintainer with an account: README)', () => {
+describe('integration test apps synthesize (deployed by a maintainer with an account: docs/operations.md)', () => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const { stack, assertionStack } = buildIntegApp(app);
   const assertions = Template.fromStack(assertionStack);
@@ -20,7 +20,7 @@ describe('integration test apps synthesize (deployed by a maintainer with an acc
     );
   });
 
-  test("the README's request is asserted on the answer, and the drill's override is a state the breaker parses", () => {
+  test("the examples' request (docs/examples.md) is asserted on the answer, and the drill's override is a state the breaker parses", () => {
     assertions.hasResourceProperties('Custom::DeployAssert@SdkCallSageMakerRuntimeinvokeEndpoint', {
       parameters: Match.objectLike({ Body: Match.stringLikeRegexp('instances') }),
       expected: Match.stringLikeRegexp('clusters'),

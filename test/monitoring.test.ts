@@ -471,8 +471,8 @@ describe('EndpointMetricFactory: each metric as SageMaker publishes it', () => {
   });
 });
 
-test("README's alarm table is what the recommender example deploys: every alarm, statistic, threshold, datapoints and missing-data rule", () => {
-  const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+test("docs/monitoring.md's alarm table is what the recommender example deploys: every alarm, statistic, threshold, datapoints and missing-data rule", () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', 'docs', 'monitoring.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Monitoring (`monitoring`): every alarm created'));
   const rows = section.slice(section.indexOf('| tier | alarm |')).split('\n').slice(2);
   const table = rows

@@ -294,7 +294,7 @@ async function tenSecondData(
     return warn(
       id,
       `a 10-second query returned points a minute apart (${text}): CloudWatch keeps this endpoint's data at 1 minute`,
-      'nothing to change: the breaker reads the spacing from the timestamps and works on 1-minute data; it detects in 1–2 minutes instead of ~40 s (README, "Seen within seconds")',
+      'nothing to change: the breaker reads the spacing from the timestamps and works on 1-minute data; it detects in 1–2 minutes instead of ~40 s (docs/breaker.md, "Seen within seconds")',
     );
   if (seen.some(([, , sp]) => sp !== undefined && sp <= 10)) return pass(id, text);
   return warn(id, `too few points to tell the spacing (${text})`, 'run doctor again with traffic');

@@ -13,7 +13,7 @@ export const DOCTOR_USAGE = `usage: sagemaker-resilient-endpoint doctor --endpoi
   live config, 10-second data really stored, the per-GPU and per-variant series, every alarm (none stuck
   without data) and a confirmed subscriber, the breaker (function runs, rules enabled, state item, level
   parameter, weights, tagged scalable targets), captured requests, Parameter Store throughput.
-  Exit code 0 when no check FAILs. Permissions: Describe*/List*/Get* on those services (see README).`;
+  Exit code 0 when no check FAILs. Permissions: Describe*/List*/Get* on those services (see docs/operations.md).`;
 
 export const DRILL_USAGE = `usage: sagemaker-resilient-endpoint drill --endpoint NAME --to DEGRADED|OPEN [--hold 5m] [--watch-back 30m]
          [--probe FILE --content-type application/json] [--dry-run] [--region R] [--json]

@@ -40,7 +40,7 @@ export function bundledCode(scope: Construct, name: string): lambda.Code {
   scope.node.addValidation({
     validate: () => [
       `the pre-built Lambda bundle '${name}' is missing (dist/lambda-bundles/${name}/index.js); allowed: a built library. ` +
-        "Fix: run 'npm run bundle' (or 'npm ci', which builds it) in the library's folder; an installed package ships it built",
+        "Fix: run 'npm run bundle' (or 'npm run synth', which builds it) in the library's folder; an installed package ships it built",
     ],
   });
   return lambda.Code.fromInline('exports.handler = async () => { throw new Error("bundle missing"); };');

@@ -266,7 +266,7 @@ export interface SimulationOptions {
   readonly seed?: number;
   /**
    * Timing assumptions.
-   * @default - the engine's defaults (sources in the README's simulator section)
+   * @default - the engine's defaults (sources in docs/simulator.md)
    */
   readonly assumptions?: SimulationAssumptions;
 }
@@ -401,7 +401,7 @@ export class Simulator {
 
   /**
    * Incident A as it was (4 × ml.g4dn.xlarge, one worker per GPU, no input caps), with 4 and 6 instances.
-   * @param seed random seed; default 42 (the README's figures)
+   * @param seed random seed; default 42 (the figures in docs/simulator.md)
    */
   public static calibrateIncidentA(seed?: number): IncidentCalibration {
     const r = calibrateIncidentA(seed);

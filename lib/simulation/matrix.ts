@@ -14,7 +14,7 @@ export interface MatrixRow {
   readonly result: SimResult;
 }
 
-/** What the matrix runs; every field has the README's default. */
+/** What the matrix runs; every field has the default docs/simulator.md quotes. */
 export interface MatrixOptions {
   /** @default [1, 7, 42, 123] */
   readonly seeds?: number[];
@@ -96,7 +96,7 @@ export function matrixTable(rows: MatrixRow[]): string {
   return lines.join('\n');
 }
 
-/** Per example, memory model and way: OOM events over all seeds and pulses (the figure the README quotes). */
+/** Per example, memory model and way: OOM events over all seeds and pulses (the figure docs/simulator.md quotes). */
 export function matrixSummary(rows: MatrixRow[]): string {
   const groups = new Map<string, MatrixRow[]>();
   for (const r of rows) {
