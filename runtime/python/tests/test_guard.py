@@ -144,6 +144,18 @@ class AdmissionTest(unittest.TestCase):
                 raise ValueError("a bug")
         self.assertTrue(is_oom(type("OutOfMemoryError", (RuntimeError,), {})("CUDA out of memory")))
 
+    def test_a_memory_error_in_the_guards_own_path_is_one_413_never_a_500(self):
+        def exhausted():
+            raise MemoryError()
+
+        g = MemoryGuard(1000 * MiB, MemoryCurve(b=1), published=lambda: 1, usage=exhausted)
+        with self.assertRaises(RequestRejected) as r:
+            g.admit(10)
+        self.assertEqual((r.exception.status, r.exception.reason), (413, "memory"))
+        self.assertIn("MemoryError in the guard", str(r.exception))
+        with self.assertLogs("resilient_endpoint_runtime", "WARNING"):
+            self.assertEqual(g.level(), 1)  # the published level; the pressure could not be read
+
     def test_a_published_level_that_fails_to_read_counts_as_0(self):
         def broken():
             raise RuntimeError("boom")
