@@ -57,6 +57,13 @@ export const GROUPS = [
     mutate: ['lib/drift/drift-monitor.ts', 'lib/drift/model-monitor.ts', 'lib/drift/features.ts'],
     suites: ['drift-monitor'],
   },
+  // The container's memory environment (budgets, guardBudgetPercent, the CPU-profile-on-GPU warning): the
+  // lines of lib/private/models.ts that compute it, against the suite that synthesizes it.
+  {
+    name: 'container-budget',
+    mutate: ['lib/private/models.ts:74-90', 'lib/private/models.ts:140-165', 'lib/private/models.ts:195-270'],
+    suites: ['memory-profile'],
+  },
 ];
 
 const args = process.argv.slice(2);

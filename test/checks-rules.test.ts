@@ -57,6 +57,7 @@ test('a compliant endpoint passes every rule', () => {
     ['RE-ProfiledMemory', RuleLevel.ERROR],
     ['RE-Drift', RuleLevel.WARNING],
     ['RE-Budget', RuleLevel.WARNING],
+    ['RE-GpuPlacement', RuleLevel.WARNING],
   ]);
 });
 
@@ -77,6 +78,7 @@ test('what each rule checks, as RULES tells a user who lists them', () => {
     'RE-ProfiledMemory': "The profiled P99.9 request fits a worker's memory budget, with the model loaded",
     'RE-Drift': "A drift monitor (the library's drift function or a Model Monitor schedule) reads the endpoint's data capture",
     'RE-Budget': "A monthly AWS Budgets alarm covers the endpoint's cost",
+    'RE-GpuPlacement': 'On a multi-GPU type, each worker is placed on its own GPU by model_fn(model_dir, context)',
   });
 });
 
@@ -233,6 +235,11 @@ test("RE-ProfiledMemory: the profiled P99.9 request on top of the loaded model w
   expect(host(301 * MIB, 500 * MIB, 800 * MIB)).toEqual([
     "Primary: the profiled P99.9 request (size 2900) needs 301 MiB on top of the loaded model's 500 MiB, more than a worker's budget of 800 MiB",
   ]);
+  // The smallest budget the guard supports: below the warm baseline a worker cannot run its first inference.
+  expect(host(0, 800 * MIB, 800 * MIB)).toEqual([]);
+  expect(host(0, 801 * MIB, 800 * MIB)).toEqual([
+    "Primary: the loaded model and its first inference (thread pools, BLAS buffers: the profile's warm baseline) need 801 MiB, more than a worker's budget of 800 MiB: no worker could answer its first request",
+  ]);
   expect(
     check(
       env({
@@ -264,6 +271,23 @@ test("RE-ProfiledMemory: the profiled P99.9 request on top of the loaded model w
       }),
     ),
   ).toEqual([]);
+});
+
+test('RE-GpuPlacement: a warning on every variant of a multi-GPU type, naming model_fn(model_dir, context)', () => {
+  const check = rule('RE-GpuPlacement');
+  expect(
+    check(
+      compliant({
+        variants: [
+          variant({ instanceType: 'ml.g4dn.12xlarge' }),
+          variant({ variantName: 'Single', instanceType: 'ml.g4dn.xlarge' }),
+          variant({ variantName: 'Cpu', instanceType: 'ml.m5.xlarge' }),
+          variant({ variantName: 'Unknown', instanceType: 'ml.zz9.huge' }),
+        ],
+      }),
+    ),
+  ).toEqual(['Primary: ml.g4dn.12xlarge has 4 GPUs; workers find theirs only through model_fn(model_dir, context)']);
+  expect(ProductionReadinessChecks.RULES.find(r => r.id === 'RE-GpuPlacement')!.level).toBe('warning');
 });
 
 test('checkTemplate: each finding names its rule, level, stack and resource, with the why and the fix', () => {

@@ -219,6 +219,7 @@ const failing: Record<string, EndpointFacts> = {
       RESILIENT_ENDPOINT_PROFILE_DEVICE: 'cpu',
     },
   }),
+  'RE-GpuPlacement': primary({ instanceType: 'ml.g5.12xlarge' }),
 };
 
 /** What each rule says about its failing case: the variant or setting at fault, with the value found. */
@@ -239,6 +240,7 @@ const messages: Record<string, RegExp> = {
   'RE-NvmeStorage': /^Primary \(ml\.g5\.xlarge\) sets VolumeSizeInGB$/,
   'RE-ProfiledMemory':
     /^Primary: the profiled P99\.9 request \(size 2801\) needs 135 MiB on top of the loaded model's 3072 MiB, more than a worker's budget of 3174 MiB$/,
+  'RE-GpuPlacement': /^Primary: ml\.g5\.12xlarge has 4 GPUs; workers find theirs only through model_fn\(model_dir, context\)$/,
 };
 
 /** A fix names something to change in this library (a prop, a construct) or a concrete instance type. */
@@ -381,6 +383,7 @@ describe("the plugin's report, as cdk synth receives it", () => {
       'RE-ProfiledMemory',
       'RE-Drift',
       'RE-Budget',
+      'RE-GpuPlacement',
     ]);
     const app = new App();
     legacy(new Stack(app, 'Legacy'));

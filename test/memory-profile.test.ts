@@ -49,15 +49,19 @@ test('the curve and its numbers: the estimate, and the largest size within a num
   expect(p.p999).toEqual({ size: 2801, bytes: 135 * MiB });
 });
 
-test("the container gets each worker's budget, the guard's curve and the largest size a worker admits; the footprint follows the profile", () => {
+test("the container gets its budget, each worker's share, the guard's curve and the largest size a worker admits; the footprint follows the profile", () => {
   // ml.m5.xlarge: 16 GiB; the footprint 275 MiB + the admitted P99.9 (MAX_SEQ_LEN 1024 caps it) → 6 workers (4 vCPU × 1.5).
   const { stack } = endpoint(MemoryProfile.fromFile(file(profileJson())), { MAX_SEQ_LEN: '1024' });
   const env = envOf(stack);
-  expect(Number(env.RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES)).toBe(Math.floor((0.8 * 16 * 1024 ** 3) / 6));
+  // The guard's hard edge: 90 % of the instance for the whole container (lib/breaker/contract.ts), above the breaker's 80 %.
+  expect(Number(env.RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES)).toBe(Math.floor(0.9 * 16 * 1024 ** 3));
+  expect(env.RESILIENT_ENDPOINT_CONTAINER_BUDGET_PERCENT).toBe('90');
+  expect(env.RESILIENT_ENDPOINT_CONTAINER_GPU_MEMORY_BYTES).toBeUndefined();
+  expect(Number(env.RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES)).toBe(Math.floor(Math.floor(0.9 * 16 * 1024 ** 3) / 6));
   expect(JSON.parse(env.RESILIENT_ENDPOINT_MEMORY_CURVE)).toEqual({ a: 0, b: 3527, c: 16.02 });
   expect(JSON.parse(env.RESILIENT_ENDPOINT_PROFILE_P999)).toEqual({ size: 1024, bytes: Math.round(3527 * 1024 + 16.02 * 1024 * 1024) });
   const admissible = Number(env.RESILIENT_ENDPOINT_MAX_ADMISSIBLE_SIZE);
-  const room = Math.floor((0.8 * 16 * 1024 ** 3) / 6) - 275 * MiB;
+  const room = Math.floor(Math.floor(0.9 * 16 * 1024 ** 3) / 6) - 275 * MiB;
   expect(3527 * admissible + 16.02 * admissible ** 2).toBeLessThanOrEqual(room);
   expect(3527 * (admissible + 1) + 16.02 * (admissible + 1) ** 2).toBeGreaterThan(room);
   expect(Number(env.RESILIENT_ENDPOINT_HOST_FOOTPRINT_BYTES)).toBe(275 * MiB + Math.round(3527 * 1024 + 16.02 * 1024 * 1024));
@@ -66,12 +70,12 @@ test("the container gets each worker's budget, the guard's curve and the largest
 test('RE-ProfiledMemory fails cdk synth when the profiled P99.9 request cannot fit a worker, and passes when it can', () => {
   const findings = (stack: any) =>
     ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).filter(f => f.ruleId === 'RE-ProfiledMemory');
-  // A model of 3.1 GiB loaded on a 4 GiB ml.c5.large: one worker, whose budget is 3.2 GiB, and the P99.9 request needs 135 MiB more.
-  const heavy = endpoint(MemoryProfile.fromJson(profileJson({ baseline: 3.1 * 1024 * MiB })), {}, SageMakerInstanceType.ML_C5_LARGE).stack;
+  // A model of 3.5 GiB loaded on a 4 GiB ml.c5.large: one worker, whose budget is 3.6 GiB (90 %), and the P99.9 request needs 135 MiB more.
+  const heavy = endpoint(MemoryProfile.fromJson(profileJson({ baseline: 3.5 * 1024 * MiB })), {}, SageMakerInstanceType.ML_C5_LARGE).stack;
   const [f] = findings(heavy);
   expect(f.level).toBe(RuleLevel.ERROR);
   expect(f.message).toMatch(
-    /the profiled P99\.9 request \(size 2801\) needs \d+ MiB on top of the loaded model's 3174 MiB, more than a worker's budget of \d+ MiB/,
+    /the profiled P99\.9 request \(size 2801\) needs \d+ MiB on top of the loaded model's 3584 MiB, more than a worker's budget of 3686 MiB/,
   );
   expect(findings(endpoint(MemoryProfile.fromJson(profileJson()), { MAX_SEQ_LEN: '1024' }).stack)).toEqual([]);
 });
@@ -101,9 +105,55 @@ test('without a profile the budget is still written (the guard and the stage met
   const { stack } = newStack();
   new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_G4DN_2XLARGE });
   const env = envOf(stack);
-  expect(Number(env.RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES)).toBe(Math.floor((0.8 * 32 * 1024 ** 3) / 1));
-  expect(Number(env.RESILIENT_ENDPOINT_WORKER_GPU_MEMORY_BYTES)).toBe(Math.floor(0.8 * 16 * 1024 ** 3));
+  expect(Number(env.RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES)).toBe(Math.floor(0.9 * 32 * 1024 ** 3));
+  expect(Number(env.RESILIENT_ENDPOINT_WORKER_GPU_MEMORY_BYTES)).toBe(Math.floor(0.9 * 16 * 1024 ** 3));
+  expect(Number(env.RESILIENT_ENDPOINT_CONTAINER_GPU_MEMORY_BYTES)).toBe(Math.floor(0.9 * 16 * 1024 ** 3));
   expect(env.RESILIENT_ENDPOINT_MEMORY_CURVE).toBeUndefined();
+});
+
+describe('guardBudgetPercent: the container budget on a multi-GPU type, and a CPU profile driving a GPU variant', () => {
+  let env: Record<string, string>;
+  let warned: string;
+  beforeAll(() => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      // measured on the CPU (device 'cpu'), served on 4 T4 GPUs
+      model: { image, memoryProfile: MemoryProfile.fromJson(profileJson()), guardBudgetPercent: 85 },
+      modelServer: { workers: 8 },
+      instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE,
+    });
+    env = envOf(stack);
+    warned = warnings(stack).join('\n');
+  });
+
+  test('85 % of the instance and of each GPU; each worker gets the share of the GPU it is on (8 workers on 4 GPUs: 2 each)', () => {
+    expect(Number(env.RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES)).toBe(Math.floor(0.85 * 192 * 1024 ** 3));
+    expect(Number(env.RESILIENT_ENDPOINT_CONTAINER_GPU_MEMORY_BYTES)).toBe(Math.floor(0.85 * 16 * 1024 ** 3));
+    expect(env.RESILIENT_ENDPOINT_CONTAINER_BUDGET_PERCENT).toBe('85');
+    expect(Number(env.RESILIENT_ENDPOINT_WORKER_GPU_MEMORY_BYTES)).toBe(Math.floor(Math.floor(0.85 * 16 * 1024 ** 3) / 2));
+  });
+
+  test('a CPU-measured profile driving a GPU variant is a warning that says to profile on a GPU', () => {
+    expect(warned).toMatch(
+      /Primary: model\.memoryProfile was measured on the CPU .* but ml\.g4dn\.12xlarge serves on its GPU: .*Profile on a GPU instance/,
+    );
+  });
+});
+
+test('guardBudgetPercent outside 50–99, or written as a fraction, is a synth error naming the prop (all at once)', () => {
+  const { app, stack } = newStack();
+  new ResilientEndpoint(stack, 'E', {
+    model: { image, guardBudgetPercent: 0.9 },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    fallback: { model: { image, guardBudgetPercent: 120 }, instanceType: SageMakerInstanceType.ML_M5_LARGE },
+    shadow: { model: { image, guardBudgetPercent: 85.5 }, instanceType: SageMakerInstanceType.ML_M5_LARGE },
+  } as any);
+  const error = synthError(app);
+  expect(error).toMatch(
+    /model\.guardBudgetPercent: got 0\.9; allowed: a whole percent from 50 to 99\. Fix: write 90 \(percent\), not the fraction 0\.9/,
+  );
+  expect(error).toMatch(/fallback\.model\.guardBudgetPercent: got 120; allowed: an integer from 50 to 99\. Fix: a whole percent/);
+  expect(error).toMatch(/shadow\.model\.guardBudgetPercent: got 85\.5; allowed: an integer from 50 to 99/);
 });
 
 test("the examples' committed profiles are what the profiler writes, and their stacks pass the rule", () => {

@@ -20,6 +20,7 @@ import { CircuitBreaker } from './rules/circuit-breaker';
 import { DataCapture } from './rules/data-capture';
 import { DeploymentGuardrails } from './rules/deployment-guardrails';
 import { Drift } from './rules/drift';
+import { GpuPlacement } from './rules/gpu-placement';
 import { MemoryAlarm } from './rules/memory-alarm';
 import { MultiInstance } from './rules/multi-instance';
 import { Network } from './rules/network';
@@ -51,6 +52,7 @@ export const READINESS_RULES: IReadinessRule[] = [
   ProfiledMemory,
   Drift,
   Budget,
+  GpuPlacement,
 ];
 
 /** One finding. */

@@ -8,6 +8,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
+import { CONTAINER_BUDGET_DEFAULT_PERCENT, CONTAINER_BUDGET_ENV } from '../breaker/contract';
 import { isInstanceSize, nearestCatalogType, SageMakerInstanceType } from '../instance-types';
 import { MemoryProfile } from '../memory-profile';
 import { MemoryFootprint, ModelServer, ModelServerOptions, ModelServerTuning, tuneModelServer, wholeBytes } from '../model-server';
@@ -79,6 +80,15 @@ export function createModel(ctx: ModelContext, id: string, model: ModelProps, va
   }
   const data = model.modelData?.bind(ctx.scope, ctx.role);
   for (const e of model.modelData?.validate() ?? []) ctx.errors.addMessage(e);
+  const label = MODEL_PROPS[id] ?? 'model';
+  validateGuardBudget(ctx, label, model);
+  if (model.memoryProfile && !model.memoryProfile.problem && model.memoryProfile.device === 'cpu' && variant.instanceType.isGpu) {
+    Validations.of(ctx.scope).addWarning(
+      `${variant.variantName}CpuProfileOnGpu`,
+      `${variant.variantName}: ${label}.memoryProfile was measured on the CPU (device 'cpu': the worker's RSS), but ${variant.instanceType.name} serves on its GPU: ` +
+        'the guard would estimate GPU memory with a curve of host memory. Profile on a GPU instance (the profiler records the CUDA allocator peak there) and pass that memory-profile.json.',
+    );
+  }
   const memory = memoryEnvironment(variant, model);
   const footprint = model.memoryFootprint ?? profiledFootprint(model);
   const admissible = Number(memory.RESILIENT_ENDPOINT_MAX_ADMISSIBLE_SIZE);
@@ -131,6 +141,37 @@ export function createModel(ctx: ModelContext, id: string, model: ModelProps, va
   });
 }
 
+/** The prop path of each model the endpoint creates (its construct id → the prop it comes from). */
+const MODEL_PROPS: Record<string, string> = { Model: 'model', FallbackModel: 'fallback.model', ShadowModel: 'shadow.model' };
+const validatedModels = new WeakMap<PropErrors, WeakSet<ModelProps>>();
+
+/** `guardBudgetPercent`: a whole percent in range (a fraction such as 0.9 is the usual mistake); once per model object. */
+function validateGuardBudget(ctx: ModelContext, label: string, model: ModelProps): void {
+  const seen = validatedModels.get(ctx.errors) ?? new WeakSet<ModelProps>();
+  validatedModels.set(ctx.errors, seen);
+  if (seen.has(model)) return;
+  seen.add(model);
+  const p = model.guardBudgetPercent;
+  if (p === undefined) return;
+  const { min, max } = GUARD_BUDGET_PERCENT_RANGE;
+  if (Number.isFinite(p) && p > 0 && p < 1)
+    ctx.errors.add(
+      `${label}.guardBudgetPercent`,
+      p,
+      `a whole percent from ${min} to ${max}`,
+      `write ${Math.round(p * 100)} (percent), not the fraction ${p}`,
+    );
+  else
+    ctx.errors.range(
+      `${label}.guardBudgetPercent`,
+      p,
+      min,
+      max,
+      `a whole percent of the instance's memory, e.g. ${CONTAINER_BUDGET_DEFAULT_PERCENT}`,
+      true,
+    );
+}
+
 /** The largest request the length caps let through (MAX_SEQ_LEN in the model's environment), if stated. */
 function sizeCap(model: ModelProps): number | undefined {
   const cap = Number(model.environment?.MAX_SEQ_LEN);
@@ -152,35 +193,67 @@ function profiledFootprint(model: ModelProps): MemoryFootprint | undefined {
   return p.device === 'cuda' ? { gpu: bytes } : { host: bytes };
 }
 
-/** Environment variable with a worker's memory budget (bytes): 80 % of the instance's memory ÷ workers. */
+/** Environment variable with a worker's memory budget (bytes): the container's budget ÷ workers (the stage metrics' 100 %). */
 export const WORKER_BUDGET_ENV = 'RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES';
-/** The same for each GPU: 80 % of one GPU's memory ÷ the workers on it. */
+/** The same for each GPU: one GPU's budget ÷ the workers on it. */
 export const WORKER_GPU_BUDGET_ENV = 'RESILIENT_ENDPOINT_WORKER_GPU_MEMORY_BYTES';
+/** The percent the container's budget is of the instance's memory (the guard applies it to a smaller cgroup limit too). */
+export const CONTAINER_BUDGET_PERCENT_ENV = 'RESILIENT_ENDPOINT_CONTAINER_BUDGET_PERCENT';
+/** The range `model.guardBudgetPercent` accepts. */
+export const GUARD_BUDGET_PERCENT_RANGE = { min: 50, max: 99 } as const;
+
+/** The model's guard budget percent when it is valid, else the default (the invalid value is a synth error). */
+export function guardBudgetPercent(model: ModelProps): number {
+  const p = model.guardBudgetPercent;
+  return p !== undefined && Number.isInteger(p) && p >= GUARD_BUDGET_PERCENT_RANGE.min && p <= GUARD_BUDGET_PERCENT_RANGE.max
+    ? p
+    : CONTAINER_BUDGET_DEFAULT_PERCENT;
+}
 
 /**
- * Each worker's memory budget in bytes: 80 % of the instance's memory ÷ workers, and on GPU instances 80 %
- * of one GPU's memory ÷ the workers on it (undefined for an instance type the catalog does not know).
+ * The container's memory budget in bytes — the guard's hard edge for all its workers together:
+ * `model.guardBudgetPercent` (default 90) % of the instance's memory, and on GPU instances of each GPU's
+ * (undefined for an instance type the catalog does not know).
  */
-export function workerBudgets(variant: VariantInfo): { host: number; gpu?: number } | undefined {
+export function containerBudgets(variant: VariantInfo): { host: number; gpu?: number } | undefined {
   const t = variant.instanceType;
   if (t.specUnknown) return undefined;
-  const workers = Math.max(1, variant.tuning.workers);
+  const share = guardBudgetPercent(variant.model) / 100;
   const gib = 1024 ** 3;
-  const host = Math.floor((0.8 * t.spec.memoryGiB * gib) / workers);
-  const gpu =
-    t.spec.gpuCount > 0 && t.spec.gpuMemoryGiB > 0 ? Math.floor((0.8 * t.spec.gpuMemoryGiB * gib) / Math.ceil(workers / t.spec.gpuCount)) : undefined;
+  const host = Math.floor(share * t.spec.memoryGiB * gib);
+  const gpu = t.spec.gpuCount > 0 && t.spec.gpuMemoryGiB > 0 ? Math.floor(share * t.spec.gpuMemoryGiB * gib) : undefined;
   return { host, gpu };
 }
 
 /**
- * The container's memory settings: each worker's budget (what the runtime helper's MemoryGuard admits
- * against and its stage metrics are a percentage of) and, with a profile, the guard's curve, the profiled
- * baseline and P99.9 request (for the readiness rule), and the largest size a worker admits.
+ * Each worker's share of the container's budget in bytes: the container's ÷ workers, and on GPU instances
+ * one GPU's ÷ the workers on it (undefined for an instance type the catalog does not know).
+ */
+export function workerBudgets(variant: VariantInfo): { host: number; gpu?: number } | undefined {
+  const c = containerBudgets(variant);
+  if (!c) return undefined;
+  const workers = Math.max(1, variant.tuning.workers);
+  const host = Math.floor(c.host / workers);
+  const gpu = c.gpu !== undefined ? Math.floor(c.gpu / Math.ceil(workers / variant.instanceType.spec.gpuCount)) : undefined;
+  return { host, gpu };
+}
+
+/**
+ * The container's memory settings: the container's budget (what the runtime helper's MemoryGuard admits
+ * against, all workers together: lib/breaker/contract.ts CONTAINER_BUDGET_ENV), each worker's share (its
+ * stage metrics are a percentage of it) and, with a profile, the guard's curve, the profiled baseline and
+ * P99.9 request (for the readiness rule), and the largest size a worker admits.
  */
 function memoryEnvironment(variant: VariantInfo, model: ModelProps): Record<string, string> {
   const budgets = workerBudgets(variant);
-  if (!budgets) return {};
-  const env: Record<string, string> = { [WORKER_BUDGET_ENV]: String(budgets.host) };
+  const container = containerBudgets(variant);
+  if (!budgets || !container) return {};
+  const env: Record<string, string> = {
+    [CONTAINER_BUDGET_ENV.HOST]: String(container.host),
+    [CONTAINER_BUDGET_PERCENT_ENV]: String(guardBudgetPercent(model)),
+    [WORKER_BUDGET_ENV]: String(budgets.host),
+  };
+  if (container.gpu !== undefined) env[CONTAINER_BUDGET_ENV.GPU] = String(container.gpu);
   if (budgets.gpu !== undefined) env[WORKER_GPU_BUDGET_ENV] = String(budgets.gpu);
   const deviceBudget = budgets.gpu ?? budgets.host;
   const p = model.memoryProfile;

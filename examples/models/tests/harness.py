@@ -102,8 +102,10 @@ def load_example(name, env=None):
 class Context:
     """What TorchServe/MMS hands the toolkit: request properties, and the response's status and type."""
 
-    def __init__(self, headers):
+    def __init__(self, headers, system_properties=None):
         self.headers = headers
+        # TorchServe's worker context: gpu_id is the worker's GPU (None on a CPU host), model_dir the model
+        self.system_properties = system_properties or {"gpu_id": None, "model_dir": "/opt/ml/model"}
         self.status = (200, "OK")
         self.content_type = None
 

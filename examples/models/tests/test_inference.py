@@ -18,17 +18,35 @@ class ClusteringInferenceTest(unittest.TestCase):
         cls.m = load_example("clustering")
 
     def test_json_and_csv_requests(self):
-        self.assertEqual(self.m.input_fn(b'{"instances": [[2, 2], [8, 3]]}', "application/json"), [[2.0, 2.0], [8.0, 3.0]])
-        self.assertEqual(self.m.input_fn("2,2\n8,3\n", "text/csv"), [[2.0, 2.0], [8.0, 3.0]])
+        self.assertEqual(self.m.parse_rows(b'{"instances": [[2, 2], [8, 3]]}', "application/json"), [[2.0, 2.0], [8.0, 3.0]])
+        self.assertEqual(self.m.parse_rows("2,2\n8,3\n", "text/csv"), [[2.0, 2.0], [8.0, 3.0]])
+        # input_fn counts the rows without parsing them: the guard admits the parsing too
+        r = self.m.input_fn(b'{"instances": [[2, 2], [8, 3], [5, 8]]}', "application/json")
+        self.assertEqual((type(r).__name__, r.rows), ("Request", 3))
+        self.assertEqual(self.m.input_fn("2,2\n8,3\n\n", "text/csv").rows, 2)
+
+    def test_only_the_rows_kept_are_parsed(self):
+        body = json.dumps({"instances": [[i, i] for i in range(10)]}).encode()
+        self.assertEqual(self.m.parse_rows(body, "application/json", limit=3), [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+        self.assertEqual(self.m.parse_rows("1,1\n2,2\n3,3\n", "text/csv", limit=2), [[1.0, 1.0], [2.0, 2.0]])
+        spaced = b'{"instances": [ [1, 2] , [3, 4], [5, 6] ], "id": 7}'  # not the plain shape: parsed whole, then cut
+        self.assertEqual(self.m.parse_rows(spaced, "application/json", limit=2), [[1.0, 2.0], [3.0, 4.0]])
 
     def test_bad_requests_are_rejections_not_exceptions(self):
         cases = [("x", "application/x-npy", 415), ("{nope", "application/json", 400), ('{"rows": []}', "application/json", 400),
                  ('{"instances": [[1]]}', "application/json", 400), ("a,b\n", "text/csv", 400), ('{"instances": []}', "application/json", 400)]
         for body, ctype, status in cases:
-            r = self.m.input_fn(body, ctype)
+            r = self.m.predict_fn(self.m.input_fn(body, ctype), None)
             self.assertIsInstance(r, Rejection, body)
             self.assertEqual(r.status, status, body)
-            self.assertIs(self.m.predict_fn(r, None), r)
+
+    def test_no_memory_to_parse_is_a_413_not_a_500(self):
+        class Exhausted(bytes):
+            def decode(self, *a):
+                raise MemoryError()
+
+        r = self.m.parse_rows(Exhausted(b"1,2\n"), "text/csv")
+        self.assertEqual((r.status, r.reason), (413, "memory"))
 
     def test_a_rejection_is_answered_as_a_json_response_with_its_status(self):
         response = self.m.output_fn(Rejection(413, "degraded", "too many rows"), "application/json")
@@ -39,8 +57,8 @@ class ClusteringInferenceTest(unittest.TestCase):
 
     def test_profiler_hooks(self):
         body, ctype = self.m.profile_request(30)
-        rows = self.m.input_fn(body, ctype)
-        self.assertEqual(self.m.request_size(rows), 30)
+        self.assertEqual(self.m.request_size(self.m.input_fn(body, ctype)), 30)
+        self.assertEqual(self.m.request_size(self.m.parse_rows(body, ctype)), 30)
 
 
 class RecommenderInferenceTest(unittest.TestCase):

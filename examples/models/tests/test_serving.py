@@ -92,6 +92,26 @@ class RecommenderServingTest(unittest.TestCase):
         self.assertEqual(self.ask(None, body=json.dumps({"events": [1], "profile": [1.0]}))[0], 400)
         self.assertNotIn(500, self.server.answers)
 
+    def test_a_batch_is_answered_per_sequence_and_admitted_as_a_batch(self):
+        body = json.dumps({"instances": [{"events": list(range(n)), "profile": [0.1] * 20} for n in (10, 300, 700)]})
+        status, _, out = self.ask(None, body=body)
+        o = json.loads(out)
+        self.assertEqual((status, len(o["predictions"]), o["degradeLevel"]), (200, 3, 0))
+        self.assertTrue(all(0 < p["ctr"] < 1 and p["truncated"] == 0 for p in o["predictions"]))
+        from resilient_endpoint_runtime import MemoryCurve, MemoryGuard
+        # 1 MiB per 100 events² per sequence, 100 MiB left: one sequence of 700 events fits (49 MiB), three do not.
+        self.m._state["guard"] = MemoryGuard(100 * 2**20, MemoryCurve(c=2**20 / 10**4), published=lambda: 0, usage=lambda: 0)
+        status, _, out = self.ask(None, body=json.dumps({"instances": [{"events": list(range(700)), "profile": [0.1] * 20}] * 3}))
+        self.assertEqual((status, json.loads(out)["reason"]), (413, "memory"))
+        self.assertIn("size 700 × 3", json.loads(out)["error"])
+
+    def test_the_worker_is_placed_by_the_toolkits_context(self):
+        class Context:
+            system_properties = {"gpu_id": 0, "model_dir": "/opt/ml/model"}
+
+        model = self.m.model_fn(tempfile.mkdtemp(), Context())
+        self.assertEqual(next(model.parameters()).device.type, "cuda" if __import__("torch").cuda.is_available() else "cpu")
+
     def test_degraded_truncates_to_the_newest_512_and_drops_the_secondary_heads(self):
         self.m._state["guard"] = published(1)
         o = json.loads(self.ask(list(range(800)))[2])
@@ -164,6 +184,34 @@ def profile(name, *args):
         return json.load(f), run.stdout
 
 
+CLUSTERING_ARGS = ("--lengths", "powerlaw:1000:200000:0.5", "--count", "50", "--points", "3", "--repeats", "1", "--soak", "0")
+
+
+@functools.lru_cache(maxsize=None)
+def clustering_profile():
+    return profile("clustering", *CLUSTERING_ARGS)
+
+
+MEASURE = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2])
+from harness import load_example, containers_invoke
+m = load_example("clustering")
+model = m.model_fn(sys.argv[3])
+def status(field):
+    return [int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith(field)][0]
+small = json.dumps({"instances": [[2, 2]] * 10}).encode()
+containers_invoke(m, model, small, "application/json", "application/json")  # warm
+n = int(sys.argv[4])
+body = json.dumps({"instances": [[2 + (i % 7) * 0.5, 3 + (i % 5) * 0.5] for i in range(n)]}).encode()  # as the server holds it
+import gc; gc.collect()
+base = status("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")
+out = containers_invoke(m, model, body, "application/json", "application/json")
+print(json.dumps({"status": out[0], "added": status("VmHWM") - base}))
+"""
+
+
 @functools.lru_cache(maxsize=None)
 def recommender_profile():
     """The recommender profiled once for the suite (a profile is ~5 s of CPU: a fresh process per size point)."""
@@ -186,11 +234,10 @@ class ProfilerTest(unittest.TestCase):
         self.assertIn("P99.9 request: events", printed)
 
     def test_incident_b_the_per_request_robust_scaler_costs_more_than_the_fitted_standard_scaler(self):
-        args = ("--lengths", "powerlaw:1000:200000:0.5", "--count", "50", "--points", "3", "--repeats", "1", "--soak", "0")
-        fixed, _ = profile("clustering", *args)
+        fixed, _ = clustering_profile()
         os.environ["PREPROCESSING"] = "robust-per-request"
         try:
-            incident, _ = profile("clustering", *args)
+            incident, _ = profile("clustering", *CLUSTERING_ARGS)
         finally:
             os.environ.pop("PREPROCESSING")
         top = max(q["size"] for q in fixed["points"])
@@ -199,9 +246,25 @@ class ProfilerTest(unittest.TestCase):
         # its copies add a third again on top (measured: ~39 MiB fixed, ~55 MiB as incident B had it).
         self.assertGreater(est(incident, top) - est(fixed, top), 0.25 * est(fixed, top))
 
+    def test_the_clustering_curve_matches_a_request_at_its_largest_admitted_size_within_10_percent(self):
+        # The whole request path (the body's bytes, parsing, scaling, clustering, the answer) measured at
+        # MAX_SEQ_LEN (200,000 rows) through the scikit-learn image's handler path, in a fresh process; the
+        # profiler measures up to its distribution's upper bound instead of extrapolating (the curve said
+        # 63 MiB where 87 MiB were measured).
+        p, _ = clustering_profile()
+        self.assertEqual(max(q["size"] for q in p["points"]), 200000)
+        run = subprocess.run([sys.executable, "-c", MEASURE, HERE, os.path.join(ROOT, "runtime", "python"), model_dir("clustering"), "200000"],
+                             capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        measured = json.loads(run.stdout.strip().splitlines()[-1])
+        self.assertEqual(measured["status"], 200)
+        c = p["curve"]
+        estimate = c["a"] + c["b"] * 200000 + c["c"] * 200000 ** 2
+        self.assertLess(abs(estimate - measured["added"]), 0.10 * measured["added"], (estimate / 2**20, measured["added"] / 2**20))
+
 
 REPLAY = r"""
-import json, os, random, sys
+import json, os, random, sys, time
 sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2])
 os.environ.update({"MAX_SEQ_LEN": "3000", "DEGRADED_MAX_SEQ_LEN": "3000"})
 from harness import load_example, toolkit_invoke
@@ -210,35 +273,53 @@ from resilient_endpoint_runtime.guard import process_rss
 m = load_example("recommender")
 model = m.model_fn(sys.argv[3])
 curve = MemoryCurve.from_json(json.loads(sys.argv[4]))
-budget = process_rss() + 150 * 2**20                    # a small worker: 150 MiB above the loaded model
+budget = process_rss() + int(sys.argv[5]) * 2**20   # a small worker: this much above the loaded model
 guard = MemoryGuard(budget, curve, published=lambda: 0)
-guard.limit_process()
+guard.limit_process()                                 # the backstop, as the example's model_fn enables it
 m._state["guard"] = guard
 open("/proc/self/clear_refs", "w").write("5")
 rng = random.Random(42)
-answers = {}
+answers, reasons, slowest = {}, {}, 0.0
 for _ in range(150):
     u = rng.random(); lo, hi = 5.0, 3000.0
     n = int((-(u * hi - u * lo - hi) / (hi * lo)) ** -1)  # the power law of incident A (alpha 1)
+    started = time.time()
     status, _, body = toolkit_invoke(m, model, json.dumps({"events": list(range(n)), "profile": [0.1] * 20}).encode(), "application/json", "application/json")
+    slowest = max(slowest, time.time() - started)
     answers[status] = answers.get(status, 0) + 1
+    if status != 200:
+        why = json.loads(body)["error"]
+        reasons["backstop" if "ran out of memory" in why else "estimate"] = reasons.get("backstop" if "ran out of memory" in why else "estimate", 0) + 1
 peak = [int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM")][0]
-print(json.dumps({"answers": answers, "peak": peak, "budget": budget, "rejected": guard.rejected}))
+print(json.dumps({"answers": answers, "reasons": reasons, "peak": peak, "budget": budget, "slowest": slowest}))
 """
 
 
 @unittest.skipUnless(TORCH and SKLEARN, "torch not installed: the guard's power-law replay is skipped " + INSTALL)
 class GuardReplayTest(unittest.TestCase):
-    def test_a_power_law_replay_on_a_small_budget_every_request_served_or_cleanly_refused_and_the_peak_under_budget(self):
+    def replay(self, headroom_mib):
         p, _ = recommender_profile()
-        run = subprocess.run([sys.executable, "-c", REPLAY, HERE, os.path.join(ROOT, "runtime", "python"), tempfile.mkdtemp(), json.dumps(p["curve"])],
-                             capture_output=True, text=True, timeout=600)
+        run = subprocess.run([sys.executable, "-c", REPLAY, HERE, os.path.join(ROOT, "runtime", "python"), tempfile.mkdtemp(), json.dumps(p["curve"]),
+                              str(headroom_mib)], capture_output=True, text=True, timeout=120)
         self.assertEqual(run.returncode, 0, run.stderr[-3000:])
-        r = json.loads(run.stdout.strip().splitlines()[-1])
+        return json.loads(run.stdout.strip().splitlines()[-1])
+
+    def test_a_power_law_replay_on_a_small_budget_every_request_served_or_cleanly_refused_and_the_peak_under_budget(self):
+        r = self.replay(150)
         self.assertEqual(set(r["answers"]) - {"200", "413"}, set(), r)  # never a 5XX
-        self.assertGreater(r["answers"].get("413", 0), 0)  # the long tail was refused
-        self.assertGreater(r["answers"].get("200", 0), 100)
+        self.assertGreater(r["answers"].get("200", 0), 140, r)
         self.assertLessEqual(r["peak"], r["budget"])
+        # Refusals where they belong: the estimate refuses; the backstop (RLIMIT_DATA counts virtual
+        # reservations) no longer refuses requests the budget holds (it refused 20 of 21 before).
+        self.assertEqual(r["reasons"].get("backstop", 0), 0, r)
+
+    def test_a_budget_100_mib_above_the_loaded_model_never_hangs_the_first_inference(self):
+        # RLIMIT_DATA set before the first inference hung OpenBLAS's first buffer allocation for ever
+        # (real-account.md item 49): at this budget every request timed out. Now: answered, each in seconds.
+        r = self.replay(100)
+        self.assertEqual(set(r["answers"]) - {"200", "413"}, set(), r)
+        self.assertGreater(r["answers"].get("200", 0), 100, r)
+        self.assertLess(r["slowest"], 10, r)
 
 
 if __name__ == "__main__":

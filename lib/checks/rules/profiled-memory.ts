@@ -1,5 +1,10 @@
 import { IReadinessRule, RuleLevel } from '../rule';
 
+/**
+ * The smallest budget the container's guard supports, per worker: the profile's baseline (the model loaded
+ * and warm: the profiler measures it after a first request, so thread pools and BLAS buffers are in it)
+ * plus the P99.9 request the caps admit. Below the baseline alone a worker cannot run its first inference.
+ */
 export const ProfiledMemory: IReadinessRule = {
   id: 'RE-ProfiledMemory',
   level: RuleLevel.ERROR,
@@ -20,10 +25,16 @@ export const ProfiledMemory: IReadinessRule = {
         return [];
       }
       const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
+      const kind = gpu ? 'GPU ' : '';
+      if (baseline > budget)
+        return [
+          `${v.variantName}: the loaded model and its first inference (thread pools, BLAS buffers: the profile's warm baseline) need ${mib(baseline)}, ` +
+            `more than a worker's ${kind}budget of ${mib(budget)}: no worker could answer its first request`,
+        ];
       return baseline + p999.bytes > budget
         ? [
             `${v.variantName}: the profiled P99.9 request (size ${p999.size}) needs ${mib(p999.bytes)} on top of the loaded model's ${mib(baseline)}, ` +
-              `more than a worker's ${gpu ? 'GPU ' : ''}budget of ${mib(budget)}`,
+              `more than a worker's ${kind}budget of ${mib(budget)}`,
           ]
         : [];
     }),

@@ -8,16 +8,21 @@ Design (each point answers something a real container did to the earlier version
 - **Knows its Region.** SageMaker hosting does not promise ``AWS_REGION`` (real-account.md item 30), so
   the client is created for ``AWS_DEFAULT_REGION`` (which the construct writes into every model's
   environment), else ``AWS_REGION``, else ``SAGEMAKER_REGION``.
-- **Never blocks a request for more than about a second.** One attempt (no SDK retries), 0.5 s to connect
-  and 0.5 s to read; the next read is scheduled *after* the call returns, and each failure doubles the
-  wait (up to 60 s). No lock is held during the network call: a request that finds another thread
-  refreshing returns the cached level at once.
-- **One reader per instance.** The workers of an instance share the level through a small file
-  (``RESILIENT_ENDPOINT_LEVEL_CACHE``, default ``/tmp/resilient-endpoint-level-<hash of the parameter>.json``): a worker uses it
-  while it is fresher than the TTL, and only the worker that takes the file's lock (non-blocking
-  ``fcntl.flock``) calls SSM. With the default 10 s ± 20 % TTL an instance makes ~0.1 GetParameter
-  calls per second whatever its worker count (Parameter Store's default throughput is 40 TPS per
-  account and Region, shared with GetParameters and PutParameter: real-account.md item 29).
+- **Never in a request's path.** A request reads the cached level (an attribute); when it is due, the
+  refresh runs in a background thread, and the SSM call inside it has an **overall deadline** (1 s by
+  default), not only botocore's per-read timeouts (0.5 s to connect, 0.5 s per read, one attempt): a
+  response trickling a byte every 0.3 s never resets a per-read timeout, so the call runs in its own thread
+  and the refresh gives up on it at the deadline (a late answer is dropped; no second call starts while it
+  lingers). Each failure doubles the wait (up to 60 s).
+- **One reader per instance, failures shared.** The workers of an instance share the level through a
+  small file in the image's temp directory (``tempfile.gettempdir()``: AWS's images set
+  ``TEMP=/home/model-server/tmp``, real-account.md item 47; ``RESILIENT_ENDPOINT_LEVEL_CACHE`` overrides it):
+  a worker uses it while it is fresher than the TTL, and only the worker that takes the file's lock
+  (non-blocking ``fcntl.flock``) calls SSM. A failed read is written there too, with the time of the next
+  try, so an unreachable SSM costs one read per instance per interval, not one per worker. With the
+  default 10 s ± 20 % TTL an instance makes ~0.1 GetParameter calls per second whatever its worker count
+  (Parameter Store's default throughput is 40 TPS per account and Region, shared with GetParameters and
+  PutParameter: real-account.md item 29).
 - A missing parameter, an unreadable value or a level outside 0–2 counts as level 0, with a warning
   logged once per distinct problem.
 """
@@ -34,9 +39,14 @@ import time
 ENV_PARAMETER = "RESILIENT_ENDPOINT_DEGRADE_PARAMETER"
 ENV_CACHE = "RESILIENT_ENDPOINT_LEVEL_CACHE"
 REGION_VARIABLES = ("AWS_DEFAULT_REGION", "AWS_REGION", "SAGEMAKER_REGION")
-DEFAULT_CACHE = "default"  # /tmp/resilient-endpoint-level-<hash of the parameter name>.json
+DEFAULT_CACHE = "default"  # <temp dir>/resilient-endpoint-level-<hash of the parameter name>.json
 LEVELS = (0, 1, 2)
 MAX_BACKOFF = 60.0
+DEADLINE = 1.0  # seconds: the whole SSM call, however the bytes arrive
+
+
+class DeadlineExceeded(Exception):
+    """The SSM call did not finish within the refresh's overall deadline."""
 
 log = logging.getLogger("resilient_endpoint_runtime")
 
@@ -73,11 +83,12 @@ class DegradeLevel:
     """Reads the degrade level from SSM Parameter Store: cached per instance, never blocking, never raising.
 
     ``client`` and ``clock`` are injectable for tests; ``cache_path=None`` turns the shared file off
-    (each process reads on its own).
+    (each process reads on its own); ``background=False`` refreshes in the calling thread (tests that step
+    a clock); ``deadline``: seconds the whole SSM call may take.
     """
 
     def __init__(self, parameter_name=None, client=None, ttl=10.0, jitter=0.2, clock=time.time, rng=random.random,
-                 cache_path=DEFAULT_CACHE, region=None):
+                 cache_path=DEFAULT_CACHE, region=None, background=True, deadline=DEADLINE):
         if not 0 <= jitter < 1:
             raise ValueError("jitter must be in [0, 1)")
         if ttl <= 0:
@@ -99,24 +110,48 @@ class DegradeLevel:
         self._refreshing = threading.Lock()  # held only to decide who refreshes, never waited on
         self._warned = set()
         self.reads = 0
+        self.background = background
+        self.deadline = deadline
+        self._refresher = None  # (pid, thread) of the refresh in flight
+        self._starting = threading.Lock()
+        self._straggler = None  # an SSM call past its deadline, still running: no second one meanwhile
+        self._fetched = None
 
     # -- what requests call --------------------------------------------------------------------------
 
     def get(self):
-        """The current level (0, 1 or 2). Never raises; returns at once unless this call refreshes."""
+        """The current level (0, 1 or 2). Never raises, never waits: a due refresh starts in the background."""
         try:
-            now = self._clock()
-            if now < self._next_read:
+            if self._clock() < self._next_read:
                 return self._level
-            if not self._refreshing.acquire(blocking=False):
-                return self._level  # another thread is refreshing: the cached level
-            try:
-                self._refresh(now)
-            finally:
-                self._refreshing.release()
+            if not self.background:
+                self.refresh()
+                return self._level
+            running = self._refresher
+            if running is not None and running[0] == os.getpid() and running[1].is_alive():
+                return self._level
+            if self._starting.acquire(blocking=False):
+                try:
+                    t = threading.Thread(target=self.refresh, name="resilient-endpoint-level", daemon=True)
+                    self._refresher = (os.getpid(), t)
+                    t.start()
+                finally:
+                    self._starting.release()
         except Exception as e:  # noqa: BLE001 - nothing may reach the request
             self._warn("internal-" + type(e).__name__, "degrade level: unexpected %s: keeping level %d" % (type(e).__name__, self._level))
         return self._level
+
+    def refresh(self):
+        """One refresh (the shared file, else SSM within the deadline); what the background thread runs."""
+        if not self._refreshing.acquire(blocking=False):
+            return  # another thread is refreshing
+        try:
+            self._refresh(self._clock())
+        except Exception as e:  # noqa: BLE001
+            self._warn("internal-" + type(e).__name__, "degrade level: unexpected %s: keeping level %d" % (type(e).__name__, self._level))
+            self._next_read = self._clock() + min(MAX_BACKOFF, self.ttl)
+        finally:
+            self._refreshing.release()
 
     def next_interval(self):
         """Seconds until the next read: the TTL moved by up to ±jitter × TTL (so instances do not poll in step)."""
@@ -132,9 +167,15 @@ class DegradeLevel:
             return
         shared = self._read_shared(now)
         if shared is not None:
-            self._level, fetched = shared
-            self._next_read = fetched + self.next_interval()
-            if self._next_read > now:
+            level, fetched, retry, failures = shared
+            self._level = level
+            self._fetched = fetched
+            due = fetched + self.next_interval()
+            if retry is not None and retry > due:
+                due = retry  # a worker of this instance failed to read after that: not before its retry time
+                self._failures = max(self._failures, failures)
+            if due > now:
+                self._next_read = due
                 return
         lock = self._lock_shared()
         if lock is False:
@@ -150,27 +191,56 @@ class DegradeLevel:
     def _read_ssm(self):
         try:
             self.reads += 1
-            value = self._ssm().get_parameter(Name=self.parameter_name)["Parameter"]["Value"]
+            value = self._call()["Parameter"]["Value"]
         except Exception as e:  # noqa: BLE001 - nothing may reach the request
             code = error_code(e)
             if code == "ParameterNotFound":
                 self._warn("not-found", "degrade parameter %s not found: level 0" % self.parameter_name)
                 self._level = 0
                 self._failures = 0
-                self._schedule(self._clock(), None)
+                self._schedule(self._clock(), 0)
             else:
                 self._failures += 1
                 self._warn("error-" + code, "reading the degrade level failed (%s): keeping level %d" % (code, self._level))
                 backoff = min(MAX_BACKOFF, self.ttl * 2 ** self._failures)
-                self._next_read = self._clock() + backoff * (1 + self.jitter * (2 * self._rng() - 1))
+                now = self._clock()
+                self._next_read = now + backoff * (1 + self.jitter * (2 * self._rng() - 1))
+                self._write_shared(self._level, self._fetched if self._fetched is not None else now - 2 * self.ttl,
+                                   retry=self._next_read, failures=self._failures)
             return
         self._failures = 0
         self._level = self._parse(value)
         self._schedule(self._clock(), self._level)
 
+    def _call(self):
+        """GetParameter within the overall deadline (the call runs in its own thread; a late one is dropped)."""
+        straggler = self._straggler
+        if straggler is not None and straggler.is_alive():
+            raise DeadlineExceeded("the previous call is still running past its deadline")
+        if not self.background and self.deadline is None:
+            return self._ssm().get_parameter(Name=self.parameter_name)
+        out = {}
+
+        def call():
+            try:
+                out["value"] = self._ssm().get_parameter(Name=self.parameter_name)
+            except BaseException as e:  # noqa: BLE001 - handed to the refresh
+                out["error"] = e
+
+        t = threading.Thread(target=call, name="resilient-endpoint-ssm", daemon=True)
+        t.start()
+        t.join(self.deadline)
+        if t.is_alive():
+            self._straggler = t
+            raise DeadlineExceeded("no answer within %.1f s" % self.deadline)
+        if "error" in out:
+            raise out["error"]
+        return out["value"]
+
     def _schedule(self, now, level):
         """After a successful call (expiry set *after* the call, so a slow call never makes every request read)."""
         self._next_read = now + self.next_interval()
+        self._fetched = now
         if level is not None:
             self._write_shared(level, now)
 
@@ -182,26 +252,31 @@ class DegradeLevel:
     # -- the instance-wide cache file -------------------------------------------------------------
 
     def _read_shared(self, now):
-        """(level, fetched_at) from the shared file when it exists and is readable, else None."""
+        """(level, fetched_at, retry_at or None, failures) from the shared file when it is readable, else None."""
         if not self.cache_path:
             return None
         try:
             with open(self.cache_path) as f:
                 o = json.load(f)
             level, fetched = o["level"], float(o["fetchedAt"])
+            retry = float(o["retryAt"]) if o.get("retryAt") is not None else None
+            failures = int(o.get("failures", 0))
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if isinstance(level, bool) or level not in LEVELS or fetched > now + 60:
+        if isinstance(level, bool) or level not in LEVELS or fetched > now + 60 or (retry is not None and retry > now + 2 * MAX_BACKOFF):
             return None
-        return level, fetched
+        return level, fetched, retry, failures
 
-    def _write_shared(self, level, now):
+    def _write_shared(self, level, now, retry=None, failures=0):
         if not self.cache_path:
             return
         tmp = "%s.%d.tmp" % (self.cache_path, os.getpid())
+        o = {"level": level, "fetchedAt": now}
+        if retry is not None:
+            o.update(retryAt=retry, failures=failures)
         try:
             with open(tmp, "w") as f:
-                json.dump({"level": level, "fetchedAt": now}, f)
+                json.dump(o, f)
             os.replace(tmp, self.cache_path)  # atomic: readers see the old or the new file, never half
         except OSError as e:
             self._warn("cache-" + str(e.errno), "degrade level cache %s not writable (%s): each worker reads SSM" % (self.cache_path, e))

@@ -1,26 +1,34 @@
-"""The container's own protection: admission control against a memory budget, per request.
+"""The container's own protection: admission control against one memory budget per container.
 
 The remote loop (metrics → alarm → breaker → Parameter Store → the container's next read) takes tens of
 seconds; a long-tail request takes a worker from comfortable to out of memory in one batch. So before a
 request runs, the guard estimates its memory from a curve measured on the real model code (the
-profiler's ``memory-profile.json``: bytes as a function of the request's size — sequence length, rows),
-and admits it only if it fits what is left of the worker's budget. At a degrade level ≥ 1 a request that
-does not fit is truncated to what does (when the model can take part of it); otherwise it is refused
-with a 413 the client can tell from a 5XX. The local level is the higher of the breaker's published level
-and the worker's own pressure (its memory against the budget: ≥ 80 % → 1, ≥ 95 % → 2), re-read on every
-request (a /proc read and a cached level: microseconds).
+profiler's ``memory-profile.json``: bytes as a function of the request's size — sequence length, rows —
+times the batch), and admits it only if it fits what is left of the **container's** budget
+(``RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES``: every worker's resident memory and admitted estimates,
+shared through the instance's ledger, :mod:`.ledger`, plus the container's other memory). At a degrade level
+≥ 1 a request that does not fit is truncated to what does (when the model can take part of it); otherwise
+it is refused with a 413 the client can tell from a 5XX. The local level is the higher of the breaker's
+published level (read in the background, never in a request's path) and the container's own pressure
+(≥ 80 % of the budget → 1, ≥ 95 % → 2).
 
 Two lines for a data scientist::
 
-    guard = MemoryGuard.from_environment()
-    with guard.admit(len(events)) as a:       # RequestRejected(413) when nothing fits
-        run(events[-a.size:], level=a.level)  # a.size ≤ len(events)
+    guard = MemoryGuard.from_environment(model_dir=model_dir, context=context)
+    with guard.admit(len(events), batch=len(sequences)) as a:   # RequestRejected(413) when nothing fits
+        run(events[-a.size:], level=a.level)                     # a.size ≤ len(events)
 
-Behind the estimate, a hard backstop: ``guard.limit_process()`` caps the worker (GPU:
-``torch.cuda.set_per_process_memory_fraction``; CPU: ``RLIMIT_DATA`` — measured with torch 1.13 and numpy
-1.24: an allocation past it raises ``RuntimeError``/``MemoryError`` in the request and the worker lives;
-``RLIMIT_AS`` would also cap the virtual reservations CUDA makes), and an allocation failure inside
-``admit()`` becomes one rejected request (caches freed) instead of a dead worker.
+The last resort behind the estimate (``guard.limit_process()``): on CPU, ``RLIMIT_DATA`` re-armed at each
+admission at the process's data size now plus what it has admitted plus what the container has left (and
+64 MiB of slack for the allocator's arenas), lifted again when the process has no request in flight, and
+armed only while one request runs in the process, on a thread that has run a request before — a limit
+set before a thread's first inference can hang the worker for ever (OpenBLAS retries its per-thread buffer
+allocation in a loop; libgomp exits when it cannot create a thread: real-account.md items 41, 49; measured
+here with a thread-per-request server). So it acts in servers that run one request at a time on a
+long-lived thread (TorchServe's Python worker, a sync gunicorn worker) and never where threads are new. An allocation past it raises ``RuntimeError``/``MemoryError`` in the request
+(torch 1.13, numpy 1.24, measured), which ``admit()`` turns into one 413 with the worker alive; so does a
+``MemoryError`` in the guard's own path. On GPU: ``torch.cuda.set_per_process_memory_fraction`` on the
+worker's own device.
 
 Standard library only; torch is used when it is importable.
 """
@@ -33,15 +41,20 @@ import resource
 import threading
 
 from .degrade import degrade_level
+from .ledger import ContainerMemory, GpuMemory, InstanceLedger, private_memory, statm
 from .tiers import RequestRejected
 
 log = logging.getLogger("resilient_endpoint_runtime")
 
 ENV_BUDGET = "RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES"
 ENV_GPU_BUDGET = "RESILIENT_ENDPOINT_WORKER_GPU_MEMORY_BYTES"
+ENV_CONTAINER_BUDGET = "RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES"
+ENV_CONTAINER_GPU_BUDGET = "RESILIENT_ENDPOINT_CONTAINER_GPU_MEMORY_BYTES"
+ENV_BUDGET_PERCENT = "RESILIENT_ENDPOINT_CONTAINER_BUDGET_PERCENT"
 ENV_CURVE = "RESILIENT_ENDPOINT_MEMORY_CURVE"
 PROFILE_FILE = "memory-profile.json"
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+BACKSTOP_SLACK = 64 * 2**20  # glibc arenas and thread stacks RLIMIT_DATA counts beyond the resident growth
 
 # What an allocator says when it fails (torch's CPU allocator, CUDA, numpy, Python).
 OOM_MESSAGES = ("out of memory", "can't allocate memory", "cannot allocate memory", "unable to allocate")
@@ -49,8 +62,7 @@ OOM_MESSAGES = ("out of memory", "can't allocate memory", "cannot allocate memor
 
 def process_rss():
     """This process's resident memory, bytes (from /proc/self/statm: one small read)."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * PAGE
+    return statm()[0]
 
 
 def process_data_size():
@@ -68,6 +80,10 @@ def is_oom(e):
         return True
     name = type(e).__name__
     return name == "OutOfMemoryError" or (isinstance(e, RuntimeError) and any(m in str(e).lower() for m in OOM_MESSAGES))
+
+
+def memory_refusal(why):
+    return RequestRejected("%s: refused, the worker is unharmed; retry later or send less" % why, status=413, reason="memory")
 
 
 class MemoryCurve:
@@ -105,11 +121,12 @@ class MemoryCurve:
 class Admission:
     """What the guard granted: the size to run (≤ the size asked), the local level, the estimate reserved."""
 
-    def __init__(self, size, requested, level, estimate):
+    def __init__(self, size, requested, level, estimate, batch=1):
         self.size = size
         self.requested = requested
         self.level = level
         self.estimate = estimate
+        self.batch = batch
 
     @property
     def truncated(self):
@@ -128,17 +145,20 @@ class _Admitted:
         self._guard._release(self.admission.estimate)
         if exc is not None and is_oom(exc):
             self._guard._recover()
-            raise RequestRejected(
-                "the request ran out of memory (%s): refused, the worker is unharmed; retry later or send less" % type(exc).__name__,
-                status=413, reason="memory",
-            ) from exc
+            raise memory_refusal("the request ran out of memory (%s)" % type(exc).__name__) from exc
         return False
 
 
 class MemoryGuard:
-    """Admission control of one worker against its memory budget (see the module's docstring)."""
+    """Admission control of one worker against its container's memory budget (see the module's docstring).
 
-    def __init__(self, budget_bytes, curve, device="cpu", published=degrade_level, usage=None, degrade_at=0.80, critical_at=0.95):
+    ``ledger``: the instance's shared accounting (:class:`~.ledger.InstanceLedger`); without it the guard
+    accounts for its own process only (``budget_bytes`` is then this worker's budget). ``device_index``: the
+    worker's GPU (``context.system_properties["gpu_id"]``), for its usage and its backstop.
+    """
+
+    def __init__(self, budget_bytes, curve, device="cpu", published=degrade_level, usage=None, degrade_at=0.80, critical_at=0.95,
+                 ledger=None, device_index=None):
         if budget_bytes is not None and budget_bytes <= 0:
             raise ValueError("budget_bytes must be > 0")
         if not 0 < degrade_at < critical_at <= 1:
@@ -146,27 +166,58 @@ class MemoryGuard:
         self.budget = budget_bytes
         self.curve = curve
         self.device = device
+        self.device_index = device_index
         self._published = published
         self._usage = usage or (self._gpu_usage if device == "cuda" else process_rss)
         self.degrade_at = degrade_at
         self.critical_at = critical_at
-        self._reserved = 0.0
-        self._lock = threading.Lock()  # guards _reserved only; never held during I/O
+        self.ledger = ledger
+        if ledger is not None:
+            ledger.budget = budget_bytes
+        self._reserved = 0.0  # this process's admitted estimates
+        self._inflight = 0
+        self._lock = threading.Lock()  # guards this process's counts only; never held during I/O
         self.rejected = 0
         self.truncated = 0
+        self.backstop = False  # the CPU backstop, enabled by limit_process()
+        self._warm = set()  # threads that have run a request here (their BLAS buffers and pools exist)
+        self._soft = None  # RLIMIT_DATA as the process had it
+        self.armed_limit = None
+        self._errors = set()
+        if ledger is not None and self.active:
+            self.register()
+
+    def _own_usage(self):
+        """What this worker holds for the instance's ledger: its private resident memory (CPU), else its usage."""
+        return private_memory()[0] if self._usage is process_rss else self.usage()
+
+    def register(self):
+        """Writes this worker's memory in the instance's ledger (done when the guard is made: a worker that
+        has not run a request yet still holds its model)."""
+        try:
+            with self.ledger.locked(self._own_usage()):
+                pass
+        except Exception as e:  # noqa: BLE001 - the first admission registers it anyway
+            self._error("register", e)
 
     @property
     def active(self):
         return self.budget is not None and self.curve is not None
 
     @classmethod
-    def from_environment(cls, env=None, model_dir=None, published=degrade_level):
-        """The guard as the construct configures it: the worker's budget (GPU when torch sees one) and the
-        profiled curve (``RESILIENT_ENDPOINT_MEMORY_CURVE``, else ``memory-profile.json`` in the model or code
-        directory). Without them the guard admits everything and says so once."""
+    def from_environment(cls, env=None, model_dir=None, published=degrade_level, context=None, ledger_dir=None, container=None):
+        """The guard as the construct configures it: the container's budget (``RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES``,
+        or per GPU ``..._CONTAINER_GPU_MEMORY_BYTES`` when torch sees one; else the per-worker variables of
+        an older construct) shared through the instance's ledger, and the profiled curve
+        (``RESILIENT_ENDPOINT_MEMORY_CURVE``, else ``memory-profile.json`` in the model or code directory).
+        ``context``: the toolkit's (``model_fn(model_dir, context)``), whose ``gpu_id`` places the worker on
+        its GPU. Without a budget and a curve the guard admits everything and says so once."""
         env = os.environ if env is None else env
-        device = "cuda" if env.get(ENV_GPU_BUDGET) and _cuda_available() else "cpu"
-        raw = env.get(ENV_GPU_BUDGET) if device == "cuda" else env.get(ENV_BUDGET)
+        gpu = env.get(ENV_CONTAINER_GPU_BUDGET) or env.get(ENV_GPU_BUDGET)
+        device = "cuda" if gpu and _cuda_available() else "cpu"
+        index = gpu_index(context) if device == "cuda" else None
+        shared = env.get(ENV_CONTAINER_GPU_BUDGET if device == "cuda" else ENV_CONTAINER_BUDGET)
+        raw = shared or env.get(ENV_GPU_BUDGET if device == "cuda" else ENV_BUDGET)
         budget = int(raw) if raw and raw.isdigit() and int(raw) > 0 else None
         curve = None
         try:
@@ -181,72 +232,147 @@ class MemoryGuard:
         except (ValueError, KeyError, TypeError, OSError) as e:
             log.warning("memory guard: unreadable curve (%s): requests are not estimated", e)
             curve = None
-        guard = cls(budget, curve, device=device, published=published)
+        ledger = None
+        if budget is not None and shared:
+            if device == "cuda":
+                ledger = InstanceLedger.open("gpu%d" % index, ledger_dir, container=GpuMemory(index), usage_of=None)
+            else:
+                container = container if container is not None else ContainerMemory()
+                budget = capped_budget(budget, container, env)
+                ledger = InstanceLedger.open("host", ledger_dir, container=container)
+            if ledger is not None:
+                from .metrics import GuardMetricsPublisher
+                ledger.publisher = GuardMetricsPublisher()
+                set_instance_ledger(ledger)
+            else:  # no shared file: this worker's share of the container (the per-worker variable)
+                own = env.get(ENV_GPU_BUDGET if device == "cuda" else ENV_BUDGET)
+                budget = int(own) if own and own.isdigit() and int(own) > 0 else budget
+        guard = cls(budget, curve, device=device, published=published, ledger=ledger, device_index=index)
         if not guard.active:
-            log.warning("memory guard off: %s and a memory curve (%s or %s) are needed", ENV_BUDGET, ENV_CURVE, PROFILE_FILE)
+            log.warning("memory guard off: %s and a memory curve (%s or %s) are needed", ENV_CONTAINER_BUDGET, ENV_CURVE, PROFILE_FILE)
+        elif ledger is not None:
+            ledger.start()
         return guard
 
     # -- levels ----------------------------------------------------------------------------------
 
     def usage(self):
-        """Memory in use by this worker now, bytes (RSS on CPU, allocated CUDA memory on GPU)."""
+        """Memory in use by this worker now, bytes (RSS on CPU, the CUDA caching allocator's reserved memory on GPU)."""
         return self._usage()
+
+    def _share_level(self, share):
+        return 2 if share >= self.critical_at else 1 if share >= self.degrade_at else 0
+
+    def container_usage(self):
+        """The memory the budget is held against: the container's (the ledger's sum) or this process's."""
+        if self.ledger is None:
+            return self.usage() + self._reserved
+        with self.ledger.locked(self._own_usage()) as v:
+            return v.total
 
     def pressure_level(self, used=None):
         """0, 1 (≥ 80 % of the budget, counting admitted requests' estimates) or 2 (≥ 95 %)."""
         if self.budget is None:
             return 0
-        used = self.usage() if used is None else used
-        share = (used + self._reserved) / self.budget
-        return 2 if share >= self.critical_at else 1 if share >= self.degrade_at else 0
+        used = self.container_usage() if used is None else used + self._reserved
+        return self._share_level(used / self.budget)
+
+    def _published_level(self):
+        try:
+            return self._published() if self._published else 0
+        except Exception:  # noqa: BLE001 - never fails a request
+            return 0
 
     def level(self):
-        """The local level: the higher of the breaker's published level and this worker's pressure."""
-        published = 0
+        """The local level: the higher of the breaker's published level and the container's pressure."""
         try:
-            published = self._published() if self._published else 0
-        except Exception:  # noqa: BLE001 - never fails a request
-            published = 0
-        return max(published, self.pressure_level())
+            return max(self._published_level(), self.pressure_level())
+        except Exception as e:  # noqa: BLE001 - a level is advice: never fails a request
+            self._error("level", e)
+            return self._published_level()
 
     # -- admission -----------------------------------------------------------------------------
 
-    def admit(self, size, truncatable=True):
-        """A context manager granting the request ``size`` (or less, truncated, at a level ≥ 1) within the
-        budget, or RequestRejected(413, reason 'memory'). Inside it an allocation failure becomes a 413 too."""
-        size = int(size)
+    def admit(self, size, truncatable=True, batch=1):
+        """A context manager granting the request ``size`` (or less, truncated, at a level ≥ 1) for ``batch``
+        sequences of that (padded) size within the container's budget, or RequestRejected(413, reason
+        'memory'). Inside it an allocation failure becomes a 413 too; so does a MemoryError in the guard."""
+        size, batch = int(size), max(1, int(batch))
         if not self.active:
-            return _Admitted(self, Admission(size, size, self.level(), 0.0))
-        used = self.usage()
+            return _Admitted(self, Admission(size, size, self._published_level(), 0.0, batch))
+        try:
+            return _Admitted(self, self._admit(size, truncatable, batch))
+        except RequestRejected:
+            raise
+        except MemoryError as e:
+            self.rejected += 1
+            self._recover()
+            raise memory_refusal("no memory left to admit the request (MemoryError in the guard)") from e
+
+    def _admit(self, size, truncatable, batch):
+        if self.ledger is not None and self.ledger.started:
+            self.ledger.start()  # again after a fork (a server that loads the model before forking its workers)
+        if self._usage is process_rss:
+            # one read: resident (private with the instance's ledger, which has the shared pages once) and data (the backstop)
+            used_own, data = private_memory() if self.ledger is not None else statm()
+        else:
+            used_own, data = self.usage(), None
+        published = self._published_level()
+        estimate = batch * self.curve(size)
+        if self.ledger is not None:
+            with self.ledger.locked(used_own) as v:
+                return self._decide(size, truncatable, batch, published, estimate, v.total, data, v)
         with self._lock:
-            published = 0
-            try:
-                published = self._published() if self._published else 0
-            except Exception:  # noqa: BLE001
-                published = 0
-            share = (used + self._reserved) / self.budget
-            level = max(published, 2 if share >= self.critical_at else 1 if share >= self.degrade_at else 0)
-            available = self.budget - used - self._reserved
-            estimate = self.curve(size)
-            granted = size
-            if estimate > available:
-                fits = min(size, self.curve.largest_within(available)) if truncatable and level >= 1 else 0
-                if fits < 1:
-                    self.rejected += 1
-                    raise RequestRejected(
-                        "a request of size %d needs ~%d MiB; this worker has %d MiB of its %d MiB budget left: refused at level %d; retry later or send less"
-                        % (size, estimate // 2**20, max(0, available) // 2**20, self.budget // 2**20, level),
-                        status=413, reason="memory",
-                    )
-                granted = fits
-                estimate = self.curve(granted)
-                self.truncated += 1
-            self._reserved += estimate
-        return _Admitted(self, Admission(granted, size, level, estimate))
+            return self._decide(size, truncatable, batch, published, estimate, used_own + self._reserved, data, None)
+
+    def _decide(self, size, truncatable, batch, published, estimate, used, data, view):
+        level = max(published, self._share_level(used / self.budget))
+        available = self.budget - used
+        granted = size
+        if estimate > available:
+            fits = min(size, self.curve.largest_within(available / batch)) if truncatable and level >= 1 else 0
+            if fits < 1:
+                self.rejected += 1
+                if view is not None:
+                    view.reserve(0, pressure=100.0 * used / self.budget)
+                raise RequestRejected(
+                    "a request of size %d%s needs ~%d MiB; the container has %d MiB of its %d MiB budget left: refused at level %d; retry later or send less"
+                    % (size, " × %d" % batch if batch > 1 else "", estimate // 2**20, max(0, available) // 2**20, self.budget // 2**20, level),
+                    status=413, reason="memory",
+                )
+            granted = fits
+            estimate = batch * self.curve(granted)
+            self.truncated += 1
+        if view is not None:
+            view.reserve(int(estimate), pressure=100.0 * (used + estimate) / self.budget)
+            estimate = int(estimate)
+        self._reserved += estimate
+        self._inflight += 1
+        if self.backstop and data is not None:
+            if self._inflight == 1 and threading.get_ident() in self._warm:
+                self._arm(data + self._reserved + max(0, available - estimate) + BACKSTOP_SLACK)
+            elif self.armed_limit is not None:
+                self._disarm()  # another request runs in this process: its thread may be new (no BLAS buffer yet)
+        return Admission(granted, size, level, estimate, batch)
 
     def _release(self, estimate):
-        with self._lock:
-            self._reserved = max(0.0, self._reserved - estimate)
+        # Never raises: the request's own outcome is what the caller sees.
+        if len(self._warm) > 256:
+            self._warm.clear()  # a server with a thread per request: those threads are gone
+        self._warm.add(threading.get_ident())
+        try:
+            with self._lock:
+                self._reserved = max(0.0, self._reserved - estimate)
+                self._inflight = max(0, self._inflight - 1)
+                idle = self._inflight == 0
+            if idle and self.armed_limit is not None:
+                self._disarm()
+            if self.ledger is not None and estimate:
+                used = self._own_usage()
+                with self.ledger.locked(used) as v:
+                    v.reserve(-int(estimate))
+        except Exception as e:  # noqa: BLE001 - MemoryError included: the release is best effort
+            self._error("release", e)
 
     def _recover(self):
         gc.collect()
@@ -257,32 +383,98 @@ class MemoryGuard:
             except Exception:  # noqa: BLE001
                 pass
 
-    # -- the hard backstop ----------------------------------------------------------------------
+    def _error(self, where, e):
+        key = (where, type(e).__name__)
+        if key not in self._errors:
+            self._errors.add(key)
+            log.warning("memory guard: %s failed (%s: %s); requests go on", where, type(e).__name__, e)
+
+    # -- the last resort ------------------------------------------------------------------------
 
     def limit_process(self):
-        """Caps this worker at its budget so an estimate that was wrong fails one request, not the worker.
-        GPU: the CUDA caching allocator's per-process fraction. CPU: RLIMIT_DATA at the current data size plus
-        what is left of the budget. Returns what was set (bytes or fraction), or None."""
+        """Enables the backstop. GPU: the CUDA caching allocator's per-process fraction on the worker's own
+        device, at the container's GPU budget. CPU: ``RLIMIT_DATA`` re-armed at each admission (see the
+        module's docstring), only once the worker has run a request. Returns the GPU fraction set, True (CPU
+        backstop enabled) or None (no budget)."""
         if self.budget is None:
             return None
         if self.device == "cuda":
             import torch
-            total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+            index = self.device_index if self.device_index is not None else torch.cuda.current_device()
+            total = torch.cuda.get_device_properties(index).total_memory
             fraction = min(1.0, self.budget / total)
-            torch.cuda.set_per_process_memory_fraction(fraction)
+            torch.cuda.set_per_process_memory_fraction(fraction, index)
             return fraction
-        headroom = max(0, self.budget - process_rss())
-        limit = process_data_size() + headroom
+        self.backstop = True
+        return True
+
+    def _arm(self, limit):
         soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if self._soft is None:
+            self._soft = soft
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
-        return limit
+        if self._soft != resource.RLIM_INFINITY:
+            limit = min(limit, self._soft)
+        resource.setrlimit(resource.RLIMIT_DATA, (int(limit), hard))
+        self.armed_limit = int(limit)
 
-    @staticmethod
-    def _gpu_usage():
+    def _disarm(self):
+        hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+        resource.setrlimit(resource.RLIMIT_DATA, (self._soft, hard))
+        self.armed_limit = None
+
+    def _gpu_usage(self):
         import torch
-        return torch.cuda.memory_allocated()
+        return torch.cuda.memory_reserved(self.device_index if self.device_index is not None else torch.cuda.current_device())
+
+
+def gpu_index(context):
+    """The worker's GPU: ``context.system_properties["gpu_id"]`` (the toolkits' ``model_fn(model_dir, context)``,
+    real-account.md item 40), else the current device (GPU 0 for every worker of a multi-GPU instance)."""
+    try:
+        props = getattr(context, "system_properties", None) or {}
+        gid = props.get("gpu_id")
+        if gid is not None and str(gid).lstrip("-").isdigit() and int(gid) >= 0:
+            return int(gid)
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        import torch
+        return torch.cuda.current_device()
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+def capped_budget(budget, container, env=None):
+    """The container's budget, capped at the same percent of its own memory limit when its cgroup has one
+    smaller than the instance (``RESILIENT_ENDPOINT_CONTAINER_BUDGET_PERCENT``, default 90)."""
+    env = os.environ if env is None else env
+    limit = getattr(container, "limit", None)
+    if not limit:
+        return budget
+    raw = env.get(ENV_BUDGET_PERCENT, "90")
+    percent = int(raw) if raw.isdigit() and 0 < int(raw) <= 100 else 90
+    return min(budget, limit * percent // 100)
+
+
+_instance_ledger = [None]
+
+
+def set_instance_ledger(ledger):
+    _instance_ledger[0] = ledger
+
+
+def count_answer(status, reason):
+    """Counts a deliberate 4XX the container answered (and a memory refusal for reasons 'memory' and
+    'degraded') in the instance's ledger, for the guard's metrics. Never raises."""
+    ledger = _instance_ledger[0]
+    if ledger is None or not 400 <= status < 500:
+        return
+    try:
+        ledger.count(refusal=reason in ("memory", "degraded"))
+    except Exception as e:  # noqa: BLE001
+        log.warning("memory guard: counting a %d failed: %s", status, e)
 
 
 def _cuda_available():

@@ -108,3 +108,67 @@ class StageMemoryPublisher:
                 self._cloudwatch().put_metric_data(Namespace=self.namespace, MetricData=data[i:i + MAX_DATUMS_PER_CALL])
             except Exception as e:  # noqa: BLE001 - metrics must never fail a request
                 log.warning("publishing stage memory failed: %s", e)
+
+
+# The container → breaker contract (lib/breaker/contract.ts GUARD_METRICS, GUARD_METRIC_PERIOD_SECONDS).
+GUARD_PRESSURE = "GuardPressure"
+GUARD_MEMORY_REFUSALS = "GuardMemoryRefusals"
+DELIBERATE_4XX = "DeliberateClientErrors"
+GUARD_PERIOD_SECONDS = 10.0
+
+
+class GuardMetricsPublisher:
+    """What the guard absorbs, for the breaker: ``GuardPressure`` (Percent, the interval's maximum of the
+    container's memory against its budget), ``GuardMemoryRefusals`` and ``DeliberateClientErrors`` (Count),
+    summed over the instance's workers, in one PutMetricData call every 10 s by one worker per instance
+    (the ledger's leader, in the background: never in a request's path), high resolution
+    (``StorageResolution`` 1), with exactly the dimensions ``EndpointName`` and ``VariantName``, in the
+    namespace ``RESILIENT_ENDPOINT_METRICS_NAMESPACE``. Errors are logged (once per kind), never raised."""
+
+    def __init__(self, client=None, namespace=None, endpoint_name=None, variant_name=None):
+        self.namespace = namespace or os.environ.get(ENV_NAMESPACE)
+        self.endpoint_name = endpoint_name or os.environ.get(ENV_ENDPOINT)
+        self.variant_name = variant_name or os.environ.get(ENV_VARIANT)
+        self._client = client
+        self.enabled = bool(self.namespace and self.endpoint_name and self.variant_name)
+        self.calls = 0
+        self.failures = 0
+        self._warned = set()
+
+    def _cloudwatch(self):
+        if self._client is None:
+            import boto3  # lazily: only in the container
+            from botocore.config import Config
+
+            from .degrade import region_from_environment
+            config = Config(connect_timeout=1, read_timeout=2, retries={"total_max_attempts": 2, "mode": "standard"})
+            self._client = boto3.client("cloudwatch", region_name=region_from_environment(), config=config)
+        return self._client
+
+    def datums(self, pressure, refusals, deliberate):
+        dims = [{"Name": "EndpointName", "Value": self.endpoint_name}, {"Name": "VariantName", "Value": self.variant_name}]
+
+        def one(name, value, unit):
+            return {"MetricName": name, "Dimensions": dims, "StorageResolution": 1, "Unit": unit,
+                    "StatisticValues": {"SampleCount": 1.0, "Sum": float(value), "Minimum": float(value), "Maximum": float(value)}}
+        return [one(GUARD_PRESSURE, round(pressure, 2), "Percent"), one(GUARD_MEMORY_REFUSALS, refusals, "Count"),
+                one(DELIBERATE_4XX, deliberate, "Count")]
+
+    def publish(self, pressure, refusals, deliberate):
+        """One PutMetricData call with the three metrics. Never raises."""
+        if not self.enabled:
+            return False
+        try:
+            self.calls += 1
+            self._cloudwatch().put_metric_data(Namespace=self.namespace, MetricData=self.datums(pressure, refusals, deliberate))
+            return True
+        except Exception as e:  # noqa: BLE001 - metrics must never fail the worker
+            self.failures += 1
+            kind = type(e).__name__
+            response = getattr(e, "response", None)
+            if isinstance(response, dict):
+                kind = (response.get("Error") or {}).get("Code") or kind
+            if kind not in self._warned:
+                self._warned.add(kind)
+                log.warning("publishing the guard's metrics failed (%s): %s", kind, e)
+            return False

@@ -7,9 +7,12 @@ Both incidents' root cause was that nobody measured memory on the real request d
 length 100, real lengths follow a power law from 5 to 3000; B's scaler is O(n) in the rows). The profiler
 runs ``model_fn`` / ``input_fn`` / ``predict_fn`` / ``output_fn`` of ``DIR/code/inference.py`` as the
 SageMaker toolkits call them, in a **fresh process per size point**, and reports for each size the peak
-memory a request adds (RSS: Linux's peak, VmHWM, reset before each request; CUDA: the allocator's peak
-when a GPU is present) and its latency; the fitted curve (bytes = a + b·size + c·size², non-negative
-least squares); the memory of the P50 / P99 / P99.9 request of the given distribution; and a leak check
+memory a request adds over its whole path — the body's bytes handed to ``input_fn``, parsing and scaling,
+the model, ``output_fn`` serialising the answer — (RSS: Linux's peak, VmHWM, reset before each request;
+CUDA: the allocator's peak when a GPU is present) and its latency, at sizes up to the distribution's
+upper bound (measured there, not extrapolated); the fitted curve (bytes = a + b·size + c·size², non-negative
+least squares); the worker's memory with the model loaded and after a first request (``loadedBytes``,
+``baselineBytes``: the first inference's thread pools and BLAS buffers are in the baseline); the memory of the P50 / P99 / P99.9 request of the given distribution; and a leak check
 (the RSS slope over a soak of ``--count`` requests from the distribution in one process). It writes
 ``memory-profile.json``, which ``MemoryGuard`` and the construct (``MemoryProfile.fromFile``) read.
 
@@ -53,6 +56,10 @@ def call(fn, *args):
 
 
 def handle(module, model, body, content_type, accept="application/json"):
+    """The whole request path as a server runs it: the body as the bytes a server hands over, input_fn
+    (parsing, scaling), predict_fn, output_fn (serialising the answer)."""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
     data = call(module.input_fn, body, content_type)
     prediction = call(module.predict_fn, data, model)
     return call(module.output_fn, prediction, accept)
@@ -95,10 +102,13 @@ def _measure_point(model_dir, code_dir, size, repeats, queue):
     try:
         module = load_module(code_dir)
         model = call(module.model_fn, model_dir)
+        loaded = _status("VmRSS")
         body, ctype = module.profile_request(1)
         handle(module, model, body, ctype)  # warm up (first-call allocations are not the request's)
         torch = _gpu()
         body, ctype = module.profile_request(size)
+        if isinstance(body, str):
+            body = body.encode("utf-8")  # the server holds the bytes before the request path starts
         peaks, gpu_peaks, latencies = [], [], []
         for _ in range(repeats):
             import gc
@@ -118,7 +128,7 @@ def _measure_point(model_dir, code_dir, size, repeats, queue):
             peak = _status("VmHWM") if resettable else _status("VmRSS")
             peaks.append(max(0, peak - baseline))
         queue.put({"size": size, "peakBytes": max(peaks), "gpuPeakBytes": max(gpu_peaks) if gpu_peaks else None,
-                   "latencyMs": sorted(latencies)[len(latencies) // 2], "baselineBytes": _status("VmRSS")})
+                   "latencyMs": sorted(latencies)[len(latencies) // 2], "baselineBytes": _status("VmRSS"), "loadedBytes": loaded})
     except Exception as e:  # noqa: BLE001 - reported by the parent
         queue.put({"size": size, "error": "%s: %s" % (type(e).__name__, e)})
 
@@ -204,7 +214,10 @@ def fit_curve(points):
         if best is None or err < best[0] * 0.999:
             best = (err, full)
     a, b, c = best[1] if best else (0.0, 0.0, 0.0)
-    return {"a": a, "b": b, "c": c}
+    # An admission curve must not promise less than was measured: raised (a, b, c × k) to cover every point of
+    # 1 MiB or more (smaller ones are page-sized noise). Least squares alone ran 21 % under the largest point.
+    k = max([1.0] + [y / (a + b * x + c * x * x) for x, y in points if y >= 2**20 and a + b * x + c * x * x > 0])
+    return {"a": a * k, "b": b * k, "c": c * k}
 
 
 def _lstsq(rows, ys):
@@ -256,14 +269,23 @@ def sample_sizes(spec, count, mobile_extra=0.0, mobile_share=0.4, seed=0, reques
     return [max(1, int(round(s * (1 + mobile_extra) if rng.random() < mobile_share else s))) for s in sizes]
 
 
+def upper_bound(spec, mobile_extra=None):
+    """The largest size of ``powerlaw:LO:HI[:ALPHA]`` (with the mobile clients' extra), else None."""
+    if not spec or not spec.startswith("powerlaw:"):
+        return None
+    return int(round(float(spec.split(":")[2]) * (1 + _pct(mobile_extra))))
+
+
 def percentile(xs, p):
     s = sorted(xs)
     return s[min(len(s) - 1, max(0, int(math.ceil(p / 100 * len(s))) - 1))]
 
 
-def size_points(sizes, n):
-    """``n`` sizes, geometrically spaced from the smallest to the largest of the distribution."""
-    lo, hi = max(1, min(sizes)), max(sizes)
+def size_points(sizes, n, largest=None):
+    """``n`` sizes, geometrically spaced from the smallest to the largest of the distribution — or to
+    ``largest``, the largest size the distribution admits (its upper bound), so that the curve is measured
+    there rather than extrapolated from the largest size the sample happened to draw."""
+    lo, hi = max(1, min(sizes)), max(max(sizes), int(largest or 0))
     if n < 2 or hi <= lo:
         return [hi]
     return sorted({int(round(lo * (hi / lo) ** (i / (n - 1)))) for i in range(n)})
@@ -285,7 +307,7 @@ def run(args):
         if not hasattr(module, hook):
             raise SystemExit("%s/inference.py needs a %s() hook for the profiler (see the module's docstring)" % (code_dir, hook))
     sizes = sample_sizes(args.lengths, args.count, _pct(args.mobile_extra), _pct(args.mobile_share), requests=args.requests, module=module)
-    points = measure(args.model_dir, code_dir, size_points(sizes, args.points), repeats=args.repeats)
+    points = measure(args.model_dir, code_dir, size_points(sizes, args.points, upper_bound(args.lengths, args.mobile_extra)), repeats=args.repeats)
     good = [p for p in points if "error" not in p]
     if len(good) < 2:
         raise SystemExit("too few size points measured: %s" % [p.get("error") for p in points])
@@ -305,7 +327,8 @@ def run(args):
         "distribution": args.requests or args.lengths,
         "requests": len(sizes),
         "baselineBytes": max(p["baselineBytes"] for p in good),
-        "points": [{k: v for k, v in p.items() if k != "baselineBytes"} for p in points],
+        "loadedBytes": max(p["loadedBytes"] for p in good),
+        "points": [{k: v for k, v in p.items() if k not in ("baselineBytes", "loadedBytes")} for p in points],
         "curve": curve,
         "percentiles": pct,
         "leak": leak,

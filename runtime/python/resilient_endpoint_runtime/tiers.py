@@ -91,7 +91,20 @@ class Rejection:
 
     def answer(self, context=None):
         """For the SageMaker inference toolkit (TorchServe, MMS): sets the status on the request's context
-        (``context.set_response_status``, the toolkit's own mechanism) and returns ``(body, content type)``."""
+        (``context.set_response_status``, the toolkit's own mechanism) and returns ``(body, content type)``.
+        Counted in the guard's ``DeliberateClientErrors`` (and ``GuardMemoryRefusals`` for memory)."""
+        self.count()
         if context is not None:
             context.set_response_status(code=self.status, phrase=self.phrase())
         return self.body(), "application/json"
+
+    def response(self, response_class):
+        """For the scikit-learn image (sagemaker-containers): ``response_class`` is its ``worker.Response``;
+        returns it with the status and the JSON body. Counted like :meth:`answer`."""
+        self.count()
+        return response_class(response=self.body(), status=self.status, mimetype="application/json")
+
+    def count(self):
+        """Counts this answer for the guard's metrics (the instance's ledger; nothing without one)."""
+        from .guard import count_answer
+        count_answer(self.status, self.reason)

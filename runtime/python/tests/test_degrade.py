@@ -81,6 +81,49 @@ class SilentServer:
         self.sock.close()
 
 
+class TricklingServer:
+    """An HTTP server on 127.0.0.1 that answers 200 with a GetParameter body, one byte every 0.3 s."""
+
+    def __enter__(self):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+        return "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+
+    def _serve(self):
+        self.sock.settimeout(0.1)
+        while not self.stop.is_set():
+            try:
+                conn = self.sock.accept()[0]
+            except OSError:
+                continue
+            threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
+
+    def _trickle(self, conn):
+        body = json.dumps({"Parameter": {"Name": "/p", "Value": level(2), "Type": "String"}}).encode()
+        answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.1\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+        try:
+            conn.settimeout(2)
+            conn.recv(65536)
+            for i in range(len(answer)):
+                if self.stop.wait(0.3):
+                    break
+                conn.sendall(answer[i:i + 1])
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
 def real_client(endpoint_url="https://ssm.us-east-1.amazonaws.com"):
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
@@ -95,7 +138,7 @@ class DegradeLevelTest(unittest.TestCase):
     def make(self, values, rng=lambda: 0.5, ttl=10.0, jitter=0.2, cache_path=None):
         self.clock = Clock()
         self.ssm = StubSSM(values)
-        return DegradeLevel("/breaker/x", client=self.ssm, ttl=ttl, jitter=jitter, clock=self.clock, rng=rng, cache_path=cache_path)
+        return DegradeLevel("/breaker/x", client=self.ssm, ttl=ttl, jitter=jitter, clock=self.clock, rng=rng, cache_path=cache_path, background=False)
 
     def test_reads_the_level(self):
         self.assertEqual(self.make([level(1)]).get(), 1)
@@ -173,7 +216,7 @@ class DegradeLevelTest(unittest.TestCase):
         self.assertEqual(len(logs.output), 1)
 
     def test_no_parameter_configured(self):
-        d = DegradeLevel(None, client=StubSSM([level(2)]), cache_path=None)
+        d = DegradeLevel(None, client=StubSSM([level(2)]), cache_path=None, background=False)
         d.parameter_name = None
         with self.assertLogs("resilient_endpoint_runtime", "WARNING"):
             self.assertEqual(d.get(), 0)
@@ -202,7 +245,7 @@ class DegradeLevelTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             DegradeLevel("/p", client=StubSSM([]), jitter=1.5)
 
-    def test_no_lock_is_held_while_reading_other_threads_return_at_once(self):
+    def test_requests_never_wait_for_a_refresh_it_runs_in_the_background(self):
         entered = threading.Event()
         release = threading.Event()
 
@@ -215,19 +258,27 @@ class DegradeLevelTest(unittest.TestCase):
                 release.wait(5)
                 return {"Parameter": {"Value": level(2)}}
 
-        d = DegradeLevel("/p", client=SlowSSM(), cache_path=None)
-        t = threading.Thread(target=d.get)
-        t.start()
-        entered.wait(5)
+        d = DegradeLevel("/p", client=SlowSSM(), cache_path=None, deadline=10)
         started = time.perf_counter()
-        results = [d.get() for _ in range(100)]  # while the refresh is in flight
+        results = [d.get()]  # starts the refresh
+        entered.wait(5)
+        results += [d.get() for _ in range(100)]  # while the refresh is in flight
         elapsed = time.perf_counter() - started
         release.set()
-        t.join()
+        wait_for(lambda: d.get() == 2)
         self.assertEqual(set(results), {0})
-        self.assertLess(elapsed, 0.05)
+        self.assertLess(elapsed, 0.05 + 0.5)  # entered.wait: the background thread's start-up only
         self.assertEqual(SlowSSM.calls, 1)
         self.assertEqual(d.get(), 2)
+
+
+def wait_for(predicate, timeout=5.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    raise AssertionError("not reached within %.1f s" % timeout)
 
 
 class SharedAcrossWorkersTest(unittest.TestCase):
@@ -240,8 +291,8 @@ class SharedAcrossWorkersTest(unittest.TestCase):
     def test_a_second_worker_uses_the_file_without_calling_ssm(self):
         clock = Clock()
         a_ssm, b_ssm = StubSSM([level(1)]), StubSSM([level(2)])
-        a = DegradeLevel("/p", client=a_ssm, clock=clock, rng=lambda: 0.5, cache_path=self.path)
-        b = DegradeLevel("/p", client=b_ssm, clock=clock, rng=lambda: 0.5, cache_path=self.path)
+        a = DegradeLevel("/p", client=a_ssm, clock=clock, rng=lambda: 0.5, cache_path=self.path, background=False)
+        b = DegradeLevel("/p", client=b_ssm, clock=clock, rng=lambda: 0.5, cache_path=self.path, background=False)
         self.assertEqual(a.get(), 1)
         self.assertEqual(b.get(), 1)
         self.assertEqual((a_ssm.calls, b_ssm.calls), (1, 0))
@@ -255,7 +306,7 @@ class SharedAcrossWorkersTest(unittest.TestCase):
             with open(self.path, "w") as f:
                 json.dump(content, f)
             ssm = StubSSM([level(1)])
-            d = DegradeLevel("/p", client=ssm, clock=Clock(), rng=lambda: 0.5, cache_path=self.path)
+            d = DegradeLevel("/p", client=ssm, clock=Clock(), rng=lambda: 0.5, cache_path=self.path, background=False)
             self.assertEqual(d.get(), 1, content)
             self.assertEqual(ssm.calls, 1, content)
 
@@ -265,7 +316,7 @@ class SharedAcrossWorkersTest(unittest.TestCase):
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         try:
             ssm = StubSSM([level(2)])
-            d = DegradeLevel("/p", client=ssm, cache_path=self.path)
+            d = DegradeLevel("/p", client=ssm, cache_path=self.path, background=False)
             self.assertEqual(d.get(), 0)
             self.assertEqual(ssm.calls, 0)
         finally:
@@ -315,7 +366,7 @@ class RealBotocoreTest(unittest.TestCase):
         stub.add_client_error("get_parameter", service_error_code="ParameterNotFound", http_status_code=400)
         clock = Clock()
         with stub:
-            d = DegradeLevel("/p", client=client, clock=clock, rng=lambda: 0.5, cache_path=None)
+            d = DegradeLevel("/p", client=client, clock=clock, rng=lambda: 0.5, cache_path=None, background=False)
             self.assertEqual(d.get(), 2)
             clock.t += 11
             with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
@@ -332,34 +383,62 @@ class RealBotocoreTest(unittest.TestCase):
             botocore_exceptions.EndpointConnectionError(endpoint_url="https://ssm.us-east-1.amazonaws.com/"),
             botocore_exceptions.NoCredentialsError(),
         ):
-            d = DegradeLevel("/p", client=StubSSM([level(1), e]), clock=Clock(), cache_path=None)
+            d = DegradeLevel("/p", client=StubSSM([level(1), e]), clock=Clock(), cache_path=None, background=False)
             d.get()
             d._clock.t += 11
             self.assertEqual(d.get(), 1, type(e).__name__)
             self.assertEqual(error_code(e), type(e).__name__)
 
-    def test_an_ssm_that_never_answers_blocks_one_request_for_at_most_about_a_second(self):
+    def test_an_ssm_that_never_answers_never_holds_a_request(self):
         with SilentServer() as url:
             d = DegradeLevel("/p", client=real_client(url), cache_path=None)
             started = time.perf_counter()
             self.assertEqual(d.get(), 0)
-            first = time.perf_counter() - started
-            started = time.perf_counter()
             for _ in range(100):
                 d.get()
-            rest = time.perf_counter() - started
-        self.assertLess(first, 1.5)  # one attempt, 0.5 s read timeout (connect is instant on loopback)
-        self.assertLess(rest, 0.05)  # backing off: no request waits again
+            elapsed = time.perf_counter() - started
+            wait_for(lambda: d.reads == 1 and d._failures == 1)  # the background read gave up
+        self.assertLess(elapsed, 0.25)  # the requests never waited, not even the first (0.5 s would be one read timeout)
 
-    def test_an_unreachable_ssm_fails_fast(self):
+    def test_a_response_trickling_a_byte_every_0_3_s_is_abandoned_at_the_deadline(self):
+        # botocore's read timeout is per socket read: a byte every 0.3 s never trips the 0.5 s timeout, and
+        # this answer takes ~30 s to arrive. The refresh gives up at its overall deadline (1 s), records
+        # the failure in the instance's file, and no request waits meanwhile.
+        path = os.path.join(tempfile.mkdtemp(), "level.json")
+        with TricklingServer() as url:
+            d = DegradeLevel("/p", client=real_client(url), cache_path=path)
+            started = time.perf_counter()
+            answers = []
+            while time.perf_counter() - started < 1.6:
+                t = time.perf_counter()
+                answers.append((d.get(), time.perf_counter() - t))
+                time.sleep(0.01)
+            self.assertTrue(all(level == 0 for level, _ in answers))
+            self.assertLess(max(took for _, took in answers), 0.25)  # never a read: the answer trickles for ~30 s
+            wait_for(lambda: d._failures == 1, 1.0)
+            with open(path) as f:
+                shared = json.load(f)
+            self.assertGreater(shared["retryAt"], time.time() + 5)  # shared: the instance's next try, after a back-off
+            # A second worker of the instance reads the failure from the file and does not call SSM.
+            other = DegradeLevel("/p", client=StubSSM([level(2)]), cache_path=path, background=False)
+            self.assertEqual(other.get(), 0)
+            self.assertEqual(other._client.calls, 0)
+            self.assertEqual(d.reads, 1)
+
+    def test_an_unreachable_ssm_fails_fast_and_is_shared_with_the_other_workers(self):
         s = socket.socket()
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
         s.close()  # nothing listens there: connection refused
-        d = DegradeLevel("/p", client=real_client("http://127.0.0.1:%d" % port), cache_path=None)
+        path = os.path.join(tempfile.mkdtemp(), "level.json")
+        d = DegradeLevel("/p", client=real_client("http://127.0.0.1:%d" % port), cache_path=path)
         started = time.perf_counter()
         self.assertEqual(d.get(), 0)
-        self.assertLess(time.perf_counter() - started, 1.5)
+        self.assertLess(time.perf_counter() - started, 0.25)  # no network wait (a thread start under load)
+        wait_for(lambda: d._failures == 1, 1.5)
+        others = [DegradeLevel("/p", client=StubSSM([level(2)]), cache_path=path, background=False) for _ in range(7)]
+        self.assertEqual([o.get() for o in others], [0] * 7)
+        self.assertEqual(sum(o._client.calls for o in others), 0)  # one read per instance per interval
 
     def test_the_client_is_made_for_the_region_in_the_environment(self):
         saved = dict(os.environ)
@@ -381,7 +460,7 @@ class RealBotocoreTest(unittest.TestCase):
             for k in ("AWS_DEFAULT_REGION", "AWS_REGION", "SAGEMAKER_REGION"):
                 os.environ.pop(k, None)
             os.environ["AWS_CONFIG_FILE"] = "/nonexistent"
-            d = DegradeLevel("/p", cache_path=None)
+            d = DegradeLevel("/p", cache_path=None, background=False)
             with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
                 self.assertEqual(d.get(), 0)
             self.assertIn("NoRegionError", logs.output[0])

@@ -144,6 +144,39 @@ class AdmissionTest(unittest.TestCase):
                 raise ValueError("a bug")
         self.assertTrue(is_oom(type("OutOfMemoryError", (RuntimeError,), {})("CUDA out of memory")))
 
+    def test_a_memory_error_in_the_guards_own_path_is_one_413_never_a_500(self):
+        def exhausted():
+            raise MemoryError()
+
+        g = MemoryGuard(1000 * MiB, MemoryCurve(b=1), published=lambda: 1, usage=exhausted)
+        with self.assertRaises(RequestRejected) as r:
+            g.admit(10)
+        self.assertEqual((r.exception.status, r.exception.reason), (413, "memory"))
+        self.assertIn("MemoryError in the guard", str(r.exception))
+        with self.assertLogs("resilient_endpoint_runtime", "WARNING"):
+            self.assertEqual(g.level(), 1)  # the published level; the pressure could not be read
+
+    def test_the_backstop_is_armed_only_for_one_request_on_a_thread_that_has_run_one(self):
+        import resource
+        saved = resource.getrlimit(resource.RLIMIT_DATA)
+        try:
+            g = MemoryGuard(100000 * MiB, MemoryCurve(b=1), published=lambda: 0)  # the real /proc accounting
+            self.assertTrue(g.limit_process())
+            with g.admit(10):
+                self.assertIsNone(g.armed_limit)  # the thread's first request: BLAS buffers and pools do not exist yet
+            with g.admit(10):
+                self.assertIsNotNone(g.armed_limit)  # armed: data now + admitted + what is left + slack
+                self.assertEqual(resource.getrlimit(resource.RLIMIT_DATA)[0], g.armed_limit)
+                seen = []
+                t = threading.Thread(target=lambda: seen.append(g.admit(10)))  # a second request, on a new thread
+                t.start()
+                t.join()
+                self.assertIsNone(g.armed_limit)  # two in flight: lifted (the new thread has no BLAS buffer)
+                seen[0].__exit__(None, None, None)
+            self.assertEqual(resource.getrlimit(resource.RLIMIT_DATA), saved)  # idle: as the process had it
+        finally:
+            resource.setrlimit(resource.RLIMIT_DATA, saved)
+
     def test_a_published_level_that_fails_to_read_counts_as_0(self):
         def broken():
             raise RuntimeError("boom")

@@ -118,3 +118,26 @@ class UsageErrorTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CurveFitTest(unittest.TestCase):
+    def test_the_curve_covers_every_measured_point_of_a_mebibyte_or_more(self):
+        from resilient_endpoint_runtime.profile import fit_curve
+        MiB = 2**20
+        # Linear below, steeper at the top (a parse that copies): least squares alone runs under the top point.
+        points = [(100, 1000), (22797, 3.8 * MiB), (67523, 17.0 * MiB), (200000, 55.3 * MiB)]
+        c = fit_curve(points)
+        est = lambda x: c["a"] + c["b"] * x + c["c"] * x * x  # noqa: E731
+        for x, y in points[1:]:
+            self.assertGreaterEqual(est(x), y * 0.9999, x)
+        self.assertAlmostEqual(max(est(x) / y for x, y in points[1:] if est(x) / y < 1.0001), 1.0, places=3)  # touches one point
+        self.assertLess(est(200000), 1.2 * 55.3 * MiB)
+
+    def test_the_largest_size_measured_is_the_distributions_upper_bound(self):
+        from resilient_endpoint_runtime.profile import size_points, upper_bound
+        self.assertEqual(upper_bound("powerlaw:100:200000"), 200000)
+        self.assertEqual(upper_bound("powerlaw:5:3000:1.2", "15%"), 3450)
+        self.assertIsNone(upper_bound(None))
+        pts = size_points([120, 5000, 167000], 4, 200000)
+        self.assertEqual((pts[0], pts[-1], len(pts)), (120, 200000, 4))
+        self.assertEqual(size_points([120, 5000, 167000], 4)[-1], 167000)

@@ -16,7 +16,7 @@ Incident B's preprocessing, both ways (``PREPROCESSING``):
 ``python3 -m resilient_endpoint_runtime.profile`` shows the two curves.
 
 A request is bounded (MAX_SEQ_LEN rows); at degrade level 1 only the first DEGRADED_MAX_SEQ_LEN rows (or as
-many as fit in the worker's memory budget) are clustered, and the answer says so — ``clusters[i]`` is
+many as fit in the container's memory budget) are clustered, and the answer says so — ``clusters[i]`` is
 always row ``i``'s cluster; at level 2 larger requests are refused. The fallback variant
 (``DEGRADED_MODE=true``) assigns in float32 chunks of 256 rows: lighter.
 
@@ -75,19 +75,56 @@ def model_fn(model_dir):
     return {"centroids": np.asarray(model["centroids"], dtype=np.float64), "scaler": scaler, "features": len(model["features"])}
 
 
-def parse_rows(body, content_type):
-    """Pure: the rows of a request, or a Rejection (415 wrong content type, 400 malformed)."""
-    content_type = (content_type or "application/json").split(";")[0].strip().lower()
+JSON, CSV = "application/json", "text/csv"
+
+
+class Request:
+    """A request as ``input_fn`` leaves it: the body not parsed yet, its rows counted with one scan of the
+    bytes, so that the guard admits the parsing too (a 200,000-row JSON body takes ~50 MiB of Python objects
+    to parse — more than the clustering itself) and truncates before it, not after."""
+
+    def __init__(self, body, content_type, rows):
+        self.body, self.content_type, self.rows = body, content_type, rows
+
+
+def count_rows(body, content_type):
+    """Rows of a body without parsing it: the inner lists of ``{"instances": [[x, y], ...]}``, or the lines of CSV."""
+    if content_type == JSON:
+        return body.count(b"[") - 1
+    return sum(1 for line in body.split(b"\n") if line.strip())
+
+
+def _json_prefix(body, limit):
+    """The JSON text of the first ``limit`` rows only (the closing bracket of row ``limit``, then the array's)."""
+    pos = body.find(b"[")
+    for _ in range(limit):
+        pos = body.find(b"]", pos + 1)
+        if pos < 0:
+            return body
+    return body[:pos + 1] + b"]}"
+
+
+def parse_rows(body, content_type, limit=None):
+    """Pure: the rows of a request (the first ``limit`` when given), or a Rejection (415 wrong content type, 400 malformed)."""
+    content_type = (content_type or JSON).split(";")[0].strip().lower()
     try:
-        if isinstance(body, (bytes, bytearray)):
-            body = body.decode("utf-8")
-        if content_type == "application/json":
-            rows = json.loads(body)["instances"]
-        elif content_type == "text/csv":
-            rows = [[float(v) for v in r] for r in csv.reader(io.StringIO(body)) if r]
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        if content_type == JSON:
+            try:
+                rows = json.loads(_json_prefix(body, limit) if limit is not None else body)["instances"]
+            except ValueError:
+                if limit is None:
+                    raise
+                rows = json.loads(body)["instances"]  # not the plain shape: the whole body, then the first rows
+        elif content_type == CSV:
+            lines = [line for line in body.decode("utf-8").split("\n") if line.strip()]
+            rows = list(csv.reader(lines[:limit] if limit is not None else lines))
         else:
             return Rejection(415, "content_type", "send application/json or text/csv, got %s" % content_type)
-        rows = [[float(v) for v in r] for r in rows]
+        rows = [[float(v) for v in r] for r in (rows[:limit] if limit is not None else rows)]
+    except MemoryError:
+        return Rejection(413, "memory", "no memory left to read the request: retry later or send less")
     except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
         return Rejection(400, "malformed", "the body is not {\"instances\": [[x, y], ...]} or rows of x,y: %s" % e)
     if not rows or any(len(r) != 2 for r in rows):
@@ -96,9 +133,17 @@ def parse_rows(body, content_type):
 
 
 def input_fn(body, content_type):
-    rows = parse_rows(body, content_type)
+    """The request, counted but not parsed (415 for a content type it does not read, 400 for no rows)."""
+    content_type = (content_type or JSON).split(";")[0].strip().lower()
+    if content_type not in (JSON, CSV):
+        return Rejection(415, "content_type", "send application/json or text/csv, got %s" % content_type)
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    rows = count_rows(body, content_type)
+    if rows < 1:
+        return Rejection(400, "malformed", "the body is not {\"instances\": [[x, y], ...]} or rows of x,y, with at least one row")
     _stage("preprocess")
-    return rows
+    return Request(body, content_type, rows)
 
 
 def assign(rows, model):
@@ -122,14 +167,24 @@ def assign(rows, model):
 
 
 def predict(rows, model, level, guard=None):
-    """The answer for these rows at this level: the first rows that the tiers and the memory budget allow."""
-    TIERS.apply(rows, level)  # RequestRejected over MAX_SEQ_LEN, or over DEGRADED_MAX_SEQ_LEN at level 2
-    kept = rows[: TIERS.degraded_len] if level >= 1 else rows  # the first rows, so clusters[i] stays row i's
+    """The answer for these rows (parsed, or a :class:`Request` parsed here under the admission) at this level:
+    the first rows that the tiers and the memory budget allow; a Rejection when the body is malformed."""
+    total = rows.rows if isinstance(rows, Request) else len(rows)
+    TIERS.apply(range(total), level)  # RequestRejected over MAX_SEQ_LEN, or over DEGRADED_MAX_SEQ_LEN at level 2
+    keep = min(total, TIERS.degraded_len) if level >= 1 else total  # the first rows, so clusters[i] stays row i's
     guard = guard or _state.get("guard") or MemoryGuard(None, None, published=None)
-    with guard.admit(len(kept)) as a:
-        kept = kept[: a.size]  # as many as fit in the worker's memory budget, still the first ones
+    with guard.admit(keep) as a:  # the parsing, the scaling and the assignment of the rows kept
+        if isinstance(rows, Request):
+            parsed = parse_rows(rows.body, rows.content_type, limit=a.size if a.size < total else None)
+            if isinstance(parsed, Rejection):
+                return parsed
+            kept = parsed[: a.size]
+            if a.size >= total:
+                total = len(parsed)
+        else:
+            kept = rows[: a.size]  # as many as fit in the container's memory budget, still the first ones
         clusters = assign(kept, model)
-    return {"clusters": clusters, "rows": len(kept), "truncated": len(rows) - len(kept), "degradeLevel": max(level, a.level)}
+    return {"clusters": clusters, "rows": len(kept), "truncated": total - len(kept), "degradeLevel": max(level, a.level)}
 
 
 def predict_fn(rows, model):
@@ -140,14 +195,15 @@ def predict_fn(rows, model):
         result = predict(rows, model, guard.level(), guard)
     except RequestRejected as e:
         return Rejection.of(e)
-    _stage("inference")
+    if not isinstance(result, Rejection):
+        _stage("inference")
     return result
 
 
 def output_fn(prediction, accept):
     if isinstance(prediction, Rejection):
         from sagemaker_containers.beta.framework import worker  # only inside the container
-        return worker.Response(response=prediction.body(), status=prediction.status, mimetype="application/json")
+        return prediction.response(worker.Response)  # the status, a JSON body; counted for the guard's metrics
     _stage("postprocess")
     return json.dumps(prediction), "application/json"
 
@@ -163,4 +219,6 @@ def profile_request(size):
 
 
 def request_size(data):
-    return 0 if isinstance(data, Rejection) else len(data)
+    if isinstance(data, Rejection):
+        return 0
+    return data.rows if isinstance(data, Request) else len(data)

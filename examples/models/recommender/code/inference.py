@@ -10,14 +10,20 @@ answered 500 with a traceback, so every deliberate refusal here is a :class:`Rej
 ``MAX_SEQ_LEN`` always, over ``DEGRADED_MAX_SEQ_LEN`` at level 2) or no memory left → 413, each a JSON
 body. The client sees SageMaker's ``ModelError`` 424 with ``OriginalStatusCode`` 413 (400, 415).
 
-Memory: the :class:`MemoryGuard` admits each request against the worker's budget with the curve the
-profiler measured (``memory-profile.json``): truncated to what fits at a degrade level ≥ 1, refused
-otherwise; the level is the higher of the breaker's and the worker's own. The model is small and generated
-at load time with a fixed seed (no weights are shipped); attention makes its memory grow with the square
-of the sequence length, as incident A's did.
+Memory: the :class:`MemoryGuard` admits each request against the container's budget (all workers of the
+instance together) with the curve the profiler measured (``memory-profile.json``), a batch as a batch:
+truncated to what fits at a degrade level ≥ 1, refused otherwise; the level is the higher of the breaker's
+and the container's own. The model is small and generated at load time with a fixed seed (no weights are
+shipped); attention makes its memory grow with the square of the sequence length, as incident A's did.
+
+Placement: ``model_fn(model_dir, context)`` — the toolkit passes the context only to a function that takes
+it, and only the context says which GPU this worker owns (``system_properties["gpu_id"]``); without it every
+worker of a multi-GPU instance would load on GPU 0 (real-account.md item 40).
 
 Request:  {"events": [item ids, newest last], "profile": [20 floats]}
+          or a batch: {"instances": [{"events": [...], "profile": [...]}, ...]} (padded to its longest)
 Response: {"ctr": p, "cvr": p | null, "dwell": s | null, "degradeLevel": n, "truncated": n}
+          or for a batch {"predictions": [{"ctr": ..., "cvr": ..., "dwell": ..., "truncated": n}, ...], "degradeLevel": n}
 """
 import json
 import os
@@ -53,23 +59,38 @@ def _stage(stage):
         pass
 
 
+MAX_BATCH = 64
+
+
+def _one(o):
+    events = [int(e) % VOCAB for e in o.get("events", [])]
+    profile = [float(x) for x in o.get("profile", [0.0] * PROFILE_DIM)]
+    if not events:
+        raise ValueError("'events' must hold at least one item id")
+    if len(profile) != PROFILE_DIM:
+        raise ValueError("'profile' must hold %d numbers" % PROFILE_DIM)
+    return events, profile
+
+
 def parse_request(body, content_type="application/json"):
-    """Pure: (events, profile) of a request, or a Rejection (415 wrong content type, 400 malformed)."""
+    """Pure: (events, profile) of a request, a list of them for a batch (``instances``), or a Rejection
+    (415 wrong content type, 400 malformed, 413 no memory to parse it)."""
     if (content_type or "application/json").split(";")[0].strip().lower() != "application/json":
         return Rejection(415, "content_type", "send application/json, got %s" % content_type)
     try:
         if isinstance(body, (bytes, bytearray)):
             body = body.decode("utf-8")
         o = json.loads(body)
-        events = [int(e) % VOCAB for e in o.get("events", [])]
-        profile = [float(x) for x in o.get("profile", [0.0] * PROFILE_DIM)]
+        if isinstance(o, dict) and "instances" in o:
+            batch = [_one(x) for x in o["instances"]]
+            if not 1 <= len(batch) <= MAX_BATCH:
+                raise ValueError("'instances' must hold 1 to %d requests" % MAX_BATCH)
+            return batch
+        return _one(o)
+    except MemoryError:
+        return Rejection(413, "memory", "no memory left to read the request: retry later or send less")
     except (ValueError, TypeError, AttributeError) as e:
-        return Rejection(400, "malformed", "the body is not {\"events\": [ids], \"profile\": [%d numbers]}: %s" % (PROFILE_DIM, e))
-    if not events:
-        return Rejection(400, "malformed", "'events' must hold at least one item id")
-    if len(profile) != PROFILE_DIM:
-        return Rejection(400, "malformed", "'profile' must hold %d numbers" % PROFILE_DIM)
-    return events, profile
+        return Rejection(400, "malformed", "the body is not {\"events\": [ids], \"profile\": [%d numbers]} (or {\"instances\": [...]} of them): %s" % (PROFILE_DIM, e))
 
 
 def plan(events, level):
@@ -79,7 +100,7 @@ def plan(events, level):
     return kept, heads
 
 
-def model_fn(model_dir):
+def model_fn(model_dir, context=None):
     import torch  # in the PyTorch image
     torch.manual_seed(0)
 
@@ -96,11 +117,13 @@ def model_fn(model_dir):
             h = self.encoder(self.embed(events)).mean(dim=1) + self.profile(profile)
             return {name: self.heads[name](h).squeeze(-1) for name in heads}
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    # This worker's own GPU (the toolkit's context), not GPU 0 for every worker of a multi-GPU instance.
+    gpu_id = (getattr(context, "system_properties", None) or {}).get("gpu_id") or 0
+    device = torch.device("cuda:%d" % int(gpu_id)) if torch.cuda.is_available() else torch.device("cpu")
     model = Recommender().to(device).eval()
-    guard = MemoryGuard.from_environment(model_dir=model_dir)
+    guard = MemoryGuard.from_environment(model_dir=model_dir, context=context)
     if guard.active:
-        guard.limit_process()  # the hard backstop: an allocation past the budget fails one request
+        guard.limit_process()  # the last resort: armed once this worker has run a request
     _state["guard"] = guard
     return model
 
@@ -115,24 +138,35 @@ def predict_fn(data, model, context=None):
     if isinstance(data, Rejection):
         return data
     import torch
-    events, profile = data
     guard = _state.get("guard") or MemoryGuard.from_environment()
-    level = guard.level()  # the breaker's level, or this worker's own pressure if higher
+    level = guard.level()  # the breaker's level, or the container's own pressure if higher
+    batch = data if isinstance(data, list) else [data]
     try:
-        kept, heads = plan(events, level)
-        with guard.admit(len(kept)) as a:
-            kept = kept[-a.size:]  # the newest events that fit in the worker's memory budget
+        planned = [plan(events, level) for events, _ in batch]
+        heads = planned[0][1]
+        longest = max(len(kept) for kept, _ in planned)
+        with guard.admit(longest, batch=len(batch)) as a:  # a batch is estimated as a batch, padded to its longest
+            kept = [k[-a.size:] for k, _ in planned]  # the newest events that fit in the container's budget
+            width = max(len(k) for k in kept)
             device = next(model.parameters()).device
+            events = torch.tensor([[0] * (width - len(k)) + k for k in kept], device=device)
+            profiles = torch.tensor([p for _, p in batch], device=device)
             with torch.no_grad():
-                out = model(torch.tensor([kept], device=device), torch.tensor([profile], device=device), heads)
-            result = {"ctr": torch.sigmoid(out["ctr"]).item(), "cvr": None, "dwell": None, "degradeLevel": max(level, a.level), "truncated": len(events) - len(kept)}
-            if "cvr" in out:
-                result["cvr"] = torch.sigmoid(out["cvr"]).item()
-                result["dwell"] = torch.nn.functional.softplus(out["dwell"]).item()
+                out = model(events, profiles, heads)
+            level = max(level, a.level)
+            rows = []
+            for i, (ev, _) in enumerate(batch):
+                row = {"ctr": torch.sigmoid(out["ctr"][i]).item(), "cvr": None, "dwell": None, "truncated": len(ev) - len(kept[i])}
+                if "cvr" in out:
+                    row["cvr"] = torch.sigmoid(out["cvr"][i]).item()
+                    row["dwell"] = torch.nn.functional.softplus(out["dwell"][i]).item()
+                rows.append(row)
     except RequestRejected as e:
         return Rejection.of(e)
     _stage("inference")
-    return result
+    if isinstance(data, list):
+        return {"predictions": rows, "degradeLevel": level}
+    return dict(rows[0], degradeLevel=level)
 
 
 def output_fn(prediction, accept, context=None):
@@ -151,4 +185,6 @@ def profile_request(size):
 
 
 def request_size(data):
-    return 0 if isinstance(data, Rejection) else len(data[0])
+    if isinstance(data, Rejection):
+        return 0
+    return max(len(e) for e, _ in data) if isinstance(data, list) else len(data[0])

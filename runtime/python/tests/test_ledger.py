@@ -1,0 +1,442 @@
+"""One budget per container: the instance's ledger shared by worker processes, the container's memory read
+as the kernel counts it (cgroup v1 and v2 files, /proc/meminfo), the leader's background work (dead workers'
+slots, the other memory, the guard's metrics through botocore's real CloudWatch client)."""
+import json
+import multiprocessing
+import os
+import tempfile
+import threading
+import time
+import unittest
+
+from resilient_endpoint_runtime import MemoryCurve, MemoryGuard, Rejection, RequestRejected
+from resilient_endpoint_runtime.guard import capped_budget, count_answer, gpu_index, set_instance_ledger
+from resilient_endpoint_runtime.ledger import SLOT, HEADER, ContainerMemory, InstanceLedger, ledger_path
+from resilient_endpoint_runtime.metrics import GuardMetricsPublisher
+
+try:
+    import boto3  # noqa: F401
+    import botocore.exceptions as botocore_exceptions
+    from botocore.stub import Stubber
+    HAVE_BOTO = True
+except ImportError:  # pragma: no cover - a bare interpreter
+    HAVE_BOTO = False
+
+MiB = 2**20
+
+
+class Fixed:
+    def __init__(self, value):
+        self.value = value
+
+    def __call__(self):
+        return self.value
+
+
+class FakeContainer:
+    def __init__(self, ws, limit=None):
+        self.ws = ws
+        self.limit = limit
+
+    def working_set(self):
+        return self.ws
+
+
+def ledger(directory=None, container=None):
+    return InstanceLedger(os.path.join(directory or tempfile.mkdtemp(), "x.ledger"), container=container)
+
+
+def guard_on(led, used_mib, budget_mib=1000, published=0, curve=MemoryCurve(c=1.0 * MiB / 10**4)):
+    # c: a request of size 100 needs 1 MiB, of 1000: 100 MiB, of 2000: 400 MiB
+    return MemoryGuard(budget_mib * MiB, curve, published=lambda: published, usage=Fixed(used_mib * MiB), ledger=led)
+
+
+def slots(led):
+    _, _, _, used, _, _ = HEADER.unpack_from(led._mm, 0)
+    return [SLOT.unpack_from(led._mm, HEADER.size + i * SLOT.size) for i in range(used)]
+
+
+def hold_in_a_child(path, used_mib, size, ready, release):
+    """Another worker of the instance: admits a request and holds it until told."""
+    led = InstanceLedger(path)
+    g = guard_on(led, used_mib)
+    with g.admit(size):
+        ready.set()
+        release.wait(10)
+
+
+class OneBudgetPerContainerTest(unittest.TestCase):
+    def test_what_another_worker_process_holds_counts_against_this_one(self):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "x.ledger")
+        ctx = multiprocessing.get_context("fork")
+        ready, release = ctx.Event(), ctx.Event()
+        child = ctx.Process(target=hold_in_a_child, args=(path, 300, 2000, ready, release))  # 300 MiB resident + 400 MiB admitted
+        child.start()
+        try:
+            self.assertTrue(ready.wait(10))
+            g = guard_on(InstanceLedger(path), 200)
+            # 300 + 400 + 200 = 900 MiB of 1000 held: a 200-MiB request does not fit, though this worker alone has 800 MiB left.
+            with self.assertRaises(RequestRejected) as r:
+                g.admit(1415, truncatable=False)
+            with g.admit(1415) as a:  # at 90 % the container is degraded: truncated to what fits
+                self.assertEqual((a.level, a.size), (1, 1000))
+            self.assertIn("the container has 100 MiB of its 1000 MiB budget left", str(r.exception))
+            with g.admit(900) as a:  # 81 MiB fits
+                self.assertEqual(a.size, 900)
+        finally:
+            release.set()
+            child.join(10)
+        with g.admit(1415) as a:  # released: it fits now (the child's 300 MiB stay until its slot goes)
+            self.assertEqual(a.size, 1415)
+
+    def test_a_burst_across_workers_never_overcommits_the_container(self):
+        led_path = os.path.join(tempfile.mkdtemp(), "x.ledger")
+        ctx = multiprocessing.get_context("fork")
+        peak = ctx.Value("d", 0.0)
+        running = ctx.Value("d", 0.0)
+        refused = ctx.Value("i", 0)
+        barrier = ctx.Barrier(6)
+
+        def worker():
+            g = guard_on(InstanceLedger(led_path), 100)
+            barrier.wait()
+            for _ in range(5):
+                try:
+                    with g.admit(1500, truncatable=False) as a:  # 225 MiB each
+                        with running.get_lock():
+                            running.value += g.curve(a.size)
+                            peak.value = max(peak.value, running.value)
+                        time.sleep(0.01)
+                        with running.get_lock():
+                            running.value -= g.curve(a.size)
+                except RequestRejected:
+                    with refused.get_lock():
+                        refused.value += 1
+
+        procs = [ctx.Process(target=worker) for _ in range(6)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(20)
+        self.assertEqual([p.exitcode for p in procs], [0] * 6)
+        # 6 workers × 100 MiB resident leave 400 MiB: one 225-MiB request at a time, never two.
+        self.assertLessEqual(peak.value, 400 * MiB)
+        self.assertGreater(peak.value, 0)
+        self.assertGreater(refused.value, 0)
+
+    def test_the_containers_other_memory_counts(self):
+        led = ledger()
+        HEADER.pack_into(led._mm, 0, b"RELEDG01", 500 * MiB, time.time(), 0, 0, 0)
+        g = guard_on(led, 100)
+        with self.assertRaises(RequestRejected):
+            g.admit(2100)  # 441 MiB > 1000 − 500 − 100
+        with g.admit(1500) as a:  # 225 MiB fits
+            self.assertEqual(a.level, 0)
+
+    def test_the_level_comes_from_the_containers_pressure(self):
+        led = ledger()
+        HEADER.pack_into(led._mm, 0, b"RELEDG01", 650 * MiB, time.time(), 0, 0, 0)
+        g = guard_on(led, 150)
+        self.assertEqual(g.level(), 1)  # 800 of 1000 MiB
+        HEADER.pack_into(led._mm, 0, b"RELEDG01", 800 * MiB, time.time(), 0, 0, 0)
+        self.assertEqual(g.level(), 2)  # 950
+        with g.admit(100) as a:
+            self.assertEqual(a.level, 2)
+
+    def test_a_batch_is_estimated_as_a_batch_and_truncated_as_one(self):
+        led = ledger()
+        g = guard_on(led, 100, published=0)
+        with g.admit(1000, batch=8) as a:  # 8 × 100 MiB = 800 MiB of the 900 left
+            self.assertEqual((a.size, a.batch, a.estimate), (1000, 8, 800 * MiB))
+        with self.assertRaises(RequestRejected) as r:
+            g.admit(1100, batch=8)  # 8 × 121 MiB
+        self.assertIn("size 1100 × 8 needs ~968 MiB", str(r.exception))
+        g1 = guard_on(led, 100, published=1)
+        with g1.admit(2000, batch=8) as a:  # at level 1: the length that fits 8 times in 900 MiB
+            self.assertEqual(a.size, 1060)
+            self.assertLessEqual(8 * g1.curve(a.size), 900 * MiB)
+            self.assertGreater(8 * g1.curve(a.size + 1), 900 * MiB)
+
+    def test_the_slot_records_reservations_and_releases_them(self):
+        led = ledger()
+        g = guard_on(led, 100)
+        with g.admit(1000):
+            own = [s for s in slots(led) if s[0] == os.getpid()][0]
+            self.assertEqual((own[1], own[2]), (100 * MiB, 100 * MiB))
+            self.assertAlmostEqual(own[5], 20.0)  # the pressure it saw: 200 of 1000 MiB
+        own = [s for s in slots(led) if s[0] == os.getpid()][0]
+        self.assertEqual(own[2], 0)
+
+
+class LeaderTest(unittest.TestCase):
+    def test_a_dead_workers_slot_is_dropped_and_its_counts_kept(self):
+        led = ledger(container=FakeContainer(0))
+        ctx = multiprocessing.get_context("fork")
+
+        def die(path):
+            child = InstanceLedger(path)
+            with child.locked(700 * MiB) as v:
+                v.reserve(100 * MiB)
+            child.count(refusal=True)
+            os._exit(0)  # killed: no release
+
+        g = guard_on(led, 100)
+        p = ctx.Process(target=die, args=(led.path,))
+        p.start()
+        p.join(10)
+        self.assertEqual(p.exitcode, 0)
+        with self.assertRaises(RequestRejected, msg=slots(led)):
+            g.admit(1100, truncatable=False)  # the dead worker's 800 MiB still count
+        led.tick()  # the leader's background step
+        self.assertEqual([s[0] for s in slots(led) if s[0]], [os.getpid()])
+        with g.admit(1100):
+            pass
+        self.assertEqual(led.drain()[1:], (1, 1))  # its refusal was not lost
+
+    def test_the_other_memory_is_the_container_less_the_workers(self):
+        led = ledger(container=FakeContainer(900 * MiB))
+        with led.locked(0):
+            pass
+        led.usage_of = lambda pid: 250 * MiB
+        led.tick()
+        self.assertEqual(HEADER.unpack_from(led._mm, 0)[1], 650 * MiB)
+
+    def test_one_leader_per_instance(self):
+        led = ledger()
+        self.assertTrue(led.lead())
+        ctx = multiprocessing.get_context("fork")
+        out = ctx.Value("i", -1)
+
+        def other(path):
+            out.value = int(InstanceLedger(path).lead())
+
+        p = ctx.Process(target=other, args=(led.path,))
+        p.start()
+        p.join(10)
+        self.assertEqual(out.value, 0)
+
+    def test_the_background_thread_publishes_every_period_and_never_raises(self):
+        led = ledger(container=FakeContainer(0))
+        led.sample_interval = 0.01
+        led.publish_every = 0.05
+        calls = []
+
+        class Publisher:
+            enabled = True
+
+            def publish(self, *values):
+                calls.append(values)
+                raise RuntimeError("a bug in a publisher")
+
+        led.publisher = Publisher()
+        led.budget = 1000 * MiB
+        with self.assertLogs("resilient_endpoint_runtime", "WARNING"):
+            led.start()
+            time.sleep(0.4)
+            led.stop()
+        self.assertTrue(2 <= len(calls) <= 10, calls)  # once per period, not per tick (~40 ticks)
+        self.assertFalse(led._thread.is_alive())
+
+
+class CountsTest(unittest.TestCase):
+    def tearDown(self):
+        set_instance_ledger(None)
+
+    def test_every_deliberate_answer_is_counted_and_memory_refusals_apart(self):
+        led = ledger()
+        led.budget = 1000 * MiB
+        set_instance_ledger(led)
+
+        class Context:
+            def set_response_status(self, code, phrase):
+                self.code = code
+
+        Rejection(413, "memory", "no room").answer(Context())
+        Rejection(413, "degraded", "level 2").answer(None)
+        Rejection(400, "malformed", "bad").answer(None)
+
+        class Response:
+            def __init__(self, response, status, mimetype):
+                self.body, self.status, self.mimetype = response, status, mimetype
+
+        r = Rejection(415, "content_type", "csv").response(Response)
+        self.assertEqual((r.status, r.mimetype, json.loads(r.body)["reason"]), (415, "application/json", "content_type"))
+        Rejection(413, "too_long", "1100 events").answer(None)
+        pressure, refusals, deliberate = led.drain()
+        self.assertEqual((refusals, deliberate), (2, 5))
+        self.assertEqual(led.drain()[1:], (0, 0))  # drained
+        count_answer(500, "bug")  # not a 4XX: never counted
+        self.assertEqual(led.drain()[1:], (0, 0))
+
+    def test_without_a_ledger_counting_is_a_no_op(self):
+        set_instance_ledger(None)
+        self.assertEqual(Rejection(400, "malformed", "x").answer(None)[1], "application/json")
+
+
+@unittest.skipUnless(HAVE_BOTO, "boto3/botocore not installed: the CloudWatch client tests are skipped")
+class GuardMetricsTest(unittest.TestCase):
+    def client(self):
+        os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
+        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
+        import boto3
+        return boto3.client("cloudwatch", region_name="us-east-1")
+
+    def test_the_contracts_metrics_in_one_call_with_exactly_two_dimensions(self):
+        client = self.client()
+        stub = Stubber(client)
+        dims = [{"Name": "EndpointName", "Value": "reco"}, {"Name": "VariantName", "Value": "Primary"}]
+
+        def datum(name, value, unit):
+            return {"MetricName": name, "Dimensions": dims, "StorageResolution": 1, "Unit": unit,
+                    "StatisticValues": {"SampleCount": 1.0, "Sum": value, "Minimum": value, "Maximum": value}}
+
+        stub.add_response("put_metric_data", {}, {"Namespace": "App/Reco", "MetricData": [
+            datum("GuardPressure", 87.5, "Percent"), datum("GuardMemoryRefusals", 3.0, "Count"), datum("DeliberateClientErrors", 7.0, "Count")]})
+        stub.add_client_error("put_metric_data", service_error_code="Throttling", http_status_code=400)
+        stub.add_client_error("put_metric_data", service_error_code="AccessDenied", http_status_code=403)
+        p = GuardMetricsPublisher(client=client, namespace="App/Reco", endpoint_name="reco", variant_name="Primary")
+        with stub:
+            self.assertTrue(p.publish(87.5, 3, 7))
+            with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
+                self.assertFalse(p.publish(1, 0, 0))
+                self.assertFalse(p.publish(1, 0, 0))
+        stub.assert_no_pending_responses()
+        self.assertEqual(p.failures, 2)
+        self.assertIn("Throttling", logs.output[0])
+        self.assertIn("AccessDenied", logs.output[1])
+
+    def test_a_connection_error_of_the_real_client_is_logged_not_raised(self):
+        class Broken:
+            def put_metric_data(self, **kw):
+                raise botocore_exceptions.EndpointConnectionError(endpoint_url="https://monitoring.us-east-1.amazonaws.com/")
+
+        p = GuardMetricsPublisher(client=Broken(), namespace="N", endpoint_name="e", variant_name="v")
+        with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
+            self.assertFalse(p.publish(1, 0, 0))
+        self.assertIn("EndpointConnectionError", logs.output[0])
+
+    def test_off_without_its_environment(self):
+        p = GuardMetricsPublisher(client=object(), namespace=None, endpoint_name="e", variant_name="v")
+        self.assertFalse(p.enabled)
+        self.assertFalse(p.publish(1, 0, 0))
+
+    def test_the_leader_publishes_the_instances_sums(self):
+        client = self.client()
+        stub = Stubber(client)
+        led = ledger(container=FakeContainer(0))
+        led.budget = 1000 * MiB
+        with led.locked(400 * MiB) as v:
+            v.reserve(100 * MiB, pressure=91.0)
+        led.count(refusal=True)
+        led.count(refusal=False)
+        ctx = multiprocessing.get_context("fork")
+        p = ctx.Process(target=lambda: InstanceLedger(led.path).count(refusal=False))  # another worker's 4XX
+        p.start()
+        p.join(10)
+        led.publisher = GuardMetricsPublisher(client=client, namespace="N", endpoint_name="e", variant_name="v")
+        expected = led.publisher.datums(91.0, 1, 3)
+        stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": expected})
+        stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": led.publisher.datums(50.0, 0, 0)})
+        with stub:
+            led.publish()
+            led.publish()  # drained: zero counts, the pressure of what is held now (500 of 1000 MiB)
+        stub.assert_no_pending_responses()
+        self.assertEqual([d["StatisticValues"]["Sum"] for d in expected], [91.0, 1.0, 3.0])
+
+
+class ContainerMemoryTest(unittest.TestCase):
+    def tree(self, files, cgroup_line):
+        root = tempfile.mkdtemp()
+        proc = os.path.join(root, "proc")
+        os.makedirs(os.path.join(proc, "self"))
+        with open(os.path.join(proc, "meminfo"), "w") as f:
+            f.write("MemTotal:       16000000 kB\nMemFree:         1000000 kB\nMemAvailable:   12000000 kB\n")
+        with open(os.path.join(proc, "self", "cgroup"), "w") as f:
+            f.write(cgroup_line)
+        for name, content in files.items():
+            os.makedirs(os.path.dirname(os.path.join(root, "cg", name)), exist_ok=True)
+            with open(os.path.join(root, "cg", name), "w") as f:
+                f.write(content)
+        return ContainerMemory(root=os.path.join(root, "cg"), proc=proc)
+
+    def test_cgroup_v1_usage_less_inactive_file_cache(self):
+        c = self.tree({"memory/re-test/memory.usage_in_bytes": "900000000\n", "memory/re-test/memory.limit_in_bytes": "1000000000\n",
+                       "memory/re-test/memory.stat": "cache 300\nrss 5\ntotal_inactive_file 100000000\n"},
+                      "12:pids:/re-test\n9:memory:/re-test\n0::/\n")
+        self.assertEqual((c.version, c.limit, c.working_set()), (1, 1000000000, 800000000))
+
+    def test_cgroup_v2_inside_a_container(self):
+        c = self.tree({"memory.current": "600000000\n", "memory.max": "2000000000\n", "memory.stat": "anon 1\ninactive_file 50000000\n"}, "0::/\n")
+        self.assertEqual((c.version, c.limit, c.working_set()), (2, 2000000000, 550000000))
+
+    def test_a_cgroup_without_a_limit_of_its_own_means_the_hosts_memory(self):
+        for files, line in (({"memory.current": "6\n", "memory.max": "max\n", "memory.stat": ""}, "0::/\n"),
+                            ({"memory/memory.usage_in_bytes": "6\n", "memory/memory.limit_in_bytes": "9223372036854771712\n", "memory/memory.stat": ""}, "4:memory:/\n")):
+            c = self.tree(files, line)
+            self.assertIsNone(c.limit)
+            self.assertEqual(c.working_set(), (16000000 - 12000000) * 1024)
+
+    def test_the_budget_is_capped_at_the_same_percent_of_a_smaller_container(self):
+        self.assertEqual(capped_budget(900, FakeContainer(0, limit=500), {}), 450)
+        self.assertEqual(capped_budget(900, FakeContainer(0, limit=500), {"RESILIENT_ENDPOINT_CONTAINER_BUDGET_PERCENT": "80"}), 400)
+        self.assertEqual(capped_budget(300, FakeContainer(0, limit=500), {}), 300)
+        self.assertEqual(capped_budget(900, FakeContainer(0), {}), 900)
+
+    def test_the_real_machine(self):
+        c = ContainerMemory()
+        self.assertGreater(c.working_set(), 0)
+
+
+class PlacementTest(unittest.TestCase):
+    def test_the_workers_gpu_comes_from_the_toolkits_context(self):
+        class Context:
+            system_properties = {"gpu_id": 3, "model_dir": "/opt/ml/model"}
+
+        self.assertEqual(gpu_index(Context()), 3)
+        self.assertEqual(gpu_index(None), 0)  # no context: the current device (GPU 0 for every worker)
+
+
+class FromEnvironmentTest(unittest.TestCase):
+    def test_the_container_budget_and_the_instances_ledger(self):
+        d = tempfile.mkdtemp()
+        env = {"RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES": str(4000 * MiB), "RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES": str(1000 * MiB),
+               "RESILIENT_ENDPOINT_MEMORY_CURVE": json.dumps({"a": 0, "b": 10, "c": 2})}
+        g = MemoryGuard.from_environment(env, published=lambda: 0, ledger_dir=d, container=FakeContainer(0))
+        try:
+            self.assertEqual(g.budget, 4000 * MiB)
+            self.assertTrue(g.ledger.path.startswith(d) and g.ledger.path.endswith("-host.ledger"))
+            self.assertTrue(g.ledger._thread.is_alive())
+        finally:
+            g.ledger.stop()
+            set_instance_ledger(None)
+        g = MemoryGuard.from_environment(env, published=lambda: 0, ledger_dir="/nonexistent/dir", container=FakeContainer(0))
+        self.assertIsNone(g.ledger)
+        self.assertEqual(g.budget, 1000 * MiB)  # no shared file: this worker's share
+
+    def test_the_ledger_lives_in_the_images_temp_directory(self):
+        saved = tempfile.tempdir
+        try:
+            tempfile.tempdir = "/home/model-server/tmp"  # what TEMP=/home/model-server/tmp makes gettempdir() say
+            self.assertTrue(ledger_path("host").startswith("/home/model-server/tmp/resilient-endpoint-"))
+        finally:
+            tempfile.tempdir = saved
+
+
+class AdmitOverheadTest(unittest.TestCase):
+    def test_admission_through_the_ledger_is_far_under_a_millisecond(self):
+        led = ledger()
+        for i in range(16):  # 16 other workers' slots
+            SLOT.pack_into(led._mm, HEADER.size + i * SLOT.size, 10**6 + i, 100 * MiB, 0, 0, 0, 0.0, 0.0)
+        HEADER.pack_into(led._mm, 0, b"RELEDG01", 0, 0.0, 16, 0, 0)
+        g = MemoryGuard(100000 * MiB, MemoryCurve(b=100), published=lambda: 0, ledger=led)
+        started = time.process_time()
+        for _ in range(2000):
+            with g.admit(100):
+                pass
+        per = (time.process_time() - started) / 2000
+        self.assertLess(per, 0.001)
+
+
+if __name__ == "__main__":
+    unittest.main()
