@@ -98,7 +98,17 @@ print(sys.version.split()[0], *(f"{d} {m.version(d)}" for d in ["jsii", "attrs",
   writeFileSync(join(work, 'app.py'), quick);
   writeFileSync(
     join(work, 'cdk.json'),
-    JSON.stringify({ app: `${python} app.py`, output: 'cdk.py.out', notices: false, context: { 'cli-telemetry': false } }),
+    // The context `cdk init app --language python` writes: aws-cdk-lib's recommended feature flags (among
+    // them the target partitions aws and aws-cn, which decide whether a budget needs a partition condition).
+    JSON.stringify({
+      app: `${python} app.py`,
+      output: 'cdk.py.out',
+      notices: false,
+      context: {
+        ...JSON.parse(readFileSync(join(root, 'node_modules', 'aws-cdk-lib', 'recommended-feature-flags.json'), 'utf8')),
+        'cli-telemetry': false,
+      },
+    }),
   );
   let stdout;
   try {
