@@ -219,6 +219,8 @@ describe('collectEndpoints: the facts of each endpoint in a template', () => {
       kmsKeyId: true,
       dataCapture: { enabled: false, sampling: 1, destination: 's3://b/capture' },
       deploymentRollbackAlarms: 2,
+      budget: false, // no AWS::Budgets::Budget in this template
+      driftMonitors: 0, // nor a drift function or Model Monitor schedule
       scaling: { Primary: { min: 2, max: 4 }, Fallback: { min: 1, max: 3 } },
       memoryAlarmThresholds: [85, 90],
       breakers: [{ retentionDays: 90 }, { retentionDays: undefined }, { functionElsewhere: true }],
@@ -248,6 +250,8 @@ describe('collectEndpoints: the facts of each endpoint in a template', () => {
       kmsKeyId: false,
       dataCapture: undefined,
       deploymentRollbackAlarms: 0,
+      budget: false,
+      driftMonitors: 0,
       scaling: {},
       memoryAlarmThresholds: [],
       breakers: [],

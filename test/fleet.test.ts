@@ -178,7 +178,8 @@ describe('one shared breaker function per fleet', () => {
     const alarmRules = (Object.values(t.findResources('AWS::Events::Rule')) as any[]).filter(
       r => r.Properties.EventPattern?.source?.[0] === 'aws.cloudwatch',
     );
-    expect(alarmRules.flatMap(r => r.Properties.EventPattern.detail.alarmName)).toHaveLength(2 * N); // HostMemory and ErrorRate per endpoint
+    // HostMemory, the guard's GuardPressure and GuardMemoryRefusals, and ErrorRate per endpoint
+    expect(alarmRules.flatMap(r => r.Properties.EventPattern.detail.alarmName)).toHaveLength(4 * N);
     expect(JSON.stringify(alarmRules)).not.toContain('wildcard');
   });
 
@@ -262,7 +263,7 @@ describe('fleets that deploy at their stated size: every per-fleet limit checked
     const endpointNames = rules.flatMap(r =>
       r.Properties.EventPattern['detail-type']?.includes('SageMaker Endpoint State Change') ? r.Properties.EventPattern.detail.EndpointName : [],
     );
-    expect(alarmNames).toHaveLength(120);
+    expect(alarmNames).toHaveLength(240); // 4 trigger alarms per endpoint (host memory, guard pressure, guard refusals, errors)
     expect(endpointNames).toHaveLength(60);
     // Each pattern, as deployed (endpoint names are literals here), within EventBridge's limit.
     for (const r of rules) expect(JSON.stringify(r.Properties.EventPattern).length).toBeLessThanOrEqual(2048);

@@ -532,7 +532,10 @@ describe('EndpointMetricFactory: each metric as SageMaker publishes it', () => {
 test("docs/monitoring.md's alarm table is what the recommender example deploys: every alarm, statistic, threshold, datapoints and missing-data rule", () => {
   const readme = fs.readFileSync(path.join(__dirname, '..', 'docs', 'monitoring.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Monitoring (`monitoring`): every alarm created'));
-  const rows = section.slice(section.indexOf('| tier | alarm |')).split('\n').slice(2);
+  const rows = section
+    .slice(section.search(/^\|\s*tier\s*\|\s*alarm\s*\|/m))
+    .split('\n')
+    .slice(2);
   const table = rows
     .slice(
       0,

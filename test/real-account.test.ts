@@ -293,7 +293,13 @@ describe('Regions whose CloudFormation does not know the newest properties yet (
     const fn = of('AWS::Lambda::Function')[0].Properties.Environment.Variables;
     expect(fn).toMatchObject({ METRIC_PERIOD_SECONDS: '60', PER_GPU_METRICS: 'false' });
     const triggers = of('AWS::CloudWatch::Alarm').filter(a => /-breaker-/.test(a.Properties.AlarmName));
-    expect(triggers.map(a => a.Properties.Period ?? a.Properties.Metrics?.find((m: any) => m.MetricStat)?.MetricStat.Period)).toEqual([60, 60, 600]);
+    const period = (a: any) => a.Properties.Period ?? a.Properties.Metrics?.find((m: any) => m.MetricStat)?.MetricStat.Period;
+    // SageMaker's own metrics fall back to 1 minute; the guard's are the container's custom metrics, published
+    // with StorageResolution 1 whatever MetricsConfig says (CloudWatch keeps custom high-resolution data), so 10 s.
+    const own = triggers.filter(a => !/-breaker-Guard/.test(a.Properties.AlarmName));
+    const guard = triggers.filter(a => /-breaker-Guard/.test(a.Properties.AlarmName));
+    expect(own.map(period)).toEqual([60, 60, 600]);
+    expect(guard.map(period)).toEqual([10, 10]);
     expect(JSON.stringify(t)).not.toMatch(/SELECT MAX\(GPUMemoryUtilization\)/);
   });
 
