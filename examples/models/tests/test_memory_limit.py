@@ -271,11 +271,11 @@ class KernelMemoryLimitTest(unittest.TestCase):
         self.assertTrue(all(a[0] == 200 for a in off_peak), off_peak)
         self.assertTrue(all(o["rows"] <= 20000 for o in v1.ok()), v1.statuses())  # level 1: the first 20,000 rows or fewer
         self.assertTrue(any(o["truncated"] > 0 for o in v1.ok()), v1.statuses())
-        # Truncation is what level 1 buys: more of the same pulse answered than at level 0 (measured 4-5 of 17
-        # at level 0, 10-11 at level 1; how many exactly depends on the machine's load, so no fixed count above half).
+        # Truncation is what level 1 buys: more of the same pulse answered than at level 0 (measured 4-5 of 17 at
+        # level 0; 10-11 at level 1 on a quiet machine, 7 beside npm test's other lane: how many of the 17 overlap in
+        # the container, and so fit its budget together, depends on the machine's load, so no fixed count).
         served_at_0 = sum(1 for a in pulse if a[0] == 200)
         self.assertGreater(len(v1.ok()), served_at_0, (v1.statuses(), served_at_0))
-        self.assertGreater(len(v1.ok()), len(degraded) // 2, v1.statuses())
 
 
 if __name__ == "__main__":
