@@ -1,5 +1,6 @@
 import { Duration, Stack, TimeZone, Token } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from './instance-types';
@@ -75,6 +76,20 @@ export interface AutoScalingOptions {
    */
   readonly concurrentRequestsPerModelTarget?: number;
   /**
+   * Also scale out on memory (incident B: an O(n)-memory model on an undersized fleet runs out of
+   * memory at a request rate the QPS target never reaches): a second target-tracking policy on the
+   * variant's memory, in percent per instance — `MemoryUtilization` (namespace `/aws/sagemaker/Endpoints`,
+   * statistic Average over the variant's instances), or on GPU types `GPUMemoryUtilization`, whose
+   * per-instance figure sums the GPUs, so the target is this × the GPU count. With several
+   * target-tracking policies Application Auto Scaling scales out when any policy asks and in only when
+   * all agree, so memory can hold capacity that the QPS target would release.
+   * Keep it below the breaker's degrade trigger (80 %) so capacity is added before the breaker degrades.
+   * @default - off
+   * @see https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-target-tracking.html#target-tracking-considerations
+   * @see https://docs.aws.amazon.com/autoscaling/application/userguide/target-tracking-scaling-policy-overview-create.html
+   */
+  readonly memoryTargetPercent?: number;
+  /**
    * Known peaks.
    * @default - none
    */
@@ -118,6 +133,8 @@ export class VariantAutoScaling extends Construct {
   public readonly invocationsPolicy: appscaling.TargetTrackingScalingPolicy;
   /** The fast scale-out policy, if any. */
   public readonly concurrencyPolicy?: appscaling.TargetTrackingScalingPolicy;
+  /** The memory target-tracking policy, if any (`memoryTargetPercent`). */
+  public readonly memoryPolicy?: appscaling.TargetTrackingScalingPolicy;
   /** Bounds in force. */
   public readonly capacity: CapacityProps;
   /** QPS per instance the target tracks. */
@@ -126,6 +143,8 @@ export class VariantAutoScaling extends Construct {
   public readonly scaleOutCooldown: Duration;
   /** Scale-in cooldown in force. */
   public readonly scaleInCooldown: Duration;
+  /** Memory target (% per instance, per GPU on GPU types) in force, if any. */
+  public readonly memoryTargetPercent?: number;
 
   constructor(scope: Construct, id: string, props: VariantAutoScalingProps) {
     super(scope, id);
@@ -135,6 +154,7 @@ export class VariantAutoScaling extends Construct {
     this.qpsPerInstance = props.qpsPerInstance ?? 150;
     this.scaleOutCooldown = props.scaleOutCooldown ?? Duration.seconds(90);
     this.scaleInCooldown = props.scaleInCooldown ?? Duration.seconds(300);
+    this.memoryTargetPercent = props.memoryTargetPercent;
     const stack = Stack.of(this);
     this.scalableTarget = new appscaling.ScalableTarget(this, 'Target', {
       serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
@@ -164,6 +184,22 @@ export class VariantAutoScaling extends Construct {
       this.concurrencyPolicy = this.scalableTarget.scaleToTrackMetric('ConcurrencyHighResolution', {
         predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
         targetValue: props.concurrentRequestsPerModelTarget,
+        scaleOutCooldown: this.scaleOutCooldown,
+        scaleInCooldown: this.scaleInCooldown,
+      });
+    }
+    if (props.memoryTargetPercent !== undefined) {
+      const gpus = props.instanceType.spec.gpuCount;
+      this.memoryPolicy = this.scalableTarget.scaleToTrackMetric('MemoryUtilization', {
+        // SageMaker's instance metrics: per instance, in percent (GPU memory summed over the instance's GPUs).
+        customMetric: new cloudwatch.Metric({
+          namespace: '/aws/sagemaker/Endpoints',
+          metricName: gpus > 0 ? 'GPUMemoryUtilization' : 'MemoryUtilization',
+          dimensionsMap: { EndpointName: props.endpointName, VariantName: props.variantName },
+          statistic: cloudwatch.Stats.AVERAGE,
+          period: Duration.minutes(1),
+        }),
+        targetValue: props.memoryTargetPercent * Math.max(1, gpus),
         scaleOutCooldown: this.scaleOutCooldown,
         scaleInCooldown: this.scaleInCooldown,
       });
@@ -226,6 +262,14 @@ export function validateAutoScaling(p: VariantAutoScalingProps): PropErrors {
   }
   if (p.concurrentRequestsPerModelTarget !== undefined && !(p.concurrentRequestsPerModelTarget > 0)) {
     e.add(`${pre}.concurrentRequestsPerModelTarget`, p.concurrentRequestsPerModelTarget, 'a number > 0', 'e.g. 4 in-flight requests per model copy');
+  }
+  if (p.memoryTargetPercent !== undefined && !(p.memoryTargetPercent >= 10 && p.memoryTargetPercent <= 95)) {
+    e.add(
+      `${pre}.memoryTargetPercent`,
+      p.memoryTargetPercent,
+      'a percentage from 10 to 95',
+      'e.g. 70: below the breaker’s 80 % degrade trigger, so capacity is added before the breaker degrades',
+    );
   }
   (p.schedules ?? []).forEach((s, i) => {
     if (!literal(cap.min, cap.max)) return;

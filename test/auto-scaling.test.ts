@@ -85,6 +85,44 @@ test('two variants scaled on one endpoint synthesize; asking twice is a clear er
   expect(synthError(twice.app)).toMatch(/autoScaleVariant: got 'Primary'; allowed: each variant autoscaled once/);
 });
 
+test("memoryTargetPercent: a second target-tracking policy on the variant's memory (GPU types: GPU memory summed over the GPUs)", () => {
+  const { app, stack } = newStack();
+  const cpu = new ResilientEndpoint(stack, 'Cpu', {
+    model: { image },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    autoScaling: { memoryTargetPercent: 70 },
+  });
+  const gpu = new ResilientEndpoint(stack, 'Gpu', {
+    model: { image },
+    instanceType: SageMakerInstanceType.ML_G4DN_12XLARGE,
+    autoScaling: { memoryTargetPercent: 60 },
+  });
+  const t = Template.fromStack(stack);
+  const memoryPolicy = (endpointName: string, metricName: string, target: number) =>
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      PolicyType: 'TargetTrackingScaling',
+      TargetTrackingScalingPolicyConfiguration: {
+        CustomizedMetricSpecification: {
+          Namespace: '/aws/sagemaker/Endpoints',
+          MetricName: metricName,
+          Dimensions: Match.arrayWith([
+            { Name: 'EndpointName', Value: endpointName },
+            { Name: 'VariantName', Value: 'Primary' },
+          ]),
+          Statistic: 'Average',
+        },
+        TargetValue: target,
+        ScaleOutCooldown: 90,
+        ScaleInCooldown: 300,
+      },
+    });
+  memoryPolicy(cpu.endpointName, 'MemoryUtilization', 70);
+  memoryPolicy(gpu.endpointName, 'GPUMemoryUtilization', 240); // 4 GPUs × 60 %
+  // the QPS policy stays beside it
+  expect(Object.keys(t.findResources('AWS::ApplicationAutoScaling::ScalingPolicy')).length).toBe(4);
+  expect(synthError(app)).toBe('');
+});
+
 test('a ml.t2.medium variant with scaling fails synth with a clear message', () => {
   const { app, stack } = newStack();
   new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_T2_MEDIUM });
@@ -98,6 +136,7 @@ test.each([
   ['min > max', { capacity: { min: 3, max: 2 } }, /capacity: got 'min 3 > max 2'/],
   ['initial count outside bounds', { capacity: { min: 3, max: 5 } }, /instanceCount: got 2; allowed: within capacity \[3, 5\]/],
   ['QPS 0', { qpsPerInstance: 0 }, /qpsPerInstance: got 0; allowed: a number > 0/],
+  ['memory target 100', { memoryTargetPercent: 100 }, /memoryTargetPercent: got 100; allowed: a percentage from 10 to 95/],
   ['schedule without bounds', { schedules: [{ schedule: appscaling.Schedule.cron({ hour: '1' }) }] }, /schedules\[0\]: got 'no bounds'/],
 ])('autoscaling validation: %s', (_n, autoScaling, pattern) => {
   const { app, stack } = newStack();

@@ -148,6 +148,19 @@ describe('simulator', () => {
     expect(by[SCENARIOS.BREAKER].series.some(s => s.level > 0)).toBe(true); // the same trace does degrade the current breaker
   });
 
+  test('a memory target scales a fleet out that requests per instance never would, and holds it (autoScaling.memoryTargetPercent)', () => {
+    // 40 QPS over 2 instances is far below 150 QPS per instance; on the footprint model the instances'
+    // average memory is well above 15 % (the weights alone), so only the memory policy scales out.
+    const trace = steadyTrace(40, 1200);
+    const cfg = { autoscaling: true, seed: 1, assumptions: { memoryModel: 'footprint' as const } };
+    const most = (r: simulation.SimResult) => Math.max(...r.series.map(p => p.instP));
+    const qpsOnly = runSimulation(trace, { ...cfg, primary });
+    const withMemory = runSimulation(trace, { ...cfg, primary: { ...primary, scaling: { ...primary.scaling!, memoryTargetPercent: 15 } } });
+    expect(most(qpsOnly)).toBe(2);
+    expect(most(withMemory)).toBe(4); // up to the max, and scale-in never undoes it: all policies must agree
+    expect(withMemory.series.at(-1)!.instP).toBe(4);
+  });
+
   test('a steady load well under capacity has no OOM and no failure', () => {
     const r = runSimulation(steadyTrace(100, 900), { primary: { ...primary, maxSeqLen: 512 }, autoscaling: true, seed: 1 });
     expect(r.oomEvents).toBe(0);

@@ -46,6 +46,9 @@ export class ClusteringStack extends Stack {
       },
       instanceType: SageMakerInstanceType.ML_M5_XLARGE,
       instanceCount: 2,
+      // Incident B's fix: scale out on memory as well as on requests (the QPS target never sees a fleet
+      // short of memory); 2–24 instances: in the simulator's footprint model a peak needs ~12 (17×) to ~23 (25×).
+      autoScaling: { capacity: { min: 2, max: 24 }, memoryTargetPercent: 70 },
       monitoring: exampleMonitoring(props),
     });
     exampleAcknowledgements(this.endpoint, props);

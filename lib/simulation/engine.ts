@@ -45,7 +45,15 @@ export interface SimVariant {
    */
   readonly guardBudgetBytes?: number;
   /** Autoscaling (undefined = fixed capacity). */
-  readonly scaling?: { min: number; max: number; qpsPerInstance: number; scaleOutCooldownS: number; scaleInCooldownS: number };
+  readonly scaling?: {
+    min: number;
+    max: number;
+    qpsPerInstance: number;
+    scaleOutCooldownS: number;
+    scaleInCooldownS: number;
+    /** A second target-tracking policy on the instances' average memory, % (autoScaling.memoryTargetPercent; undefined = none). */
+    memoryTargetPercent?: number;
+  };
 }
 
 /** A measured memory profile, as the simulator uses it. */
@@ -333,6 +341,8 @@ interface MinutePoint {
   inv: number;
   e5: number;
   ipi: number;
+  /** The minute's memory, averaged over the instances in service and their seconds (the policy's Average statistic). */
+  memAvg: number;
 }
 interface VariantState {
   v: SimVariant;
@@ -349,6 +359,7 @@ interface VariantState {
   minuteInv: number;
   min5xx: number;
   minuteInstSec: number;
+  minuteMemSum: number;
   memPoints: Published[];
   minutes: MinutePoint[];
   /** The container guard's metrics: this interval's highest pressure (%) and its memory refusals, and what was published. */
@@ -402,6 +413,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     minuteInv: 0,
     min5xx: 0,
     minuteInstSec: 0,
+    minuteMemSum: 0,
     memPoints: [],
     minutes: [],
     guardPressureMax: 0,
@@ -695,6 +707,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           continue;
         }
         hottest = Math.max(hottest, pct);
+        vs.minuteMemSum += pct;
         const before = inst.active.length;
         const stay: Req[] = [];
         for (const r of inst.active) {
@@ -742,11 +755,19 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     if (t % 60 === 59) {
       for (const vs of variants) {
         const inst = Math.max(1, vs.minuteInstSec / 60);
-        vs.minutes.push({ t: t - 59, availableAt: t + a.metricDelayS, inv: vs.minuteInv, e5: vs.min5xx, ipi: vs.minuteInv / inst });
+        vs.minutes.push({
+          t: t - 59,
+          availableAt: t + a.metricDelayS,
+          inv: vs.minuteInv,
+          e5: vs.min5xx,
+          ipi: vs.minuteInv / inst,
+          memAvg: vs.minuteMemSum / Math.max(1, vs.minuteInstSec),
+        });
         if (vs.minutes.length > 30) vs.minutes.shift();
         vs.minuteInv = 0;
         vs.min5xx = 0;
         vs.minuteInstSec = 0;
+        vs.minuteMemSum = 0;
       }
     }
 
@@ -875,25 +896,33 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     const pts = vs.minutes.filter(p => p.availableAt <= t);
     const target = sc.qpsPerInstance * 60;
     const current = vs.desired;
+    // Each target-tracking policy on its metric: QPS per instance, and memory when memoryTargetPercent is set.
+    const policies: { metric: (p: MinutePoint) => number; target: number }[] = [{ metric: p => p.ipi, target }];
+    if (sc.memoryTargetPercent !== undefined) policies.push({ metric: p => p.memAvg, target: sc.memoryTargetPercent });
+    // Scale out after 3 of 3 datapoints above target, proportionally (scaling-dynamics §1a); with several
+    // policies, when any asks, to the largest capacity asked (AAS user guide, multiple target-tracking policies).
     const last3 = pts.slice(-3);
-    // Target tracking: scale out after 3 of 3 datapoints above target, proportionally (scaling-dynamics §1a).
-    if (last3.length === 3 && last3.every(p => p.ipi > target) && t - vs.lastScaleOut >= sc.scaleOutCooldownS) {
-      const want = Math.min(sc.max, Math.ceil((current * last3[2].ipi) / target));
+    if (last3.length === 3 && t - vs.lastScaleOut >= sc.scaleOutCooldownS) {
+      let want = current;
+      for (const pol of policies)
+        if (last3.every(p => pol.metric(p) > pol.target)) want = Math.max(want, Math.ceil((current * pol.metric(last3[2])) / pol.target));
+      want = Math.min(sc.max, want);
       if (want > current) {
         scaleTo(vs, want, t);
         return;
       }
     }
-    // Scale in after 15 of 15 datapoints below 0.9 × target (unless the breaker suspended it).
+    // Scale in after 15 of 15 datapoints below 0.9 × target — of every policy (scale in only when all
+    // agree), to the largest capacity any asks — unless the breaker suspended it.
     const last15 = pts.slice(-15);
     if (
       !vs.scaleInSuspended &&
       last15.length === 15 &&
-      last15.every(p => p.ipi < 0.9 * target) &&
+      policies.every(pol => last15.every(p => pol.metric(p) < 0.9 * pol.target)) &&
       t - vs.lastScaleIn >= sc.scaleInCooldownS &&
       t - vs.lastScaleOut >= sc.scaleInCooldownS
     ) {
-      const want = Math.max(min, Math.ceil((current * last15[14].ipi) / target), 1);
+      const want = Math.max(min, ...policies.map(pol => Math.ceil((current * pol.metric(last15[14])) / pol.target)), 1);
       if (want < current) scaleTo(vs, want, t);
     }
   }

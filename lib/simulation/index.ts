@@ -65,6 +65,7 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
             qpsPerInstance: scaling.qpsPerInstance,
             scaleOutCooldownS: scaling.scaleOutCooldown.toSeconds(),
             scaleInCooldownS: scaling.scaleInCooldown.toSeconds(),
+            memoryTargetPercent: scaling.memoryTargetPercent,
           }
         : undefined,
     };
