@@ -35,6 +35,16 @@ if RUNTIME not in sys.path:
 
 # -- the container-side modules the examples import -------------------------------------------------
 
+
+def send_answer(handler, status, ctype, out):
+    """Writes one HTTP answer (status, optional content type, body) on a BaseHTTPRequestHandler."""
+    handler.send_response(status)
+    if ctype:
+        handler.send_header("Content-Type", ctype)
+    handler.send_header("Content-Length", str(len(out)))
+    handler.end_headers()
+    handler.wfile.write(out)
+
 class BaseInferenceToolkitError(Exception):
     def __init__(self, status_code, message, phrase):
         self.status_code, self.message, self.phrase = status_code, message, phrase
@@ -181,12 +191,7 @@ class Server:
                 self._send(status, ctype, out)
 
             def _send(self, status, ctype, out):
-                self.send_response(status)
-                if ctype:
-                    self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
+                send_answer(self, status, ctype, out)
 
         self.answers = []
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from harness import Context, containers_invoke, install_container_modules, load_example, toolkit_invoke, _call  # noqa: E402
+from harness import Context, containers_invoke, install_container_modules, load_example, send_answer, toolkit_invoke, _call  # noqa: E402
 
 
 class FileSSM:
@@ -61,12 +61,7 @@ def serve(sock, name, stack, threads, model_dir, level_file, ready_w):
             self._send(status, ctype, out)
 
         def _send(self, status, ctype, out):
-            self.send_response(status)
-            if ctype:
-                self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
+            send_answer(self, status, ctype, out)
 
     cls = ThreadingHTTPServer if threads > 1 else HTTPServer
     httpd = cls(sock.getsockname(), Handler, bind_and_activate=False)
