@@ -62,9 +62,31 @@ export interface SimProfile {
   readonly curve: { a: number; b: number; c: number };
   /** (size, latency ms) points, sorted by size; service time is interpolated on them. */
   readonly latency: [number, number][];
-  /** The profile's request-size distribution (power law on these bounds, exponent 1). */
+  /** The profile's request-size distribution, in the variant's own unit (`powerlaw:LO:HI[:ALPHA]`, ALPHA 1 when not given). */
   readonly sizeMin?: number;
   readonly sizeMax?: number;
+  readonly sizeAlpha?: number;
+}
+
+/** A bounded power law of request sizes (the profiler's `powerlaw:LO:HI[:ALPHA]`). */
+export interface SizeDistribution {
+  readonly min: number;
+  readonly max: number;
+  readonly alpha: number;
+}
+
+/**
+ * A length cap moved from one size distribution to another at the same quantile: the share of requests
+ * it cuts stays the same. The footprint model draws every request from incident A's distribution (events,
+ * 5–3,000); a variant whose caps are in another unit (the clustering example's rows, 100–200,000 in its
+ * profile) has them compared with those sizes only after this translation — a cap of 20,000 rows, above
+ * 99.55 % of its requests, becomes about 812 events. Bounded Pareto: F(x) = (1 − (L/x)^α) / (1 − (L/H)^α).
+ */
+export function translateCap(cap: number, from: SizeDistribution, to: SizeDistribution): number {
+  if (cap >= from.max) return to.max;
+  if (cap <= from.min) return to.min;
+  const q = (1 - Math.pow(from.min / cap, from.alpha)) / (1 - Math.pow(from.min / from.max, from.alpha));
+  return Math.round(to.min / Math.pow(1 - q * (1 - Math.pow(to.min / to.max, to.alpha)), 1 / to.alpha));
 }
 
 /** What the model cannot know from the construct: the workload and AWS timings (all with defaults). */
@@ -299,6 +321,8 @@ export interface SimResult {
     latencyP99Ms: number;
     level: number;
     updating: number;
+    /** Requests refused by the guard or its backstop so far (cumulative). */
+    refused: number;
   }[];
 }
 
@@ -420,8 +444,18 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     guardRefusals: 0,
     guardPoints: [],
   });
-  const P = mkState(cfg.primary);
-  const F = cfg.fallback ? mkState(cfg.fallback) : undefined;
+  // The footprint model draws sizes from its own distribution (seqMin–seqMax events): a variant whose profile
+  // states sizes in another unit or range has its caps moved to the same quantile of it (translateCap).
+  const inFootprintUnits = (v: SimVariant): SimVariant => {
+    const p = v.profile;
+    if (profileOf(v) || p?.sizeMin === undefined || p.sizeMax === undefined) return v;
+    const own = { min: p.sizeMin, max: p.sizeMax, alpha: p.sizeAlpha ?? 1 };
+    const stress = { min: a.seqMin, max: a.seqMax, alpha: a.seqAlpha };
+    if (own.min === stress.min && own.max === stress.max && own.alpha === stress.alpha) return v;
+    return { ...v, maxSeqLen: translateCap(v.maxSeqLen, own, stress), degradedMaxSeqLen: translateCap(v.degradedMaxSeqLen, own, stress) };
+  };
+  const P = mkState(inFootprintUnits(cfg.primary));
+  const F = cfg.fallback ? mkState(inFootprintUnits(cfg.fallback)) : undefined;
   const variants = F ? [P, F] : [P];
 
   // --- the endpoint's control plane ---
@@ -514,7 +548,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     arrivals += n;
     for (let k = 0; k < n; k++) {
       const pr = profileOf(P.v);
-      const seq = rng.boundedPareto(pr?.sizeMin ?? a.seqMin, pr?.sizeMax ?? a.seqMax, a.seqAlpha);
+      const seq = rng.boundedPareto(pr?.sizeMin ?? a.seqMin, pr?.sizeMax ?? a.seqMax, pr?.sizeAlpha ?? a.seqAlpha);
       const scale = a.mobileShare > 0 && rng.next() < a.mobileShare ? a.mobileFactor : 1;
       const toFallback = F && rng.next() * (weights.p + weights.f) < weights.f;
       const vs = toFallback ? F! : P;
@@ -812,6 +846,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         latencyP99Ms: lats.length ? Math.round(1000 * Float64Array.from(lats).sort()[Math.min(lats.length - 1, Math.floor(0.99 * lats.length))]) : 0,
         level,
         updating: isUpdating(t) ? 1 : 0,
+        refused: rejectedByGuard + rejectedByBackstop,
       });
       for (const vs of variants) vs.windowMax = 0;
       latSum = 0;

@@ -38,7 +38,7 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
     const scaling = endpoint.autoScaling[v.variantName];
     const p = v.model.memoryProfile;
     const budget = containerBudget(endpoint, v);
-    const bounds = /^powerlaw:([\d.]+):([\d.]+)/.exec(p?.distribution ?? '');
+    const bounds = /^powerlaw:([\d.]+):([\d.]+)(?::([\d.]+))?/.exec(p?.distribution ?? '');
     return {
       name: v.variantName,
       profile:
@@ -49,6 +49,7 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
               latency: p.points.map(x => [x.size, x.latencyMs] as [number, number]),
               sizeMin: bounds ? Number(bounds[1]) : undefined,
               sizeMax: bounds ? Number(bounds[2]) : undefined,
+              sizeAlpha: bounds?.[3] !== undefined ? Number(bounds[3]) : undefined,
             }
           : undefined,
       guardBudgetBytes: budget,
