@@ -59,6 +59,12 @@ export const GROUPS = [
   },
   // The container's memory environment (budgets, guardBudgetPercent, the CPU-profile-on-GPU warning): the
   // lines of lib/private/models.ts that compute it, against the suite that synthesizes it.
+  // The simulator's unit mapping (a variant's caps in its own unit moved onto the footprint workload), against its own fast suite.
+  {
+    name: 'sim-units',
+    mutate: ['lib/simulation/engine.ts:74-91', 'lib/simulation/engine.ts:446-458', 'lib/simulation/index.ts:42-54'],
+    suites: ['simulation-units'],
+  },
   {
     name: 'container-budget',
     mutate: ['lib/private/models.ts:74-90', 'lib/private/models.ts:140-165', 'lib/private/models.ts:195-270'],
