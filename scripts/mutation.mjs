@@ -62,7 +62,7 @@ export const GROUPS = [
   // The simulator's unit mapping (a variant's caps in its own unit moved onto the footprint workload), against its own fast suite.
   {
     name: 'sim-units',
-    mutate: ['lib/simulation/engine.ts:74-91', 'lib/simulation/engine.ts:446-458', 'lib/simulation/index.ts:42-54'],
+    mutate: ['lib/simulation/units.ts', 'lib/simulation/index.ts:42-54'],
     suites: ['simulation-units'],
   },
   {

@@ -1,6 +1,10 @@
 // The footprint model holds a variant to its caps in its own unit (issue 28: the clustering example's row caps
 // were compared with the footprint workload's events). A suite of its own: fast, so that mutation testing can run it per mutant.
+import * as fs from 'fs';
+import * as path from 'path';
+import { Stack } from 'aws-cdk-lib';
 import { exampleEndpoint } from '../bin/simulate';
+import { ContainerImage, MemoryProfile, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { refusedOrFailedPercent } from '../lib/simulation/matrix';
 import * as simulation from '../lib/simulation';
 
@@ -43,5 +47,38 @@ describe("request sizes in the variant's own unit", () => {
     expect(footprint.oomEvents).toBe(0);
     expect(footprint.rejectedAtLevel2).toBeGreaterThan(0);
     expect(refusedOrFailedPercent(footprint)).toBeLessThan(1);
+  });
+
+  test("a variant keeps its caps without a profile or on the workload's own distribution; a profile's ALPHA counts", () => {
+    const events = { min: 5, max: 3000, alpha: 1 };
+    const bare = { maxSeqLen: 1024, degradedMaxSeqLen: 512 };
+    expect(simulation.inWorkloadUnits(bare, events)).toBe(bare);
+    const same = { ...bare, profile: { sizeMin: 5, sizeMax: 3000 } };
+    expect(simulation.inWorkloadUnits(same, events)).toBe(same);
+    // The same bounds with another exponent is another distribution: moved.
+    expect(simulation.inWorkloadUnits({ ...same, profile: { ...same.profile, sizeAlpha: 2 } }, events)).not.toBe(same);
+    // Bounds only partly stated: nothing to map from.
+    const half = { ...bare, profile: { sizeMin: 100 } };
+    expect(simulation.inWorkloadUnits(half, events)).toBe(half);
+    const rows = { maxSeqLen: 200_000, degradedMaxSeqLen: 20_000, profile: { sizeMin: 100, sizeMax: 200_000 } };
+    expect(simulation.inWorkloadUnits(rows, events)).toMatchObject({ maxSeqLen: 3000, degradedMaxSeqLen: 812 });
+    // α 2 stated by the profile (powerlaw:100:200000:2): 20,000 rows → 2,956 events (as computed above).
+    expect(simulation.inWorkloadUnits({ ...rows, profile: { ...rows.profile, sizeAlpha: 2 } }, events).degradedMaxSeqLen).toBe(2956);
+  });
+
+  test("simVariantsFrom reads the profile's distribution: bounds and ALPHA (powerlaw:LO:HI:ALPHA)", () => {
+    const file = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'examples', 'models', 'clustering', 'memory-profile.json'), 'utf8'));
+    const variant = (distribution: string) =>
+      simVariantsFrom(
+        new ResilientEndpoint(new Stack(), 'E', {
+          model: {
+            image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1'),
+            memoryProfile: MemoryProfile.fromJson(JSON.stringify({ ...file, distribution })),
+          },
+          instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+        }),
+      ).primary.profile;
+    expect(variant('powerlaw:100:200000:2.5')).toMatchObject({ sizeMin: 100, sizeMax: 200_000, sizeAlpha: 2.5 });
+    expect(variant('powerlaw:100:200000')!.sizeAlpha).toBeUndefined();
   });
 });

@@ -10,6 +10,7 @@
 import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_CODE, VariantCapacity } from '../breaker/policy';
 import { InstanceHardware } from '../instance-types';
 import { Rng, Trace } from './traces';
+import { inWorkloadUnits } from './units';
 
 // Hot loops read Math through a module binding: under jest's vm context each global lookup goes
 // through the context's interceptor, which made the simulator 4-9x slower in tests than in node.
@@ -66,27 +67,6 @@ export interface SimProfile {
   readonly sizeMin?: number;
   readonly sizeMax?: number;
   readonly sizeAlpha?: number;
-}
-
-/** A bounded power law of request sizes (the profiler's `powerlaw:LO:HI[:ALPHA]`). */
-export interface SizeDistribution {
-  readonly min: number;
-  readonly max: number;
-  readonly alpha: number;
-}
-
-/**
- * A length cap moved from one size distribution to another at the same quantile: the share of requests
- * it cuts stays the same. The footprint model draws every request from incident A's distribution (events,
- * 5–3,000); a variant whose caps are in another unit (the clustering example's rows, 100–200,000 in its
- * profile) has them compared with those sizes only after this translation — a cap of 20,000 rows, above
- * 99.55 % of its requests, becomes about 812 events. Bounded Pareto: F(x) = (1 − (L/x)^α) / (1 − (L/H)^α).
- */
-export function translateCap(cap: number, from: SizeDistribution, to: SizeDistribution): number {
-  if (cap >= from.max) return to.max;
-  if (cap <= from.min) return to.min;
-  const q = (1 - Math.pow(from.min / cap, from.alpha)) / (1 - Math.pow(from.min / from.max, from.alpha));
-  return Math.round(to.min / Math.pow(1 - q * (1 - Math.pow(to.min / to.max, to.alpha)), 1 / to.alpha));
 }
 
 /** What the model cannot know from the construct: the workload and AWS timings (all with defaults). */
@@ -445,17 +425,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     guardPoints: [],
   });
   // The footprint model draws sizes from its own distribution (seqMin–seqMax events): a variant whose profile
-  // states sizes in another unit or range has its caps moved to the same quantile of it (translateCap).
-  const inFootprintUnits = (v: SimVariant): SimVariant => {
-    const p = v.profile;
-    if (profileOf(v) || p?.sizeMin === undefined || p.sizeMax === undefined) return v;
-    const own = { min: p.sizeMin, max: p.sizeMax, alpha: p.sizeAlpha ?? 1 };
-    const stress = { min: a.seqMin, max: a.seqMax, alpha: a.seqAlpha };
-    if (own.min === stress.min && own.max === stress.max && own.alpha === stress.alpha) return v;
-    return { ...v, maxSeqLen: translateCap(v.maxSeqLen, own, stress), degradedMaxSeqLen: translateCap(v.degradedMaxSeqLen, own, stress) };
-  };
-  const P = mkState(inFootprintUnits(cfg.primary));
-  const F = cfg.fallback ? mkState(inFootprintUnits(cfg.fallback)) : undefined;
+  // states sizes in another unit or range has its caps moved to the same quantile of it (units.ts).
+  const stress = { min: a.seqMin, max: a.seqMax, alpha: a.seqAlpha };
+  const own = (v: SimVariant) => (profileOf(v) ? v : inWorkloadUnits(v, stress));
+  const P = mkState(own(cfg.primary));
+  const F = cfg.fallback ? mkState(own(cfg.fallback)) : undefined;
   const variants = F ? [P, F] : [P];
 
   // --- the endpoint's control plane ---

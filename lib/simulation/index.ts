@@ -20,6 +20,7 @@ export * from './engine';
 export * from './traces';
 export * from './chart';
 export * from './calibration';
+export * from './units';
 
 /**
  * The simulated variants of a synthesized-to-be `ResilientEndpoint`: instance hardware from the
