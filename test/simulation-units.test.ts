@@ -20,6 +20,10 @@ describe("request sizes in the variant's own unit", () => {
     expect(simulation.translateCap(200_000, rows, events)).toBe(3000);
     expect(simulation.translateCap(10 ** 9, rows, events)).toBe(3000);
     expect(simulation.translateCap(100, rows, events)).toBe(5);
+    // Below the bottom too (the formula alone would give 5 / (1 + 1.0005 · 0.99833) = 2.5).
+    expect(simulation.translateCap(50, rows, events)).toBe(5);
+    // Onto a steeper target (α 2): x = 5 / √(1 − 0.995498 · (1 − (5/3,000)²)) = 5 / 0.067118 = 74.49.
+    expect(simulation.translateCap(20_000, rows, { ...events, alpha: 2 })).toBe(74);
     // The same distribution leaves a cap where it is; a steeper law (α 2) puts the same cap above more requests:
     // q = (1 − (100/20,000)²) / (1 − (100/200,000)²) = 0.999975; x = 5 / (1 − q·(1 − 5/3,000)) = 5 / 0.0016917 = 2955.6.
     expect(simulation.translateCap(512, events, events)).toBe(512);
@@ -57,6 +61,10 @@ describe("request sizes in the variant's own unit", () => {
     expect(simulation.inWorkloadUnits(same, events)).toBe(same);
     // The same bounds with another exponent is another distribution: moved.
     expect(simulation.inWorkloadUnits({ ...same, profile: { ...same.profile, sizeAlpha: 2 } }, events)).not.toBe(same);
+    // Only the bottom differs (1–3,000): 512 → 5 / (1 − ((1 − 1/512) / (1 − 1/3,000)) · (1 − 5/3,000)) = 1,522.4;
+    // only the top (5–6,000): 512 → 5 / (1 − ((1 − 5/512) / (1 − 5/6,000)) · (1 − 5/3,000)) = 472.1.
+    expect(simulation.inWorkloadUnits({ ...bare, maxSeqLen: 512, profile: { sizeMin: 1, sizeMax: 3000 } }, events).maxSeqLen).toBe(1522);
+    expect(simulation.inWorkloadUnits({ ...bare, maxSeqLen: 512, profile: { sizeMin: 5, sizeMax: 6000 } }, events).maxSeqLen).toBe(472);
     // Bounds only partly stated: nothing to map from.
     const half = { ...bare, profile: { sizeMin: 100 } };
     expect(simulation.inWorkloadUnits(half, events)).toBe(half);
