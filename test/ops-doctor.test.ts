@@ -149,6 +149,8 @@ function healthy(
     subscriptions?: string[];
     /** SageMaker's memory data: its newest sample (default NOW − 30 s: its interval ended 20 s ago). */
     memoryUntil?: number;
+    /** false: no GPUMemoryUtilization point. */
+    gpuPoints?: boolean;
     /** The container guard's metrics: every `every` s (10, or 60 for 1-minute data) up to `until`, in `namespace`; false: none. */
     guard?: false | { every?: number; until?: number; namespace?: string };
     /** Seconds after its timestamp a point becomes readable (CloudWatchFake's delay). */
@@ -175,7 +177,8 @@ function healthy(
   // CloudWatch as SageMaker fills it: memory every 10 s (or every minute), invocations per minute, the breaker function's runs.
   const fake = new CloudWatchFake(opts.readableAfterS ?? 0);
   for (let t = NOW - 20 * 60_000; t <= (opts.memoryUntil ?? NOW - 30_000); t += opts.tenSecondPoints === false ? 60_000 : 10_000) {
-    fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, 40).put('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, t, 55);
+    fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, 40);
+    if (opts.gpuPoints !== false) fake.put('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, t, 55);
   }
   // The container guard's statistic sets (runtime helper GuardMetricsPublisher), one PutMetricData every 10 s.
   if (opts.guard !== false) {
@@ -782,6 +785,15 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     const stale = await check('ten-second-data');
     expect(stale.result).toBe('WARN');
     expect(stale.saw).toMatch(/newest 590 s late: 10-s data, but nothing newer for that long: publishing stopped$/);
+  });
+
+  test('a metric with no point beside one with 10-s points: the one with points judges (PASS), the other is named', async () => {
+    healthy({ gpuPoints: false });
+    const x = await check('ten-second-data');
+    expect(x).toMatchObject({
+      result: 'PASS',
+      saw: "MemoryUtilization: 88 points, 10 s apart, newest 20 s late: 10-s data, within the simulator's --metric-delay-10s 20 s (one reading); GPUMemoryUtilization: 0 points: none in the last 15 minutes (the other metrics judge)",
+    });
   });
 
   test("SageMaker's memory data at 1 minute, the 10-s query answered with nothing: WARN naming --no-ten-second-data", async () => {

@@ -482,6 +482,8 @@ interface Verdict {
 function storedVerdict(x: Stored, sim: { flag: string; seconds: number; noTenSecond: string }, minuteMeaning: string): Verdict {
   const seen = describeStored(x);
   const d = x.delayS;
+  // Only where other metrics of the check have points (all none is its own verdict): those judge.
+  if (x.resolutionS === 'none') return { result: 'PASS', seen, means: 'none in the last 15 minutes (the other metrics judge)' };
   if (x.resolutionS === 10) {
     if (d! > STALE_AFTER_S.tenSecond)
       return {
