@@ -176,7 +176,10 @@ function healthy(
   });
   // CloudWatch as SageMaker fills it: memory every 10 s (or every minute), invocations per minute, the breaker function's runs.
   const fake = new CloudWatchFake(opts.readableAfterS ?? 0);
-  for (let t = NOW - 20 * 60_000; t <= (opts.memoryUntil ?? NOW - 30_000); t += opts.tenSecondPoints === false ? 60_000 : 10_000) {
+  // 1-minute data: points at the minute, the newest a minute and a half old (its minute ended 30 s ago).
+  const minutely = opts.tenSecondPoints === false;
+  const memoryFrom = minutely ? Math.floor((NOW - 20 * 60_000) / 60_000) * 60_000 : NOW - 20 * 60_000;
+  for (let t = memoryFrom; t <= (opts.memoryUntil ?? (minutely ? NOW - 90_000 : NOW - 30_000)); t += minutely ? 60_000 : 10_000) {
     fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, 40);
     if (opts.gpuPoints !== false) fake.put('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, t, 55);
   }
@@ -601,7 +604,7 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     const x = await check('guard-metrics');
     expect(x).toMatchObject({
       result: 'PASS',
-      saw: `${WHERE}: GuardPressure: 88 points, 10 s apart, newest 20 s late; GuardMemoryRefusals: 88 points, 10 s apart, newest 20 s late; DeliberateClientErrors: 88 points, 10 s apart, newest 20 s late: 10-s data, within the simulator's --guard-metric-delay 20 s (one reading)`,
+      saw: `${WHERE}: GuardPressure, GuardMemoryRefusals, DeliberateClientErrors: 88 points, 10 s apart, newest 20 s late: 10-s data, within the simulator's --guard-metric-delay 20 s (one reading)`,
       measured: {
         GuardPressure: { resolutionS: 10, delayS: 20 },
         GuardMemoryRefusals: { resolutionS: 10, delayS: 20 },
@@ -645,7 +648,9 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     });
     const x = await check('guard-metrics');
     expect(x.result).toBe('PASS');
-    expect(x.saw).toMatch(/^Rec\/App \{EndpointName=rec, VariantName=Primary\}: GuardPressure: 88 points/);
+    expect(x.saw).toMatch(
+      /^Rec\/App \{EndpointName=rec, VariantName=Primary\}: GuardPressure, GuardMemoryRefusals, DeliberateClientErrors: 88 points/,
+    );
   });
 
   test('guard metrics only at 1 minute (a 10-s query returns points a minute apart): WARN naming --no-guard-ten-second-data', async () => {
@@ -653,7 +658,7 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     const x = await check('guard-metrics');
     expect(x.result).toBe('WARN');
     expect(x.saw).toMatch(
-      /GuardPressure: 14 points, 60 s apart, newest 30 s late; .*: a 10-second query returned points a minute apart: CloudWatch keeps this data at 1 minute$/,
+      /DeliberateClientErrors: 14 points, 60 s apart, newest 30 s late: a 10-second query returned points a minute apart: CloudWatch keeps this data at 1 minute$/,
     );
     expect(x.fix).toMatch(
       /^the breaker's guard path works on 1-minute data .*StorageResolution 1.*; the simulator models it with --no-guard-ten-second-data \(and --metric-delay, 90 s by default\)$/,
@@ -667,7 +672,7 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     const x = await check('guard-metrics');
     expect(x.result).toBe('WARN');
     expect(x.saw).toMatch(
-      /GuardPressure: 0 points, a 1-minute query: 15 points, newest 30 s late; .*: a 10-second query returned nothing, a 1-minute query returned points: CloudWatch keeps this data at 1 minute$/,
+      /DeliberateClientErrors: 0 points, a 1-minute query: 15 points, newest 30 s late: a 10-second query returned nothing, a 1-minute query returned points: CloudWatch keeps this data at 1 minute$/,
     );
     expect(x.fix).toMatch(/--no-guard-ten-second-data/);
     expect(x.measured!.GuardPressure).toEqual({ resolutionS: 60, delayS: 30 });
@@ -739,7 +744,7 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     const x = await check('guard-metrics');
     expect(x.result).toBe('WARN');
     expect(x.saw).toMatch(
-      /GuardPressure: 61 points, 10 s apart, newest 290 s late; .*: 10-s data, but nothing newer for that long: publishing stopped$/,
+      /DeliberateClientErrors: 61 points, 10 s apart, newest 290 s late: 10-s data, but nothing newer for that long: publishing stopped$/,
     );
     expect(x.measured!.GuardPressure).toEqual({ resolutionS: 10, delayS: 290 });
     expect(290).toBeGreaterThan(STALE_AFTER_S.tenSecond);
@@ -762,7 +767,9 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     shaped(fake, { pageSize: 30 });
     const x = await check('guard-metrics');
     expect(x.result).toBe('PASS');
-    expect(x.saw).toMatch(/GuardPressure: 88 points, 10 s apart, newest 20 s late/);
+    expect(x.saw).toMatch(
+      /^ResilientEndpoint\/Application \{EndpointName=rec, VariantName=Primary\}: GuardPressure, GuardMemoryRefusals, DeliberateClientErrors: 88 points, 10 s apart, newest 20 s late:/,
+    );
     const calls = cw
       .commandCalls(GetMetricDataCommand)
       .filter(c => c.args[0].input.MetricDataQueries![0].MetricStat!.Metric!.MetricName === 'GuardPressure');
@@ -779,7 +786,7 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     const ok = await check('ten-second-data');
     expect(ok.result).toBe('PASS');
     expect(ok.saw).toBe(
-      "MemoryUtilization: 88 points, 10 s apart, newest 20 s late; GPUMemoryUtilization: 88 points, 10 s apart, newest 20 s late: 10-s data, within the simulator's --metric-delay-10s 20 s (one reading)",
+      "MemoryUtilization, GPUMemoryUtilization: 88 points, 10 s apart, newest 20 s late: 10-s data, within the simulator's --metric-delay-10s 20 s (one reading)",
     );
     healthy({ memoryUntil: NOW - 10 * 60_000 });
     const stale = await check('ten-second-data');
@@ -802,7 +809,7 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     const x = await check('ten-second-data');
     expect(x.result).toBe('WARN');
     expect(x.saw).toMatch(
-      /^MemoryUtilization: 0 points, a 1-minute query: 15 points, newest \d+ s late; .*: a 10-second query returned nothing, a 1-minute query returned points: CloudWatch keeps this data at 1 minute$/,
+      /^MemoryUtilization, GPUMemoryUtilization: 0 points, a 1-minute query: 15 points, newest 30 s late: a 10-second query returned nothing, a 1-minute query returned points: CloudWatch keeps this data at 1 minute$/,
     );
     expect(x.fix).toMatch(/works on 1-minute data; it detects in 1–2 minutes .*; the simulator models it with --no-ten-second-data/);
     expect(x.measured!.MemoryUtilization.resolutionS).toBe(60);

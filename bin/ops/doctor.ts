@@ -456,12 +456,12 @@ export function readStored(metric: string, ten: Series | undefined, minute: Seri
 }
 
 /** '90 points, 10 s apart, newest 20 s late' (or what the series lacks). */
-function describeStored(x: Stored): string {
+function figures(x: Stored): string {
   const parts = [`${x.points} points${x.spacingS ? `, ${x.spacingS} s apart` : ''}`];
   if (x.points === 0 && x.minutePoints > 0) parts.push(`a 1-minute query: ${x.minutePoints} points`);
   if (x.delayS !== undefined) parts.push(`newest ${x.delayS} s late`);
   if (x.status) parts.push(`CloudWatch answered ${x.status}`);
-  return `${x.metric}: ${parts.join(', ')}`;
+  return parts.join(', ');
 }
 
 /** The worst of several checks' results (FAIL > WARN > SKIP > PASS). */
@@ -470,6 +470,8 @@ const RANK: Record<CheckResult, number> = { PASS: 0, SKIP: 1, WARN: 2, FAIL: 3 }
 /** One metric's verdict: what was seen of it, what that means (shared by metrics that agree), the fix. */
 interface Verdict {
   readonly result: CheckResult;
+  readonly metric: string;
+  /** Its figures (points, spacing, delay). */
   readonly seen: string;
   readonly means: string;
   readonly fix?: string;
@@ -480,14 +482,16 @@ interface Verdict {
  * for this data; `minuteMeaning` says what 1-minute data means for the breaker.
  */
 function storedVerdict(x: Stored, sim: { flag: string; seconds: number; noTenSecond: string }, minuteMeaning: string): Verdict {
-  const seen = describeStored(x);
+  const seen = figures(x);
+  const metric = x.metric;
   const d = x.delayS;
   // Only where other metrics of the check have points (all none is its own verdict): those judge.
-  if (x.resolutionS === 'none') return { result: 'PASS', seen, means: 'none in the last 15 minutes (the other metrics judge)' };
+  if (x.resolutionS === 'none') return { result: 'PASS', metric, seen, means: 'none in the last 15 minutes (the other metrics judge)' };
   if (x.resolutionS === 10) {
     if (d! > STALE_AFTER_S.tenSecond)
       return {
         result: 'WARN',
+        metric,
         seen,
         means: '10-s data, but nothing newer for that long: publishing stopped',
         fix: 'see whether the instances are in service and the container runs, then run doctor again',
@@ -495,23 +499,25 @@ function storedVerdict(x: Stored, sim: { flag: string; seconds: number; noTenSec
     if (d! >= sim.seconds + 10)
       return {
         result: 'WARN',
+        metric,
         seen,
         means: `10-s data, later than the simulator's ${sim.flag} ${sim.seconds} s assumes (one reading: the delay is at most the figure, at least 10 s less)`,
         fix: `simulate with ${sim.flag} ${d} to see what the delay costs; run doctor again to confirm it`,
       };
-    return { result: 'PASS', seen, means: `10-s data, within the simulator's ${sim.flag} ${sim.seconds} s (one reading)` };
+    return { result: 'PASS', metric, seen, means: `10-s data, within the simulator's ${sim.flag} ${sim.seconds} s (one reading)` };
   }
   if (x.resolutionS === 60) {
     const how =
       x.points > 0 ? 'a 10-second query returned points a minute apart' : 'a 10-second query returned nothing, a 1-minute query returned points';
     return {
       result: 'WARN',
+      metric,
       seen,
       means: `${how}: CloudWatch keeps this data at 1 minute${d! > STALE_AFTER_S.minute ? ', and nothing newer for that long: publishing stopped' : ''}`,
       fix: `${minuteMeaning}; the simulator models it with ${sim.noTenSecond} (and ${SIMULATOR_DELAYS.minute.flag}, ${SIMULATOR_DELAYS.minute.seconds} s by default)`,
     };
   }
-  return { result: 'WARN', seen, means: 'too few points to tell the spacing', fix: 'run doctor again with traffic' };
+  return { result: 'WARN', metric, seen, means: 'too few points to tell the spacing', fix: 'run doctor again with traffic' };
 }
 
 async function tenSecondData(
@@ -546,7 +552,7 @@ async function tenSecondData(
   if (stored.every(x => x.resolutionS === 'none'))
     return warn(
       id,
-      `no datapoints in the last 15 minutes (${stored.map(describeStored).join('; ')})`,
+      `no datapoints in the last 15 minutes (${stored.map(x => `${x.metric}: ${figures(x)}`).join('; ')})`,
       'send traffic or wait for instances in service, then run doctor again',
     );
   const verdicts = stored.map(x =>
@@ -559,18 +565,24 @@ async function tenSecondData(
   return worst(id, verdicts, stored);
 }
 
-/** One check from several metrics' verdicts: the worst result, every metric's figures grouped by what they mean, the worst one's fix. */
+/**
+ * One check from several metrics' verdicts: the worst result and its fix; what was seen grouped by what it
+ * means, metrics with the same figures named together ('GuardPressure, GuardMemoryRefusals: 88 points, …').
+ */
 function worst(id: string, verdicts: Verdict[], stored: Stored[]): Check {
   const w = verdicts.reduce((a, b) => (RANK[b.result] > RANK[a.result] ? b : a));
-  const meanings = [...new Set(verdicts.map(v => v.means))];
-  const saw = meanings
-    .map(
-      m =>
-        `${verdicts
-          .filter(v => v.means === m)
-          .map(v => v.seen)
-          .join('; ')}: ${m}`,
-    )
+  const saw = [...new Set(verdicts.map(v => v.means))]
+    .map(m => {
+      const same = verdicts.filter(v => v.means === m);
+      const seen = [...new Set(same.map(v => v.seen))].map(
+        f =>
+          `${same
+            .filter(v => v.seen === f)
+            .map(v => v.metric)
+            .join(', ')}: ${f}`,
+      );
+      return `${seen.join('; ')}: ${m}`;
+    })
     .join('; ');
   const measured = Object.fromEntries(stored.map(x => [x.metric, { resolutionS: x.resolutionS, delayS: x.delayS }]));
   return { id, result: w.result, saw, ...(w.fix ? { fix: w.fix } : {}), measured };
