@@ -688,7 +688,7 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
       saw: `no GuardPressure, GuardMemoryRefusals, DeliberateClientErrors point in ${WHERE} in the last 15 minutes: the container publishes nothing the breaker reads`,
     });
     expect(x.fix).toMatch(
-      /no network route to CloudWatch .*no cloudwatch:PutMetricData for ResilientEndpoint\/Application on the endpoint role, a namespace mismatch, or no traffic yet/,
+      /no network route to CloudWatch .*no cloudwatch:PutMetricData for ResilientEndpoint\/Application on the endpoint role, a namespace mismatch .*, or no guard running .*no traffic yet/,
     );
     expect(r.ok).toBe(true);
     // Looked for in every namespace: no Namespace in the request.
@@ -717,6 +717,10 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     expect(x.result).toBe('WARN');
     expect(x.saw).toMatch(/publishes nothing the breaker reads; GuardPressure of this endpoint exists in Rec\/App$/);
     expect(x.fix).toMatch(/^namespace mismatch: the container publishes in Rec\/App .* the breaker reads ResilientEndpoint\/Application/);
+    // Without a breaker doctor looks in the default namespace, and says so.
+    lambda.on(ListFunctionsCommand).resolves({ Functions: [] });
+    const alone = await check('guard-metrics');
+    expect(alone.fix).toMatch(/and doctor looked in \(no breaker found: the default\) ResilientEndpoint\/Application: deploy both/);
   });
 
   test('no guard point for 15 minutes though the series exists: WARN, publishing stopped, see the log group', async () => {
@@ -735,7 +739,7 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     });
     const x = await check('guard-metrics');
     expect(x.result).toBe('WARN');
-    expect(x.saw).toMatch(/the series exists \(\{EndpointName=rec, VariantName=Primary\}: published in the last two weeks\), so publishing stopped$/);
+    expect(x.saw).toMatch(/the series exists \(\{EndpointName=rec, VariantName=Primary\}: data in the last two weeks\), so publishing stopped$/);
     expect(x.fix).toMatch(/\/aws\/sagemaker\/Endpoints\/rec for "publishing the guard's metrics failed"/);
   });
 

@@ -223,7 +223,7 @@ export async function doctor(clients: OpsClients, endpointName: string, now: num
 
   checks.push(...(await attempt('ten-second-data', () => tenSecondData(c, endpointName, variant, cfg, now))));
   const namespace = s?.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE;
-  checks.push(...(await attempt('guard-metrics', () => guardMetrics(c, endpointName, variant, namespace, now))));
+  checks.push(...(await attempt('guard-metrics', () => guardMetrics(c, endpointName, variant, namespace, !!s, now))));
   checks.push(...(await attempt('series', () => series(c, endpointName, variant, s?.gpuCount ?? 0, s?.perGpuMetrics ?? false))));
   checks.push(...(await attempt('alarms', () => alarms(c, endpointName, now))));
 
@@ -595,7 +595,14 @@ function worst(id: string, verdicts: Verdict[], stored: Stored[]): Check {
  * late they are readable, are the simulator's `--no-guard-ten-second-data` and `--guard-metric-delay`
  * assumptions (UNVERIFIED): this check measures them.
  */
-async function guardMetrics(c: OpsClients, endpointName: string, variant: string | undefined, namespace: string, now: number): Promise<Check> {
+async function guardMetrics(
+  c: OpsClients,
+  endpointName: string,
+  variant: string | undefined,
+  namespace: string,
+  fromBreaker: boolean,
+  now: number,
+): Promise<Check> {
   const id = 'guard-metrics';
   if (!variant) return skip(id, 'no variant');
   const dims = { EndpointName: endpointName, VariantName: variant };
@@ -616,7 +623,8 @@ async function guardMetrics(c: OpsClients, endpointName: string, variant: string
   );
   const stored = metrics.map(([k, metric]) => readStored(metric, r[k], r[`${k}60`], now));
   const where = `${namespace} {EndpointName=${endpointName}, VariantName=${variant}}`;
-  if (stored.every(x => x.resolutionS === 'none')) return { ...(await noGuardMetrics(c, id, endpointName, where, namespace)), measured: {} };
+  const reader = fromBreaker ? 'the breaker reads' : 'doctor looked in (no breaker found: the default)';
+  if (stored.every(x => x.resolutionS === 'none')) return { ...(await noGuardMetrics(c, id, endpointName, where, namespace, reader)), measured: {} };
   const verdicts = stored.map(x =>
     storedVerdict(
       x,
@@ -629,11 +637,13 @@ async function guardMetrics(c: OpsClients, endpointName: string, variant: string
 }
 
 /** The container publishes no guard metric here: where it does publish them, if anywhere, says why. */
-async function noGuardMetrics(c: OpsClients, id: string, endpointName: string, where: string, namespace: string): Promise<Check> {
+async function noGuardMetrics(c: OpsClients, id: string, endpointName: string, where: string, namespace: string, reader: string): Promise<Check> {
   const found: { ns: string; dims: string }[] = [];
   let token: string | undefined;
   do {
-    // No Namespace: every namespace; the filter matches series that have this dimension among others.
+    // No Namespace: every namespace; the filter matches series that have this dimension among others. ListMetrics
+    // "doesn't return information about metrics if those metrics haven't reported data in the past two weeks",
+    // and a new metric may take up to 15 minutes to appear (CloudWatch API reference, ListMetrics).
     const page = await c.cloudwatch.send(
       new ListMetricsCommand({ MetricName: GUARD_METRICS.PRESSURE, Dimensions: [{ Name: 'EndpointName', Value: endpointName }], NextToken: token }),
     );
@@ -646,18 +656,18 @@ async function noGuardMetrics(c: OpsClients, id: string, endpointName: string, w
     return warn(
       id,
       `${saw}; ${GUARD_METRICS.PRESSURE} of this endpoint exists in ${elsewhere.join(', ')}`,
-      `namespace mismatch: the container publishes in ${elsewhere.join(', ')} (RESILIENT_ENDPOINT_METRICS_NAMESPACE) and the breaker reads ${namespace}: deploy both from the same stack (monitoring.applicationNamespace)`,
+      `namespace mismatch: the container publishes in ${elsewhere.join(', ')} (RESILIENT_ENDPOINT_METRICS_NAMESPACE) and ${reader} ${namespace}: deploy both from the same stack (monitoring.applicationNamespace)`,
     );
   if (found.length)
     return warn(
       id,
-      `${saw}; the series exists (${found.map(f => `{${f.dims}}`).join(', ')}: published in the last two weeks), so publishing stopped`,
+      `${saw}; the series exists (${found.map(f => `{${f.dims}}`).join(', ')}: data in the last two weeks), so publishing stopped`,
       `see the endpoint's log group /aws/sagemaker/Endpoints/${endpointName} for "publishing the guard's metrics failed" (it names the error), and that instances are in service`,
     );
   return warn(
     id,
     saw,
-    `likely: no network route to CloudWatch (a VPC without a NAT or a monitoring VPC endpoint), no cloudwatch:PutMetricData for ${namespace} on the endpoint role, a namespace mismatch, or no traffic yet (the guard starts with the container's first request; a container without the runtime helper's guard publishes none). The endpoint's log group /aws/sagemaker/Endpoints/${endpointName} says "publishing the guard's metrics failed (<error>)" when it tried`,
+    `likely: no network route to CloudWatch (a VPC without a NAT or a monitoring VPC endpoint), no cloudwatch:PutMetricData for ${namespace} on the endpoint role, a namespace mismatch (a series new in the last 15 minutes may not be listed yet), or no guard running (none before the model code creates it, e.g. no traffic yet where it is created on the first request; "memory guard off" in the log when the container budget or the memory curve is missing). The endpoint's log group /aws/sagemaker/Endpoints/${endpointName} says "publishing the guard's metrics failed (<error>)" when it tried`,
   );
 }
 
