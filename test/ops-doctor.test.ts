@@ -837,3 +837,26 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     expect(assumptionsFrom({ [SIMULATOR_DELAYS.sageMaker.noTenSecond.slice(2)]: 'true' })).toMatchObject({ tenSecondData: false });
   });
 });
+
+test("the guard check within doctor's bound: a GetMetricData that never answers FAILs it, named, its call aborted, the rest not run", async () => {
+  const fake = healthy();
+  cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) =>
+    input.MetricDataQueries![0].MetricStat!.Metric!.Namespace === 'ResilientEndpoint/Application'
+      ? new Promise(() => undefined)
+      : fake.getMetricData(input, NOW),
+  );
+  const t0 = Date.now();
+  const r = await doctor(clients, EP, NOW, { deadlineMs: 1000 });
+  expect(Date.now() - t0).toBeLessThan(2500);
+  const at = r.checks.findIndex(x => x.id === 'guard-metrics');
+  expect(r.checks[at]).toMatchObject({ result: 'FAIL', saw: expect.stringMatching(/^timed out: no answer from AWS within doctor's 1 s bound/) });
+  expect(r.checks.slice(0, at).every(x => x.result === 'PASS')).toBe(true);
+  expect(r.checks.slice(at + 1).every(x => x.result === 'SKIP' && x.saw === "not run: doctor's 1 s bound was reached during guard-metrics")).toBe(
+    true,
+  );
+  const guardCall = cw
+    .commandCalls(GetMetricDataCommand)
+    .find(c => c.args[0].input.MetricDataQueries![0].MetricStat!.Metric!.Namespace === 'ResilientEndpoint/Application')!;
+  expect((guardCall.args as unknown as [unknown, { abortSignal: AbortSignal }])[1].abortSignal.aborted).toBe(true);
+  expect(r.ok).toBe(false);
+});
