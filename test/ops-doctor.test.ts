@@ -824,6 +824,65 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     expect(one).toEqual({ metric: 'GuardPressure', points: 1, minutePoints: 1, spacingS: undefined, delayS: 20 });
     expect(readStored('GuardPressure', { t: [], v: [] }, undefined, NOW)).toMatchObject({ resolutionS: 'none', points: 0, minutePoints: 0 });
     expect(readStored('X', { t: [], v: [], status: 'Forbidden' }, { t: [], v: [], status: 'Complete' }, NOW).status).toBe('Forbidden');
+    // Nothing at 10 s and a single 1-minute point: not enough to call it 1-minute data; the delay from that minute's end.
+    expect(readStored('X', { t: [], v: [] }, { t: [new Date(NOW - 150_000)], v: [1] }, NOW)).toEqual({
+      metric: 'X',
+      points: 0,
+      minutePoints: 1,
+      spacingS: undefined,
+      delayS: 90,
+    });
+    // A point in the interval still running (published with the receipt time): 0 s late, not negative.
+    const running = readStored('X', { t: [new Date(NOW - 10_000), new Date(NOW - 5_000)].reverse(), v: [1, 1] }, undefined, NOW);
+    expect(running).toMatchObject({ resolutionS: 10, delayS: 0 });
+  });
+
+  test('1-minute guard data with nothing for over 5 minutes: WARN, 1-minute data and publishing stopped', async () => {
+    healthy({ guard: { every: 60, until: NOW - 6 * 60_000 } });
+    const x = await check('guard-metrics');
+    expect(x.result).toBe('WARN');
+    expect(x.saw).toMatch(
+      /newest 330 s late: a 10-second query returned points a minute apart: CloudWatch keeps this data at 1 minute, and nothing newer for that long: publishing stopped$/,
+    );
+  });
+
+  test('10-s guard data exactly 120 s late: later than assumed (WARN), not yet stopped; 130 s: stopped', async () => {
+    healthy({ guard: { until: NOW - 130_000 } });
+    const late = await check('guard-metrics');
+    expect(late.measured!.GuardPressure.delayS).toBe(120);
+    expect(late.saw).toMatch(/newest 120 s late: 10-s data, later than the simulator's --guard-metric-delay 20 s assumes/);
+    healthy({ guard: { until: NOW - 140_000 } });
+    const stopped = await check('guard-metrics');
+    expect(stopped.saw).toMatch(/newest 130 s late: 10-s data, but nothing newer for that long: publishing stopped$/);
+  });
+
+  test('a CloudWatch that always has another page: read at most 10 pages, and the PartialData it ended on is said', async () => {
+    const fake = healthy();
+    cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => {
+      const r = fake.getMetricData({ ...input, NextToken: undefined }, NOW);
+      const guard = input.MetricDataQueries![0].MetricStat!.Metric!.Namespace === 'ResilientEndpoint/Application';
+      if (!guard) return r;
+      // Each page one point of each series (the newest first), and always a NextToken.
+      const page = Number(input.NextToken ?? 0);
+      return {
+        MetricDataResults: r.MetricDataResults!.map(x => ({
+          ...x,
+          Timestamps: x.Timestamps!.slice(page, page + 1),
+          Values: x.Values!.slice(page, page + 1),
+          StatusCode: 'PartialData',
+        })),
+        NextToken: String(page + 1),
+        $metadata: {},
+      };
+    });
+    const x = await check('guard-metrics');
+    const calls = cw
+      .commandCalls(GetMetricDataCommand)
+      .filter(c => c.args[0].input.MetricDataQueries![0].MetricStat!.Metric!.Namespace === 'ResilientEndpoint/Application');
+    expect(calls).toHaveLength(10);
+    expect(x.saw).toMatch(
+      /GuardPressure, GuardMemoryRefusals, DeliberateClientErrors: 10 points, 10 s apart, newest 20 s late, CloudWatch answered PartialData: 10-s data/,
+    );
   });
 
   test("the delays and flags named are the simulator's own", () => {
