@@ -5,6 +5,7 @@ import {
   CompositeAlarm,
   DescribeAlarmsCommand,
   GetMetricDataCommand,
+  GetMetricDataCommandInput,
   ListMetricsCommand,
   MetricAlarm,
 } from '@aws-sdk/client-cloudwatch';
@@ -18,11 +19,13 @@ import { GetParameterCommand, GetServiceSettingCommand, SSMClient } from '@aws-s
 import { Template } from 'aws-cdk-lib/assertions';
 import { mockClient } from 'aws-sdk-client-mock';
 import { fixFor, opsClients, resolveRegion } from '../bin/ops/aws';
-import { doctor, formatReport, spacingSeconds } from '../bin/ops/doctor';
+import { doctor, formatReport, readStored, SIMULATOR_DELAYS, spacingSeconds, STALE_AFTER_S } from '../bin/ops/doctor';
 import { doctorMain } from '../bin/ops/index';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { BREAKER_TAG } from '../lib/breaker/contract';
 import { serializeState } from '../lib/breaker/policy';
+import { DEFAULT_ASSUMPTIONS } from '../lib/simulation/engine';
+import { assumptionsFrom } from '../bin/simulate';
 import { CloudWatchFake } from './cloudwatch-fake';
 import { newStack } from './util';
 
@@ -138,8 +141,22 @@ function describeEndpoint(over: Record<string, unknown> = {}): any {
 
 /** A healthy account: the recommender on g4dn.2xlarge with 10-s enhanced metrics, as deployed by the construct. */
 function healthy(
-  opts: { tenSecondPoints?: boolean; gpuDims?: string[][]; alarms?: MetricAlarm[]; composites?: CompositeAlarm[]; subscriptions?: string[] } = {},
-) {
+  opts: {
+    tenSecondPoints?: boolean;
+    gpuDims?: string[][];
+    alarms?: MetricAlarm[];
+    composites?: CompositeAlarm[];
+    subscriptions?: string[];
+    /** SageMaker's memory data: its newest sample (default NOW − 30 s: its interval ended 20 s ago). */
+    memoryUntil?: number;
+    /** false: no GPUMemoryUtilization point. */
+    gpuPoints?: boolean;
+    /** The container guard's metrics: every `every` s (10, or 60 for 1-minute data) up to `until`, in `namespace`; false: none. */
+    guard?: false | { every?: number; until?: number; namespace?: string };
+    /** Seconds after its timestamp a point becomes readable (CloudWatchFake's delay). */
+    readableAfterS?: number;
+  } = {},
+): CloudWatchFake {
   sm.on(DescribeEndpointCommand).resolves(describeEndpoint());
   sm.on(DescribeEndpointConfigCommand).resolves({
     EndpointConfigName: 'rec-config-1',
@@ -158,9 +175,21 @@ function healthy(
     },
   });
   // CloudWatch as SageMaker fills it: memory every 10 s (or every minute), invocations per minute, the breaker function's runs.
-  const fake = new CloudWatchFake();
-  for (let t = NOW - 20 * 60_000; t < NOW - 20_000; t += opts.tenSecondPoints === false ? 60_000 : 10_000) {
-    fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, 40).put('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, t, 55);
+  const fake = new CloudWatchFake(opts.readableAfterS ?? 0);
+  // 1-minute data: points at the minute, the newest a minute and a half old (its minute ended 30 s ago).
+  const minutely = opts.tenSecondPoints === false;
+  const memoryFrom = minutely ? Math.floor((NOW - 20 * 60_000) / 60_000) * 60_000 : NOW - 20 * 60_000;
+  for (let t = memoryFrom; t <= (opts.memoryUntil ?? (minutely ? NOW - 90_000 : NOW - 30_000)); t += minutely ? 60_000 : 10_000) {
+    fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, 40);
+    if (opts.gpuPoints !== false) fake.put('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, t, 55);
+  }
+  // The container guard's statistic sets (runtime helper GuardMetricsPublisher), one PutMetricData every 10 s.
+  if (opts.guard !== false) {
+    const g = opts.guard ?? {};
+    for (let t = Math.floor((NOW - 20 * 60_000) / 60_000) * 60_000; t <= (g.until ?? NOW - 30_000); t += (g.every ?? 10) * 1000) {
+      const ns = g.namespace ?? 'ResilientEndpoint/Application';
+      fake.put(ns, 'GuardPressure', DIMS, t, 62).put(ns, 'GuardMemoryRefusals', DIMS, t, 0).put(ns, 'DeliberateClientErrors', DIMS, t, 1);
+    }
   }
   const lastMinute = Math.floor(NOW / 60_000) * 60_000 - 60_000;
   fake.putMinutes('AWS/SageMaker', 'Invocations', DIMS, lastMinute, Array(60).fill(6000));
@@ -229,6 +258,7 @@ function healthy(
   });
   aas.on(ListTagsForResourceCommand).resolves({ Tags: { [BREAKER_TAG]: 'c8a1b2' } });
   s3.on(ListObjectsV2Command).resolves({ KeyCount: 1, Contents: [{ Key: 'datacapture/rec/Primary/2026/12/01/12/x.jsonl' }] });
+  return fake;
 }
 
 const byId = async () => {
@@ -255,6 +285,7 @@ test('a healthy deployment: every check passes, nothing fails, exit code 0', asy
     'metrics-config',
     'data-capture',
     'ten-second-data',
+    'guard-metrics',
     'variant-series',
     'alarms',
     'alarm-subscribers',
@@ -394,7 +425,7 @@ test('the table has a row per check and the counts', async () => {
   const text = formatReport(await doctor(clients, EP, NOW));
   expect(text).toMatch(/^doctor: rec at 2026-12-01T12:00:30.000Z/);
   expect(text).toMatch(/\| alarm-subscribers \| FAIL \| rec-alarms: no subscription: an alarm reaches no one \| set monitoring.notify/);
-  expect(text).toMatch(/18 PASS, 0 WARN, 1 FAIL, 0 SKIP: FAILED$/);
+  expect(text).toMatch(/19 PASS, 0 WARN, 1 FAIL, 0 SKIP: FAILED$/);
 });
 
 test('when AWS cannot be reached at all the report fails (a pipeline must not read it as healthy)', async () => {
@@ -530,4 +561,361 @@ describe('a doctor that tells the truth (real-account.md items 45, 46)', () => {
     expect(fixFor(Object.assign(new Error('x'), { name: 'Weird' }))).toMatch(/^Weird is not one doctor knows: .*--region/);
     expect(r.checks.every(c => !/see the error/.test(c.fix ?? ''))).toBe(true);
   });
+});
+
+/**
+ * CloudWatch's answers through `fake`, shaped as AWS may give them: in pages of `pageSize` points per query
+ * (StatusCode PartialData and a NextToken until the last page; the next page continues each series), and
+ * with the `nothingBelowAMinute` metrics answering a query whose Period is under 60 s with no point — the
+ * second shape a 10-s query of standard-resolution data may take (the reference says only that sub-minute
+ * periods are for high-resolution metrics).
+ */
+function shaped(fake: CloudWatchFake, o: { pageSize?: number; nothingBelowAMinute?: string[] } = {}): void {
+  cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => {
+    const full = fake.getMetricData({ ...input, NextToken: undefined }, NOW);
+    const page = Number(input.NextToken ?? 0);
+    const size = o.pageSize ?? 100_800;
+    let more = false;
+    const results = full.MetricDataResults!.map((r, i) => {
+      const stat = input.MetricDataQueries![i].MetricStat!;
+      const nothing = stat.Period! < 60 && (o.nothingBelowAMinute ?? []).includes(stat.Metric!.MetricName!);
+      const ts = nothing ? [] : r.Timestamps!;
+      const vs = nothing ? [] : r.Values!;
+      const rest = ts.length > (page + 1) * size;
+      more ||= rest;
+      return {
+        ...r,
+        Timestamps: ts.slice(page * size, (page + 1) * size),
+        Values: vs.slice(page * size, (page + 1) * size),
+        StatusCode: rest ? 'PartialData' : 'Complete',
+      };
+    });
+    return { MetricDataResults: results, ...(more ? { NextToken: String(page + 1) } : {}), Messages: [], $metadata: {} };
+  });
+}
+
+const GUARD = ['GuardPressure', 'GuardMemoryRefusals', 'DeliberateClientErrors'];
+const WHERE = 'ResilientEndpoint/Application {EndpointName=rec, VariantName=Primary}';
+const check = async (id: string) => (await byId()).r.checks.find(c => c.id === id)!;
+
+describe("what CloudWatch stores: the container guard's metrics and SageMaker's 10-s data (issue 28)", () => {
+  test('guard metrics kept at 10 s: PASS, the delay measured (newest interval ended 20 s ago) and the simulator flag named', async () => {
+    healthy();
+    const x = await check('guard-metrics');
+    expect(x).toMatchObject({
+      result: 'PASS',
+      saw: `${WHERE}: GuardPressure, GuardMemoryRefusals, DeliberateClientErrors: 88 points, 10 s apart, newest 20 s late: 10-s data, within the simulator's --guard-metric-delay 20 s (one reading)`,
+      measured: {
+        GuardPressure: { resolutionS: 10, delayS: 20 },
+        GuardMemoryRefusals: { resolutionS: 10, delayS: 20 },
+        DeliberateClientErrors: { resolutionS: 10, delayS: 20 },
+      },
+    });
+    // The query: the breaker's namespace, exactly the container's dimensions, at 10 s and at 60 s, over 15 minutes.
+    const q = cw
+      .commandCalls(GetMetricDataCommand)
+      .map(c => c.args[0].input)
+      .find(i => i.MetricDataQueries!.some(m => m.MetricStat!.Metric!.MetricName === 'GuardPressure'))!;
+    expect(q.MetricDataQueries!.map(m => [m.MetricStat!.Metric!.MetricName, m.MetricStat!.Period, m.MetricStat!.Stat])).toEqual([
+      ['GuardPressure', 10, 'Maximum'],
+      ['GuardPressure', 60, 'Maximum'],
+      ['GuardMemoryRefusals', 10, 'Sum'],
+      ['GuardMemoryRefusals', 60, 'Sum'],
+      ['DeliberateClientErrors', 10, 'Sum'],
+      ['DeliberateClientErrors', 60, 'Sum'],
+    ]);
+    expect(q.MetricDataQueries![0].MetricStat!.Metric).toEqual({
+      Namespace: 'ResilientEndpoint/Application',
+      MetricName: 'GuardPressure',
+      Dimensions: [
+        { Name: 'EndpointName', Value: 'rec' },
+        { Name: 'VariantName', Value: 'Primary' },
+      ],
+    });
+    expect((q.EndTime as Date).getTime() - (q.StartTime as Date).getTime()).toBe(15 * 60_000);
+  });
+
+  test("the namespace is the breaker's (its APPLICATION_NAMESPACE), not the default", async () => {
+    healthy({ guard: { namespace: 'Rec/App' } });
+    lambda.on(ListFunctionsCommand).resolves({
+      Functions: [
+        {
+          FunctionName: 'Rec-CircuitBreakerFn-1A2B3C',
+          FunctionArn: FN_ARN,
+          Environment: { Variables: { ...ENV, APPLICATION_NAMESPACE: 'Rec/App' } },
+        },
+      ],
+    });
+    const x = await check('guard-metrics');
+    expect(x.result).toBe('PASS');
+    expect(x.saw).toMatch(
+      /^Rec\/App \{EndpointName=rec, VariantName=Primary\}: GuardPressure, GuardMemoryRefusals, DeliberateClientErrors: 88 points/,
+    );
+  });
+
+  test('guard metrics only at 1 minute (a 10-s query returns points a minute apart): WARN naming --no-guard-ten-second-data', async () => {
+    healthy({ guard: { every: 60, until: NOW - 90_000 } });
+    const x = await check('guard-metrics');
+    expect(x.result).toBe('WARN');
+    expect(x.saw).toMatch(
+      /DeliberateClientErrors: 14 points, 60 s apart, newest 30 s late: a 10-second query returned points a minute apart: CloudWatch keeps this data at 1 minute$/,
+    );
+    expect(x.fix).toMatch(
+      /^the breaker's guard path works on 1-minute data .*StorageResolution 1.*; the simulator models it with --no-guard-ten-second-data \(and --metric-delay, 90 s by default\)$/,
+    );
+    expect(x.measured!.GuardPressure).toEqual({ resolutionS: 60, delayS: 30 });
+  });
+
+  test('guard metrics only at 1 minute (a 10-s query returns nothing, a 1-minute one returns points): the same WARN', async () => {
+    const fake = healthy({ guard: { every: 60, until: NOW - 90_000 } });
+    shaped(fake, { nothingBelowAMinute: GUARD });
+    const x = await check('guard-metrics');
+    expect(x.result).toBe('WARN');
+    expect(x.saw).toMatch(
+      /DeliberateClientErrors: 0 points, a 1-minute query: 15 points, newest 30 s late: a 10-second query returned nothing, a 1-minute query returned points: CloudWatch keeps this data at 1 minute$/,
+    );
+    expect(x.fix).toMatch(/--no-guard-ten-second-data/);
+    expect(x.measured!.GuardPressure).toEqual({ resolutionS: 60, delayS: 30 });
+  });
+
+  test('no guard point at all and no such series anywhere: WARN, the container publishes nothing, with the likely causes', async () => {
+    healthy({ guard: false });
+    cw.on(ListMetricsCommand, { MetricName: 'GuardPressure' }).resolves({ Metrics: [] });
+    const { r } = await byId();
+    const x = r.checks.find(c => c.id === 'guard-metrics')!;
+    expect(x).toMatchObject({
+      result: 'WARN',
+      saw: `no GuardPressure, GuardMemoryRefusals, DeliberateClientErrors point in ${WHERE} in the last 15 minutes: the container publishes nothing the breaker reads`,
+    });
+    expect(x.fix).toMatch(
+      /no network route to CloudWatch .*no cloudwatch:PutMetricData for ResilientEndpoint\/Application on the endpoint role, a namespace mismatch .*, or no guard running .*no traffic yet/,
+    );
+    expect(r.ok).toBe(true);
+    // Looked for in every namespace: no Namespace in the request.
+    expect(cw.commandCalls(ListMetricsCommand, { MetricName: 'GuardPressure' })[0].args[0].input).toEqual({
+      MetricName: 'GuardPressure',
+      Dimensions: [{ Name: 'EndpointName', Value: 'rec' }],
+      NextToken: undefined,
+    });
+  });
+
+  test('no guard point where the breaker reads, the series in another namespace: WARN naming the namespace mismatch', async () => {
+    healthy({ guard: { namespace: 'Rec/App' } });
+    cw.on(ListMetricsCommand, { MetricName: 'GuardPressure' }).resolves({
+      Metrics: [
+        {
+          Namespace: 'Rec/App',
+          MetricName: 'GuardPressure',
+          Dimensions: [
+            { Name: 'EndpointName', Value: 'rec' },
+            { Name: 'VariantName', Value: 'Primary' },
+          ],
+        },
+      ],
+    });
+    const x = await check('guard-metrics');
+    expect(x.result).toBe('WARN');
+    expect(x.saw).toMatch(/publishes nothing the breaker reads; GuardPressure of this endpoint exists in Rec\/App$/);
+    expect(x.fix).toMatch(/^namespace mismatch: the container publishes in Rec\/App .* the breaker reads ResilientEndpoint\/Application/);
+    // Without a breaker doctor looks in the default namespace, and says so.
+    lambda.on(ListFunctionsCommand).resolves({ Functions: [] });
+    const alone = await check('guard-metrics');
+    expect(alone.fix).toMatch(/and doctor looked in \(no breaker found: the default\) ResilientEndpoint\/Application: deploy both/);
+  });
+
+  test('no guard point for 15 minutes though the series exists: WARN, publishing stopped, see the log group', async () => {
+    healthy({ guard: false });
+    cw.on(ListMetricsCommand, { MetricName: 'GuardPressure' }).resolves({
+      Metrics: [
+        {
+          Namespace: 'ResilientEndpoint/Application',
+          MetricName: 'GuardPressure',
+          Dimensions: [
+            { Name: 'EndpointName', Value: 'rec' },
+            { Name: 'VariantName', Value: 'Primary' },
+          ],
+        },
+      ],
+    });
+    const x = await check('guard-metrics');
+    expect(x.result).toBe('WARN');
+    expect(x.saw).toMatch(/the series exists \(\{EndpointName=rec, VariantName=Primary\}: data in the last two weeks\), so publishing stopped$/);
+    expect(x.fix).toMatch(/\/aws\/sagemaker\/Endpoints\/rec for "publishing the guard's metrics failed"/);
+  });
+
+  test('a stale newest guard point (nothing for almost 5 minutes): WARN, publishing stopped', async () => {
+    healthy({ guard: { until: NOW - 5 * 60_000 } });
+    const x = await check('guard-metrics');
+    expect(x.result).toBe('WARN');
+    expect(x.saw).toMatch(
+      /DeliberateClientErrors: 61 points, 10 s apart, newest 290 s late: 10-s data, but nothing newer for that long: publishing stopped$/,
+    );
+    expect(x.measured!.GuardPressure).toEqual({ resolutionS: 10, delayS: 290 });
+    expect(290).toBeGreaterThan(STALE_AFTER_S.tenSecond);
+  });
+
+  test('data readable later than the simulator assumes: WARN with the figure and the flag to simulate it, for the guard and for SageMaker', async () => {
+    healthy({ readableAfterS: 40 });
+    const g = await check('guard-metrics');
+    expect(g.result).toBe('WARN');
+    expect(g.saw).toMatch(/newest 30 s late: 10-s data, later than the simulator's --guard-metric-delay 20 s assumes/);
+    expect(g.fix).toBe('simulate with --guard-metric-delay 30 to see what the delay costs; run doctor again to confirm it');
+    const m = await check('ten-second-data');
+    expect(m.result).toBe('WARN');
+    expect(m.fix).toBe('simulate with --metric-delay-10s 30 to see what the delay costs; run doctor again to confirm it');
+    expect(m.measured).toEqual({ MemoryUtilization: { resolutionS: 10, delayS: 30 }, GPUMemoryUtilization: { resolutionS: 10, delayS: 30 } });
+  });
+
+  test('pages: PartialData with a NextToken is read to the end, newest-first timestamps, the delay from the newest point', async () => {
+    const fake = healthy();
+    shaped(fake, { pageSize: 30 });
+    const x = await check('guard-metrics');
+    expect(x.result).toBe('PASS');
+    expect(x.saw).toMatch(
+      /^ResilientEndpoint\/Application \{EndpointName=rec, VariantName=Primary\}: GuardPressure, GuardMemoryRefusals, DeliberateClientErrors: 88 points, 10 s apart, newest 20 s late:/,
+    );
+    const calls = cw
+      .commandCalls(GetMetricDataCommand)
+      .filter(c => c.args[0].input.MetricDataQueries![0].MetricStat!.Metric!.MetricName === 'GuardPressure');
+    expect(calls.map(c => c.args[0].input.NextToken)).toEqual([undefined, '1', '2']);
+    // As AWS answers by default (ScanBy TimestampDescending): the first page holds the newest points, newest first.
+    const first = await calls[0].returnValue;
+    expect(first.MetricDataResults![0].StatusCode).toBe('PartialData');
+    expect(first.MetricDataResults![0].Timestamps![0].getTime()).toBe(NOW - 30_000);
+    expect(first.MetricDataResults![0].Timestamps![1].getTime()).toBe(NOW - 40_000);
+  });
+
+  test("SageMaker's memory data: 10 s PASS with its delay and --metric-delay-10s; a stale newest point WARNs", async () => {
+    healthy();
+    const ok = await check('ten-second-data');
+    expect(ok.result).toBe('PASS');
+    expect(ok.saw).toBe(
+      "MemoryUtilization, GPUMemoryUtilization: 88 points, 10 s apart, newest 20 s late: 10-s data, within the simulator's --metric-delay-10s 20 s (one reading)",
+    );
+    healthy({ memoryUntil: NOW - 10 * 60_000 });
+    const stale = await check('ten-second-data');
+    expect(stale.result).toBe('WARN');
+    expect(stale.saw).toMatch(/newest 590 s late: 10-s data, but nothing newer for that long: publishing stopped$/);
+  });
+
+  test('a metric with no point beside one with 10-s points: the one with points judges (PASS), the other is named', async () => {
+    healthy({ gpuPoints: false });
+    const x = await check('ten-second-data');
+    expect(x).toMatchObject({
+      result: 'PASS',
+      saw: "MemoryUtilization: 88 points, 10 s apart, newest 20 s late: 10-s data, within the simulator's --metric-delay-10s 20 s (one reading); GPUMemoryUtilization: 0 points: none in the last 15 minutes (the other metrics judge)",
+    });
+  });
+
+  test("SageMaker's memory data at 1 minute, the 10-s query answered with nothing: WARN naming --no-ten-second-data", async () => {
+    const fake = healthy({ tenSecondPoints: false });
+    shaped(fake, { nothingBelowAMinute: ['MemoryUtilization', 'GPUMemoryUtilization'] });
+    const x = await check('ten-second-data');
+    expect(x.result).toBe('WARN');
+    expect(x.saw).toMatch(
+      /^MemoryUtilization, GPUMemoryUtilization: 0 points, a 1-minute query: 15 points, newest 30 s late: a 10-second query returned nothing, a 1-minute query returned points: CloudWatch keeps this data at 1 minute$/,
+    );
+    expect(x.fix).toMatch(/works on 1-minute data; it detects in 1–2 minutes .*; the simulator models it with --no-ten-second-data/);
+    expect(x.measured!.MemoryUtilization.resolutionS).toBe(60);
+  });
+
+  test('one point only: too few to tell the spacing (WARN); both queries empty: none', () => {
+    const one = readStored('GuardPressure', { t: [new Date(NOW - 30_000)], v: [1] }, { t: [new Date(NOW - 60_000)], v: [1] }, NOW);
+    expect(one).toEqual({ metric: 'GuardPressure', points: 1, minutePoints: 1, spacingS: undefined, delayS: 20 });
+    expect(readStored('GuardPressure', { t: [], v: [] }, undefined, NOW)).toMatchObject({ resolutionS: 'none', points: 0, minutePoints: 0 });
+    expect(readStored('X', { t: [], v: [], status: 'Forbidden' }, { t: [], v: [], status: 'Complete' }, NOW).status).toBe('Forbidden');
+    // Nothing at 10 s and a single 1-minute point: not enough to call it 1-minute data; the delay from that minute's end.
+    expect(readStored('X', { t: [], v: [] }, { t: [new Date(NOW - 150_000)], v: [1] }, NOW)).toEqual({
+      metric: 'X',
+      points: 0,
+      minutePoints: 1,
+      spacingS: undefined,
+      delayS: 90,
+    });
+    // A point in the interval still running (published with the receipt time): 0 s late, not negative.
+    const running = readStored('X', { t: [new Date(NOW - 10_000), new Date(NOW - 5_000)].reverse(), v: [1, 1] }, undefined, NOW);
+    expect(running).toMatchObject({ resolutionS: 10, delayS: 0 });
+  });
+
+  test('1-minute guard data with nothing for over 5 minutes: WARN, 1-minute data and publishing stopped', async () => {
+    healthy({ guard: { every: 60, until: NOW - 6 * 60_000 } });
+    const x = await check('guard-metrics');
+    expect(x.result).toBe('WARN');
+    expect(x.saw).toMatch(
+      /newest 330 s late: a 10-second query returned points a minute apart: CloudWatch keeps this data at 1 minute, and nothing newer for that long: publishing stopped$/,
+    );
+  });
+
+  test('10-s guard data exactly 120 s late: later than assumed (WARN), not yet stopped; 130 s: stopped', async () => {
+    healthy({ guard: { until: NOW - 130_000 } });
+    const late = await check('guard-metrics');
+    expect(late.measured!.GuardPressure.delayS).toBe(120);
+    expect(late.saw).toMatch(/newest 120 s late: 10-s data, later than the simulator's --guard-metric-delay 20 s assumes/);
+    healthy({ guard: { until: NOW - 140_000 } });
+    const stopped = await check('guard-metrics');
+    expect(stopped.saw).toMatch(/newest 130 s late: 10-s data, but nothing newer for that long: publishing stopped$/);
+  });
+
+  test('a CloudWatch that always has another page: read at most 10 pages, and the PartialData it ended on is said', async () => {
+    const fake = healthy();
+    cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => {
+      const r = fake.getMetricData({ ...input, NextToken: undefined }, NOW);
+      const guard = input.MetricDataQueries![0].MetricStat!.Metric!.Namespace === 'ResilientEndpoint/Application';
+      if (!guard) return r;
+      // Each page one point of each series (the newest first), and always a NextToken.
+      const page = Number(input.NextToken ?? 0);
+      return {
+        MetricDataResults: r.MetricDataResults!.map(x => ({
+          ...x,
+          Timestamps: x.Timestamps!.slice(page, page + 1),
+          Values: x.Values!.slice(page, page + 1),
+          StatusCode: 'PartialData',
+        })),
+        NextToken: String(page + 1),
+        $metadata: {},
+      };
+    });
+    const x = await check('guard-metrics');
+    const calls = cw
+      .commandCalls(GetMetricDataCommand)
+      .filter(c => c.args[0].input.MetricDataQueries![0].MetricStat!.Metric!.Namespace === 'ResilientEndpoint/Application');
+    expect(calls).toHaveLength(10);
+    expect(x.saw).toMatch(
+      /GuardPressure, GuardMemoryRefusals, DeliberateClientErrors: 10 points, 10 s apart, newest 20 s late, CloudWatch answered PartialData: 10-s data/,
+    );
+  });
+
+  test("the delays and flags named are the simulator's own", () => {
+    expect(SIMULATOR_DELAYS.guard.seconds).toBe(DEFAULT_ASSUMPTIONS.guardMetricDelayS);
+    expect(SIMULATOR_DELAYS.sageMaker.seconds).toBe(DEFAULT_ASSUMPTIONS.metricDelay10S);
+    expect(SIMULATOR_DELAYS.minute.seconds).toBe(DEFAULT_ASSUMPTIONS.metricDelayS);
+    expect(assumptionsFrom({ [SIMULATOR_DELAYS.guard.flag.slice(2)]: '33' })).toMatchObject({ guardMetricDelayS: 33 });
+    expect(assumptionsFrom({ [SIMULATOR_DELAYS.sageMaker.flag.slice(2)]: '34' })).toMatchObject({ metricDelay10S: 34 });
+    expect(assumptionsFrom({ [SIMULATOR_DELAYS.minute.flag.slice(2)]: '35' })).toMatchObject({ metricDelayS: 35 });
+    expect(assumptionsFrom({ [SIMULATOR_DELAYS.guard.noTenSecond.slice(2)]: 'true' })).toMatchObject({ guardTenSecondData: false });
+    expect(assumptionsFrom({ [SIMULATOR_DELAYS.sageMaker.noTenSecond.slice(2)]: 'true' })).toMatchObject({ tenSecondData: false });
+  });
+});
+
+test("the guard check within doctor's bound: a GetMetricData that never answers FAILs it, named, its call aborted, the rest not run", async () => {
+  const fake = healthy();
+  cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) =>
+    input.MetricDataQueries![0].MetricStat!.Metric!.Namespace === 'ResilientEndpoint/Application'
+      ? new Promise(() => undefined)
+      : fake.getMetricData(input, NOW),
+  );
+  const t0 = Date.now();
+  const r = await doctor(clients, EP, NOW, { deadlineMs: 1000 });
+  expect(Date.now() - t0).toBeLessThan(2500);
+  const at = r.checks.findIndex(x => x.id === 'guard-metrics');
+  expect(r.checks[at]).toMatchObject({ result: 'FAIL', saw: expect.stringMatching(/^timed out: no answer from AWS within doctor's 1 s bound/) });
+  expect(r.checks.slice(0, at).every(x => x.result === 'PASS')).toBe(true);
+  expect(r.checks.slice(at + 1).every(x => x.result === 'SKIP' && x.saw === "not run: doctor's 1 s bound was reached during guard-metrics")).toBe(
+    true,
+  );
+  const guardCall = cw
+    .commandCalls(GetMetricDataCommand)
+    .find(c => c.args[0].input.MetricDataQueries![0].MetricStat!.Metric!.Namespace === 'ResilientEndpoint/Application')!;
+  expect((guardCall.args as unknown as [unknown, { abortSignal: AbortSignal }])[1].abortSignal.aborted).toBe(true);
+  expect(r.ok).toBe(false);
 });

@@ -18,7 +18,7 @@ import {
 import { ListSubscriptionsByTopicCommand } from '@aws-sdk/client-sns';
 import { GetParameterCommand, GetServiceSettingCommand } from '@aws-sdk/client-ssm';
 import { publishedFrom } from '../../lambda/circuit-breaker/state-store';
-import { BREAKER_TAG } from '../../lib/breaker/contract';
+import { BREAKER_TAG, DEFAULT_APPLICATION_NAMESPACE, GUARD_METRIC_PERIOD_SECONDS, GUARD_METRICS } from '../../lib/breaker/contract';
 import { tryParseState } from '../../lib/breaker/policy';
 import { errorName, fixFor, isAccessDenied, isThrottling, OpsClients, withAbort } from './aws';
 import { driftRuns } from './drift-check';
@@ -33,6 +33,8 @@ export interface Check {
   readonly saw: string;
   /** What to do about a WARN or FAIL. */
   readonly fix?: string;
+  /** Figures the check measured, per metric (the stored-data checks: resolution and delay in seconds). */
+  readonly measured?: Record<string, { readonly resolutionS?: 10 | 60 | 'none'; readonly delayS?: number }>;
 }
 
 export interface DoctorReport {
@@ -220,6 +222,8 @@ export async function doctor(clients: OpsClients, endpointName: string, now: num
   );
 
   checks.push(...(await attempt('ten-second-data', () => tenSecondData(c, endpointName, variant, cfg, now))));
+  const namespace = s?.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE;
+  checks.push(...(await attempt('guard-metrics', () => guardMetrics(c, endpointName, variant, namespace, !!s, now))));
   checks.push(...(await attempt('series', () => series(c, endpointName, variant, s?.gpuCount ?? 0, s?.perGpuMetrics ?? false))));
   checks.push(...(await attempt('alarms', () => alarms(c, endpointName, now))));
 
@@ -329,28 +333,191 @@ function report(endpointName: string, now: number, checks: Check[]): DoctorRepor
   return { endpointName, checkedAt: new Date(now).toISOString(), checks, ok: !checks.some(x => x.result === 'FAIL') };
 }
 
+/** One query's points, merged over GetMetricData's pages, and its last StatusCode. */
+interface Series {
+  readonly t: Date[];
+  readonly v: number[];
+  readonly status?: string;
+}
+
+/** Pages of one GetMetricData request read at most (a 15-minute window at 10 s is 90 points a query: one page). */
+const MAX_PAGES = 10;
+
+/**
+ * GetMetricData over every page: CloudWatch answers `PartialData` with a `NextToken` when a request has more
+ * points than one answer carries, and the next page continues each query's series (CloudWatch API reference,
+ * MetricDataResult StatusCode: "PartialData means that an incomplete set of data points were returned. You can
+ * use the NextToken value that was returned and repeat your request to get more data points"). Timestamps come
+ * newest first unless ScanBy says otherwise (GetMetricData ScanBy: TimestampDescending by default); nothing
+ * here depends on the order. Every page is one call through the run's clients, so the run's bound holds.
+ */
 async function metricData(
   c: OpsClients,
-  queries: { id: string; metric: string; dims: Record<string, string>; ns?: string; stat?: string }[],
+  queries: { id: string; metric: string; dims: Record<string, string>; ns?: string; stat?: string; period?: number }[],
   period: number,
   from: number,
   to: number,
-) {
-  const out = await c.cloudwatch.send(
-    new GetMetricDataCommand({
-      StartTime: new Date(from),
-      EndTime: new Date(to),
-      MetricDataQueries: queries.map(q => ({
-        Id: q.id,
-        MetricStat: {
-          Metric: { Namespace: q.ns ?? NS, MetricName: q.metric, Dimensions: Object.entries(q.dims).map(([Name, Value]) => ({ Name, Value })) },
-          Period: period,
-          Stat: q.stat ?? 'Maximum',
-        },
-      })),
-    }),
-  );
-  return Object.fromEntries((out.MetricDataResults ?? []).map(r => [r.Id!, { t: r.Timestamps ?? [], v: r.Values ?? [] }]));
+): Promise<Record<string, Series>> {
+  const out: Record<string, { t: Date[]; v: number[]; status?: string }> = {};
+  let token: string | undefined;
+  let pages = 0;
+  do {
+    const page = await c.cloudwatch.send(
+      new GetMetricDataCommand({
+        StartTime: new Date(from),
+        EndTime: new Date(to),
+        NextToken: token,
+        MetricDataQueries: queries.map(q => ({
+          Id: q.id,
+          MetricStat: {
+            Metric: { Namespace: q.ns ?? NS, MetricName: q.metric, Dimensions: Object.entries(q.dims).map(([Name, Value]) => ({ Name, Value })) },
+            Period: q.period ?? period,
+            Stat: q.stat ?? 'Maximum',
+          },
+        })),
+      }),
+    );
+    for (const r of page.MetricDataResults ?? []) {
+      const x = (out[r.Id!] ??= { t: [], v: [] });
+      x.t.push(...(r.Timestamps ?? []));
+      x.v.push(...(r.Values ?? []));
+      x.status = r.StatusCode;
+    }
+    token = page.NextToken;
+  } while (token && ++pages < MAX_PAGES);
+  return out;
+}
+
+/**
+ * What the simulator assumes about how late data is readable, and the flag that changes it
+ * (lib/simulation/engine.ts DEFAULT_ASSUMPTIONS, bin/simulate.ts; kept equal by test/ops-doctor.test.ts,
+ * not imported: the ops bundle stays free of the simulator).
+ */
+export const SIMULATOR_DELAYS = {
+  /** The container guard's 10-s metrics (`guardMetricDelayS`, UNVERIFIED). */
+  guard: { flag: '--guard-metric-delay', seconds: 20, noTenSecond: '--no-guard-ten-second-data' },
+  /** SageMaker's 10-s utilization data (`metricDelay10S`, UNVERIFIED). */
+  sageMaker: { flag: '--metric-delay-10s', seconds: 20, noTenSecond: '--no-ten-second-data' },
+  /** 1-minute data (`metricDelayS`: 60–120 s, scaling-dynamics §2). */
+  minute: { flag: '--metric-delay', seconds: 90 },
+} as const;
+
+/** A newest point older than this (seconds past its interval's end) means the publisher stopped, not that CloudWatch is late. */
+export const STALE_AFTER_S = { tenSecond: 120, minute: 300 } as const;
+
+/** How far back the stored-resolution checks look: well within the 3 hours CloudWatch keeps sub-minute points. */
+const STORED_WINDOW_MS = 15 * 60_000;
+
+/** What CloudWatch stores for one metric, from the same window queried at 10 s and at 60 s. */
+export interface Stored {
+  readonly metric: string;
+  /** Points the 10-s query returned. */
+  readonly points: number;
+  /** Points the 60-s query returned. */
+  readonly minutePoints: number;
+  /** The 10-s query's spacing (seconds), from its timestamps. */
+  readonly spacingS?: number;
+  /** 10 or 60: the resolution CloudWatch keeps; 'none': no point at all; undefined: too few points to tell. */
+  readonly resolutionS?: 10 | 60 | 'none';
+  /**
+   * Seconds from the end of the newest point's interval to now. One reading: the delay is at most this,
+   * and at least this less one period (the next interval may have ended an instant ago).
+   */
+  readonly delayS?: number;
+  /** CloudWatch's StatusCode when it was not Complete (PartialData after the pages read, InternalError, Forbidden). */
+  readonly status?: string;
+}
+
+/**
+ * Reads what is stored from a 10-s and a 60-s query of the same series. CloudWatch keeps points finer than a
+ * minute only for custom metrics published with StorageResolution 1 ("Data points with a period of less than
+ * 60 seconds are available for 3 hours. These data points are high-resolution metrics and are available only
+ * for custom metrics that have been defined with a StorageResolution of 1": GetMetricData / GetMetricStatistics
+ * API reference; MetricStat Period: "For metrics with regular resolution, a period can be as short as one
+ * minute (60 seconds) and must be a multiple of 60"). The reference does not say what a 10-s query of
+ * 1-minute data returns: points a minute apart (real-account.md item 23) or nothing. Both read as 1-minute
+ * data here: the spacing comes from the timestamps, and a 10-s query with no point where the 60-s one has
+ * some is 1-minute data too.
+ */
+export function readStored(metric: string, ten: Series | undefined, minute: Series | undefined, now: number): Stored {
+  const t10 = ten?.t ?? [];
+  const t60 = minute?.t ?? [];
+  const spacingS = spacingSeconds(t10);
+  const status = [ten?.status, minute?.status].find(x => x !== undefined && x !== 'Complete');
+  const newest = (ts: Date[]) => Math.max(...ts.map(d => d.getTime()));
+  const delay = (end: number) => Math.max(0, Math.round((now - end) / 1000));
+  const base = { metric, points: t10.length, minutePoints: t60.length, spacingS, ...(status ? { status } : {}) };
+  if (t10.length === 0 && t60.length === 0) return { ...base, resolutionS: 'none' };
+  if (spacingS !== undefined && spacingS <= 10) return { ...base, resolutionS: 10, delayS: delay(newest(t10) + 10_000) };
+  if ((spacingS !== undefined && spacingS >= 60) || (t10.length === 0 && t60.length > 1))
+    return { ...base, resolutionS: 60, delayS: delay(newest([...t10, ...t60]) + 60_000) };
+  // One point, or an odd spacing: the resolution is not known; the delay, as if 10-s data, is still a figure.
+  return { ...base, delayS: t10.length ? delay(newest(t10) + 10_000) : delay(newest(t60) + 60_000) };
+}
+
+/** '90 points, 10 s apart, newest 20 s late' (or what the series lacks). */
+function figures(x: Stored): string {
+  const parts = [`${x.points} points${x.spacingS ? `, ${x.spacingS} s apart` : ''}`];
+  if (x.points === 0 && x.minutePoints > 0) parts.push(`a 1-minute query: ${x.minutePoints} points`);
+  if (x.delayS !== undefined) parts.push(`newest ${x.delayS} s late`);
+  if (x.status) parts.push(`CloudWatch answered ${x.status}`);
+  return parts.join(', ');
+}
+
+/** The worst of several checks' results (FAIL > WARN > SKIP > PASS). */
+const RANK: Record<CheckResult, number> = { PASS: 0, SKIP: 1, WARN: 2, FAIL: 3 };
+
+/** One metric's verdict: what was seen of it, what that means (shared by metrics that agree), the fix. */
+interface Verdict {
+  readonly result: CheckResult;
+  readonly metric: string;
+  /** Its figures (points, spacing, delay). */
+  readonly seen: string;
+  readonly means: string;
+  readonly fix?: string;
+}
+
+/**
+ * The verdict on one metric's stored resolution and delay. `sim` names the simulator's assumption and flags
+ * for this data; `minuteMeaning` says what 1-minute data means for the breaker.
+ */
+function storedVerdict(x: Stored, sim: { flag: string; seconds: number; noTenSecond: string }, minuteMeaning: string): Verdict {
+  const seen = figures(x);
+  const metric = x.metric;
+  const d = x.delayS;
+  // Only where other metrics of the check have points (all none is its own verdict): those judge.
+  if (x.resolutionS === 'none') return { result: 'PASS', metric, seen, means: 'none in the last 15 minutes (the other metrics judge)' };
+  if (x.resolutionS === 10) {
+    if (d! > STALE_AFTER_S.tenSecond)
+      return {
+        result: 'WARN',
+        metric,
+        seen,
+        means: '10-s data, but nothing newer for that long: publishing stopped',
+        fix: 'see whether the instances are in service and the container runs, then run doctor again',
+      };
+    if (d! >= sim.seconds + 10)
+      return {
+        result: 'WARN',
+        metric,
+        seen,
+        means: `10-s data, later than the simulator's ${sim.flag} ${sim.seconds} s assumes (one reading: the delay is at most the figure, at least 10 s less)`,
+        fix: `simulate with ${sim.flag} ${d} to see what the delay costs; run doctor again to confirm it`,
+      };
+    return { result: 'PASS', metric, seen, means: `10-s data, within the simulator's ${sim.flag} ${sim.seconds} s (one reading)` };
+  }
+  if (x.resolutionS === 60) {
+    const how =
+      x.points > 0 ? 'a 10-second query returned points a minute apart' : 'a 10-second query returned nothing, a 1-minute query returned points';
+    return {
+      result: 'WARN',
+      metric,
+      seen,
+      means: `${how}: CloudWatch keeps this data at 1 minute${d! > STALE_AFTER_S.minute ? ', and nothing newer for that long: publishing stopped' : ''}`,
+      fix: `${minuteMeaning}; the simulator models it with ${sim.noTenSecond} (and ${SIMULATOR_DELAYS.minute.flag}, ${SIMULATOR_DELAYS.minute.seconds} s by default)`,
+    };
+  }
+  return { result: 'WARN', metric, seen, means: 'too few points to tell the spacing', fix: 'run doctor again with traffic' };
 }
 
 async function tenSecondData(
@@ -363,34 +530,145 @@ async function tenSecondData(
   const id = 'ten-second-data';
   if (!variant) return skip(id, 'no variant');
   const period = cfg?.MetricsConfig?.MetricPublishFrequencyInSeconds;
-  if (period === undefined || period >= 60) return skip(id, `the endpoint publishes every ${period ?? 60} s: nothing finer to look for`);
+  if (period === undefined || period >= 60)
+    return skip(
+      id,
+      `the endpoint publishes every ${period ?? 60} s: nothing finer to look for (the breaker works on 1-minute data: the simulator's ${SIMULATOR_DELAYS.sageMaker.noTenSecond})`,
+    );
   const gpu = (cfg?.ProductionVariants ?? []).some(v => /^ml\.(g|p|inf|trn)/.test(v.InstanceType ?? ''));
   const dims = { EndpointName: endpointName, VariantName: variant };
+  const metrics = [['mem', 'MemoryUtilization'], ...(gpu ? [['gpu', 'GPUMemoryUtilization']] : [])];
   const r = await metricData(
     c,
-    [{ id: 'mem', metric: 'MemoryUtilization', dims }, ...(gpu ? [{ id: 'gpu', metric: 'GPUMemoryUtilization', dims }] : [])],
+    metrics.flatMap(([k, metric]) => [
+      { id: k, metric, dims, period: 10 },
+      { id: `${k}60`, metric, dims, period: 60 },
+    ]),
     10,
-    now - 15 * 60_000,
+    now - STORED_WINDOW_MS,
     now,
   );
-  const seen = Object.entries(r).map(([k, x]) => [k, x.t.length, spacingSeconds(x.t)] as const);
-  const text = seen
-    .map(([k, n, sp]) => `${k === 'mem' ? 'MemoryUtilization' : 'GPUMemoryUtilization'}: ${n} points${sp ? `, ${sp} s apart` : ''}`)
-    .join('; ');
-  if (seen.every(([, n]) => n === 0))
+  const stored = metrics.map(([k, metric]) => readStored(metric, r[k], r[`${k}60`], now));
+  if (stored.every(x => x.resolutionS === 'none'))
     return warn(
       id,
-      `no datapoints in the last 15 minutes (${text || 'nothing returned'})`,
+      `no datapoints in the last 15 minutes (${stored.map(x => `${x.metric}: ${figures(x)}`).join('; ')})`,
       'send traffic or wait for instances in service, then run doctor again',
     );
-  if (seen.some(([, , sp]) => sp !== undefined && sp >= 60))
+  const verdicts = stored.map(x =>
+    storedVerdict(
+      x,
+      SIMULATOR_DELAYS.sageMaker,
+      'nothing to change: the breaker reads the spacing from the timestamps and works on 1-minute data; it detects in 1–2 minutes instead of ~40 s (docs/breaker.md, "Seen within seconds")',
+    ),
+  );
+  return worst(id, verdicts, stored);
+}
+
+/**
+ * One check from several metrics' verdicts: the worst result and its fix; what was seen grouped by what it
+ * means, metrics with the same figures named together ('GuardPressure, GuardMemoryRefusals: 88 points, …').
+ */
+function worst(id: string, verdicts: Verdict[], stored: Stored[]): Check {
+  const w = verdicts.reduce((a, b) => (RANK[b.result] > RANK[a.result] ? b : a));
+  const saw = [...new Set(verdicts.map(v => v.means))]
+    .map(m => {
+      const same = verdicts.filter(v => v.means === m);
+      const seen = [...new Set(same.map(v => v.seen))].map(
+        f =>
+          `${same
+            .filter(v => v.seen === f)
+            .map(v => v.metric)
+            .join(', ')}: ${f}`,
+      );
+      return `${seen.join('; ')}: ${m}`;
+    })
+    .join('; ');
+  const measured = Object.fromEntries(stored.map(x => [x.metric, { resolutionS: x.resolutionS, delayS: x.delayS }]));
+  return { id, result: w.result, saw, ...(w.fix ? { fix: w.fix } : {}), measured };
+}
+
+/**
+ * What CloudWatch stores of the container guard's metrics (lib/breaker/contract.ts GUARD_METRICS): published
+ * every 10 s with StorageResolution 1 in the application namespace, dimensions exactly EndpointName and
+ * VariantName, so CloudWatch should keep them at 10 s for 3 hours. Whether it does in this account, and how
+ * late they are readable, are the simulator's `--no-guard-ten-second-data` and `--guard-metric-delay`
+ * assumptions (UNVERIFIED): this check measures them.
+ */
+async function guardMetrics(
+  c: OpsClients,
+  endpointName: string,
+  variant: string | undefined,
+  namespace: string,
+  fromBreaker: boolean,
+  now: number,
+): Promise<Check> {
+  const id = 'guard-metrics';
+  if (!variant) return skip(id, 'no variant');
+  const dims = { EndpointName: endpointName, VariantName: variant };
+  const metrics: [string, string, string][] = [
+    ['gp', GUARD_METRICS.PRESSURE, 'Maximum'],
+    ['gr', GUARD_METRICS.MEMORY_REFUSALS, 'Sum'],
+    ['dce', GUARD_METRICS.DELIBERATE_4XX, 'Sum'],
+  ];
+  const r = await metricData(
+    c,
+    metrics.flatMap(([k, metric, stat]) => [
+      { id: k, metric, dims, ns: namespace, stat, period: GUARD_METRIC_PERIOD_SECONDS },
+      { id: `${k}60`, metric, dims, ns: namespace, stat, period: 60 },
+    ]),
+    GUARD_METRIC_PERIOD_SECONDS,
+    now - STORED_WINDOW_MS,
+    now,
+  );
+  const stored = metrics.map(([k, metric]) => readStored(metric, r[k], r[`${k}60`], now));
+  const where = `${namespace} {EndpointName=${endpointName}, VariantName=${variant}}`;
+  const reader = fromBreaker ? 'the breaker reads' : 'doctor looked in (no breaker found: the default)';
+  if (stored.every(x => x.resolutionS === 'none')) return { ...(await noGuardMetrics(c, id, endpointName, where, namespace, reader)), measured: {} };
+  const verdicts = stored.map(x =>
+    storedVerdict(
+      x,
+      SIMULATOR_DELAYS.guard,
+      "the breaker's guard path works on 1-minute data (it degrades on the guard's pressure a minute or two later); check that the container publishes with StorageResolution 1 (runtime helper GuardMetricsPublisher)",
+    ),
+  );
+  const check = worst(id, verdicts, stored);
+  return { ...check, saw: `${where}: ${check.saw}` };
+}
+
+/** The container publishes no guard metric here: where it does publish them, if anywhere, says why. */
+async function noGuardMetrics(c: OpsClients, id: string, endpointName: string, where: string, namespace: string, reader: string): Promise<Check> {
+  const found: { ns: string; dims: string }[] = [];
+  let token: string | undefined;
+  do {
+    // No Namespace: every namespace; the filter matches series that have this dimension among others. ListMetrics
+    // "doesn't return information about metrics if those metrics haven't reported data in the past two weeks",
+    // and a new metric may take up to 15 minutes to appear (CloudWatch API reference, ListMetrics).
+    const page = await c.cloudwatch.send(
+      new ListMetricsCommand({ MetricName: GUARD_METRICS.PRESSURE, Dimensions: [{ Name: 'EndpointName', Value: endpointName }], NextToken: token }),
+    );
+    for (const m of page.Metrics ?? []) found.push({ ns: m.Namespace ?? '', dims: (m.Dimensions ?? []).map(d => `${d.Name}=${d.Value}`).join(', ') });
+    token = page.NextToken;
+  } while (token);
+  const saw = `no ${Object.values(GUARD_METRICS).join(', ')} point in ${where} in the last 15 minutes: the container publishes nothing the breaker reads`;
+  const elsewhere = [...new Set(found.filter(f => f.ns !== namespace).map(f => f.ns))];
+  if (elsewhere.length)
     return warn(
       id,
-      `a 10-second query returned points a minute apart (${text}): CloudWatch keeps this endpoint's data at 1 minute`,
-      'nothing to change: the breaker reads the spacing from the timestamps and works on 1-minute data; it detects in 1–2 minutes instead of ~40 s (docs/breaker.md, "Seen within seconds")',
+      `${saw}; ${GUARD_METRICS.PRESSURE} of this endpoint exists in ${elsewhere.join(', ')}`,
+      `namespace mismatch: the container publishes in ${elsewhere.join(', ')} (RESILIENT_ENDPOINT_METRICS_NAMESPACE) and ${reader} ${namespace}: deploy both from the same stack (monitoring.applicationNamespace)`,
     );
-  if (seen.some(([, , sp]) => sp !== undefined && sp <= 10)) return pass(id, text);
-  return warn(id, `too few points to tell the spacing (${text})`, 'run doctor again with traffic');
+  if (found.length)
+    return warn(
+      id,
+      `${saw}; the series exists (${found.map(f => `{${f.dims}}`).join(', ')}: data in the last two weeks), so publishing stopped`,
+      `see the endpoint's log group /aws/sagemaker/Endpoints/${endpointName} for "publishing the guard's metrics failed" (it names the error), and that instances are in service`,
+    );
+  return warn(
+    id,
+    saw,
+    `likely: no network route to CloudWatch (a VPC without a NAT or a monitoring VPC endpoint), no cloudwatch:PutMetricData for ${namespace} on the endpoint role, a namespace mismatch (a series new in the last 15 minutes may not be listed yet), or no guard running (none before the model code creates it, e.g. no traffic yet where it is created on the first request; "memory guard off" in the log when the container budget or the memory curve is missing). The endpoint's log group /aws/sagemaker/Endpoints/${endpointName} says "publishing the guard's metrics failed (<error>)" when it tried`,
+  );
 }
 
 async function series(c: OpsClients, endpointName: string, variant: string | undefined, gpus: number, perGpu: boolean): Promise<Check[]> {

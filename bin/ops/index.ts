@@ -10,9 +10,11 @@ import { drill, formatDrill } from './drill';
 
 export const DOCTOR_USAGE = `usage: sagemaker-resilient-endpoint doctor --endpoint NAME [--region R] [--json] [--timeout 60s]
   Read-only checks of a deployed ResilientEndpoint with your AWS credentials: endpoint InService and its
-  live config, 10-second data really stored, the per-GPU and per-variant series, every alarm (none stuck
-  without data) and a confirmed subscriber, the breaker (function runs, rules enabled, state item, level
-  parameter, weights, tagged scalable targets), captured requests, Parameter Store throughput.
+  live config; what CloudWatch really stores of SageMaker's memory data and of the container guard's
+  metrics (10 s or 1 minute, and how late, against the simulator's --metric-delay-10s and
+  --guard-metric-delay); the per-GPU and per-variant series, every alarm (none stuck without data) and a
+  confirmed subscriber, the breaker (function runs, rules enabled, state item, level parameter, weights,
+  tagged scalable targets), captured requests, Parameter Store throughput.
   Region: --region, else AWS_REGION, else AWS_DEFAULT_REGION, else your profile's.
   Ends within ${DOCTOR_DEADLINE_MS / 1000} s (--timeout: 5s to 10m) whatever the network does (each AWS call: 10 s,
   3 tries); a check that did not finish in time FAILs, named. Exit code 0 when no check FAILs. Permissions: Describe*/List*/Get*
