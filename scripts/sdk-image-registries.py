@@ -68,7 +68,7 @@ def main():
         'repositories': {repo: dict(sorted(regions.items())) for repo, regions in sorted(out.items())},
     }
     target = Path(__file__).resolve().parent.parent / 'test' / 'fixtures' / 'sdk-image-registries.json'
-    target.write_text(json.dumps(fixture, indent=1) + '\n')
+    target.write_text(json.dumps(fixture, indent=2) + '\n')
     print(f'{target}: {len(out)} repositories')
 
 
