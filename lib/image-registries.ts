@@ -7,7 +7,9 @@
  * (scikit-learn, XGBoost, TEI); each repository exists in its own list of Regions. aws-cdk-lib's
  * FactName.DLC_REPOSITORY_ACCOUNT lacks some of them (us-gov-*, af-south-1, ap-northeast-3, il-central-1,
  * ca-west-1, mx-central-1, ap-southeast-5/7: real-account.md item 33), so this table is the source.
- * test/model-artifacts.test.ts compares a sample of it with the SDK's values.
+ * test/image-registries.test.ts compares every entry with the SDK's values (test/fixtures/sdk-image-registries.json,
+ * written from those files by scripts/sdk-image-registries.py: re-run it on a newer SDK, then update this table), and a
+ * sample typed by hand from pytorch.json and sklearn.json with the synthesized templates.
  */
 
 /** Deep Learning Container accounts by Region. */

@@ -65,6 +65,18 @@ export const GROUPS = [
     mutate: ['lib/simulation/units.ts', 'lib/simulation/index.ts:42-54'],
     suites: ['simulation-units'],
   },
+  // ContainerImage.fromDlc: the repository → serving stack and Region → account mapping (lines of
+  // lib/model-artifacts.ts: modelServerOfRepository, DlcImage, imageAccount) and the account tables of
+  // lib/image-registries.ts, against the suite that compares every entry with the SageMaker Python SDK's
+  // catalog (the Regions lists below line 100 are checked by the same comparison; left out as ~550 more
+  // mutants of one kind), then the construct-level suite.
+  {
+    name: 'image-table',
+    mutate: ['lib/model-artifacts.ts:84-181', 'lib/image-registries.ts:14-100'],
+    suites: ['image-registries', 'model-artifacts'],
+  },
+  // The example stacks' deployed settings, against the suite that states them on their templates.
+  { name: 'examples', mutate: ['lib/examples/recommender-stack.ts', 'lib/examples/clustering-stack.ts'], suites: ['examples'] },
   {
     name: 'container-budget',
     mutate: ['lib/private/models.ts:74-90', 'lib/private/models.ts:140-165', 'lib/private/models.ts:195-270'],
