@@ -62,6 +62,52 @@ describe('the container guard reports what it absorbs: its pressure and refusals
     expect(at(degraded, { guardPressure: series(90, 50).map((p, i) => (i >= 70 && i < 73 ? { ...p, v: 99 } : p)) }).next.state).toBe('RECOVERING');
     expect(at(degraded, { guardPressure: series(90, 50).map((p, i) => (i >= 70 && i < 74 ? { ...p, v: 99 } : p)) }).next.state).toBe('DEGRADED');
   });
+
+  // The edges of each guard line (mutation testing found them unpinned): the windows' ends are inclusive,
+  // and the decision log names exactly the signals that decided.
+  test('a refusal exactly 120 s old still counts; pressure whose newest point is exactly 120 s old still counts', () => {
+    const refusal = series(90, 0).map((p, i) => (i === 79 ? { ...p, v: 1 } : p));
+    expect(now - refusal[79].t).toBe(120_000);
+    expect(at(closed, { guardRefusals: refusal }).next.state).toBe('DEGRADED');
+    // 99 % for 15 minutes, the newest point 120 s old (its run of 30 s reaches back to 150 s, the edge of what is read).
+    const late = series(90, 99).map(p => ({ ...p, t: p.t - 100_000 }));
+    expect(now - late[89].t).toBe(120_000);
+    expect(at(closed, { guardPressure: late }).next.state).toBe('OPEN');
+  });
+
+  test('the reasons name the signals that decided: pressure at exactly 80 %, refusals beside low pressure, both together', () => {
+    expect(at(closed, { guardPressure: series(4, 80) }).reasons[0]).toBe('guard pressure 80 % for 30 s: DEGRADED');
+    // Pressure at 50 % is not a reason: only the refusal is named.
+    expect(at(closed, { guardRefusals: series(1, 1), guardPressure: series(90, 50) }).reasons[0]).toBe(
+      '1 memory refusals by the container guard in 120 s: DEGRADED',
+    );
+    expect(at(closed, { guardRefusals: series(1, 2), guardPressure: series(90, 85) }).reasons[0]).toBe(
+      '2 memory refusals by the container guard in 120 s, guard pressure 85 % for 30 s: DEGRADED',
+    );
+  });
+
+  test('pressure held at exactly 70 % in the dwell holds recovery back (quiet is below 70 %)', () => {
+    const degraded: BreakerState = { state: 'DEGRADED', since: now - 10 * MIN, share: 0.5, entryShare: 0.5, step: 0 };
+    expect(at(degraded, { guardPressure: series(20, 70, 50) }).next.state).toBe('DEGRADED');
+  });
+
+  test('without memory data a refusal holds DEGRADED, and the log says memory has no data and why it holds', () => {
+    const degraded: BreakerState = { state: 'DEGRADED', since: now - 10 * MIN, share: 0.5, entryShare: 0.5, step: 0 };
+    const d = at(degraded, { guardRefusals: series(1, 1) }, []);
+    expect(d.next.state).toBe('DEGRADED');
+    expect(d.reasons[0]).toBe('memory no data (1 memory refusals by the container guard in 120 s): not below 70 % for 300 s: holding DEGRADED');
+  });
+
+  test("memory's and the error rate's own reasons, beside the guard's", () => {
+    const one = (m: number): MemoryPoint[] => memory.map(p => ({ ...p, v: m }));
+    expect(at(closed, {}, one(96)).reasons[0]).toBe('memory 96 % ≥ critical 95 %: OPEN');
+    expect(at(closed, {}, one(85)).reasons[0]).toBe('memory 85 % ≥ 80 %: DEGRADED');
+    const errors = (n: number, of: number) =>
+      decide(closed, { memory, maxSpacingSeconds: 60, errors: n, invocations: of }, inService(1, 0), V, DEFAULT_CONFIG, now);
+    expect(errors(10, 100).reasons[0]).toBe('error rate 10 % (dead or hung workers, 5XX) ≥ 5 %: OPEN');
+    // 1 of 100 (1 %) is below the 5 % that opens.
+    expect(errors(1, 100).next.state).toBe('CLOSED');
+  });
 });
 
 describe('sustained: the pressure that lasts', () => {
