@@ -60,7 +60,8 @@ describe("request sizes in the variant's own unit", () => {
     const same = { ...bare, profile: { sizeMin: 5, sizeMax: 3000 } };
     expect(simulation.inWorkloadUnits(same, events)).toBe(same);
     // The same bounds with another exponent is another distribution: moved.
-    expect(simulation.inWorkloadUnits({ ...same, profile: { ...same.profile, sizeAlpha: 2 } }, events)).not.toBe(same);
+    // 512 of α 2 → 5 / (1 − ((1 − (5/512)²) / (1 − (5/3,000)²)) · (1 − 5/3,000)) = 2,842.4 events of α 1.
+    expect(simulation.inWorkloadUnits({ ...same, profile: { ...same.profile, sizeAlpha: 2 } }, events).degradedMaxSeqLen).toBe(2842);
     // Only the bottom differs (1–3,000): 512 → 5 / (1 − ((1 − 1/512) / (1 − 1/3,000)) · (1 − 5/3,000)) = 1,522.4;
     // only the top (5–6,000): 512 → 5 / (1 − ((1 − 5/512) / (1 − 5/6,000)) · (1 − 5/3,000)) = 472.1.
     expect(simulation.inWorkloadUnits({ ...bare, maxSeqLen: 512, profile: { sizeMin: 1, sizeMax: 3000 } }, events).maxSeqLen).toBe(1522);
