@@ -110,6 +110,22 @@ test('fromDlc knows the SDK repositories of these images, each with its serving 
   }
 });
 
+test("a repository under a namespace (a mirror in the user's own registry) runs the server of its name", () => {
+  expect(ContainerImage.modelServerOf('mirror/pytorch-inference')).toBe(ModelServer.TORCHSERVE);
+  expect(ContainerImage.modelServerOf('team/ml/sagemaker-scikit-learn')).toBe(ModelServer.SCIKIT_LEARN);
+});
+
+test('an unknown repository: an error listing every known one, and the way out', () => {
+  expect(() => imageAccount(new Stack(new App(), 'S', { env: { region: 'us-east-1' } }), 'pytorch-inferense')).toThrow(
+    new Error(
+      "ContainerImage.fromDlc in stack S: got repository 'pytorch-inferense'; allowed: one of AWS's inference images (" +
+        'djl-inference, huggingface-pytorch-inference, huggingface-pytorch-tgi-inference, huggingface-tensorflow-inference, mxnet-inference, ' +
+        'pytorch-inference, pytorch-inference-graviton, tensorflow-inference, tensorflow-inference-graviton, sagemaker-scikit-learn, sagemaker-xgboost, tei, tei-cpu). ' +
+        'Fix: use one of them, or ContainerImage.fromImageUri for any other image',
+    ),
+  );
+});
+
 describe.each(Object.keys(REGIONS))('a stack in %s', region => {
   const published = REPOSITORIES.map(([r]) => r).filter(r => expectedUri(r, region));
   const missing = REPOSITORIES.map(([r]) => r).filter(r => !expectedUri(r, region));
