@@ -113,6 +113,8 @@ test('fromDlc knows the SDK repositories of these images, each with its serving 
 test("a repository under a namespace (a mirror in the user's own registry) runs the server of its name", () => {
   expect(ContainerImage.modelServerOf('mirror/pytorch-inference')).toBe(ModelServer.TORCHSERVE);
   expect(ContainerImage.modelServerOf('team/ml/sagemaker-scikit-learn')).toBe(ModelServer.SCIKIT_LEARN);
+  // Not an AWS image: no server assumed.
+  expect(ContainerImage.modelServerOf('team/my-own-server')).toBeUndefined();
 });
 
 test('an unknown repository: an error listing every known one, and the way out', () => {
@@ -245,6 +247,7 @@ describe('an environment-agnostic stack (no env, as cdk init writes it): the acc
       /^ContainerImage\.fromDlc\('tei'\) in the environment-agnostic stack S: got the target partitions aws-iso-f \(@aws-cdk\/core:target-partitions\), where AWS publishes no version of tei in any Region; allowed: partitions with a Region among the 35 where AWS publishes it \(af-south-1, .*\)\. Fix: give the stack one of those Regions \(env: \{ region \}\), or use ContainerImage\.fromImageUri$/,
     );
     expect(() => imageAccount(agnostic(['aws-iso-f']), 'pytorch-inference')).not.toThrow();
+    expect(() => imageAccount(agnostic(['aws-iso-f', 'aws-iso-e']), 'tei')).toThrow(/ got the target partitions aws-iso-f, aws-iso-e \(@aws-cdk/);
   });
 
   test("pytorch-inference and scikit-learn in one template: two mappings, two rules (plus the CDK's bootstrap check)", () => {
