@@ -231,6 +231,8 @@ describe('the examples as deployed', () => {
         else process.env[k] = v;
       }
     }
+    // A model not built yet: the source tree's dist/models path, so the asset error names where `npm run bundle` writes it.
+    expect(exampleModelArtifact('not-built')).toBe(path.join(__dirname, '..', 'dist', 'models', 'not-built', 'model.tar.gz'));
     expect(exampleMonitoring({})).toBeUndefined();
     expect(exampleMonitoring({ alarmEmails: [] })).toBeUndefined();
     expect(exampleMonitoring({ alarmEmails: ['ops@example.com'] })).toEqual({ notify: { emails: ['ops@example.com'] } });

@@ -110,6 +110,24 @@ test('fromDlc knows the SDK repositories of these images, each with its serving 
   }
 });
 
+test("a repository under a namespace (a mirror in the user's own registry) runs the server of its name", () => {
+  expect(ContainerImage.modelServerOf('mirror/pytorch-inference')).toBe(ModelServer.TORCHSERVE);
+  expect(ContainerImage.modelServerOf('team/ml/sagemaker-scikit-learn')).toBe(ModelServer.SCIKIT_LEARN);
+  // Not an AWS image: no server assumed.
+  expect(ContainerImage.modelServerOf('team/my-own-server')).toBeUndefined();
+});
+
+test('an unknown repository: an error listing every known one, and the way out', () => {
+  expect(() => imageAccount(new Stack(new App(), 'S', { env: { region: 'us-east-1' } }), 'pytorch-inferense')).toThrow(
+    new Error(
+      "ContainerImage.fromDlc in stack S: got repository 'pytorch-inferense'; allowed: one of AWS's inference images (" +
+        'djl-inference, huggingface-pytorch-inference, huggingface-pytorch-tgi-inference, huggingface-tensorflow-inference, mxnet-inference, ' +
+        'pytorch-inference, pytorch-inference-graviton, tensorflow-inference, tensorflow-inference-graviton, sagemaker-scikit-learn, sagemaker-xgboost, tei, tei-cpu). ' +
+        'Fix: use one of them, or ContainerImage.fromImageUri for any other image',
+    ),
+  );
+});
+
 describe.each(Object.keys(REGIONS))('a stack in %s', region => {
   const published = REPOSITORIES.map(([r]) => r).filter(r => expectedUri(r, region));
   const missing = REPOSITORIES.map(([r]) => r).filter(r => !expectedUri(r, region));
@@ -229,6 +247,7 @@ describe('an environment-agnostic stack (no env, as cdk init writes it): the acc
       /^ContainerImage\.fromDlc\('tei'\) in the environment-agnostic stack S: got the target partitions aws-iso-f \(@aws-cdk\/core:target-partitions\), where AWS publishes no version of tei in any Region; allowed: partitions with a Region among the 35 where AWS publishes it \(af-south-1, .*\)\. Fix: give the stack one of those Regions \(env: \{ region \}\), or use ContainerImage\.fromImageUri$/,
     );
     expect(() => imageAccount(agnostic(['aws-iso-f']), 'pytorch-inference')).not.toThrow();
+    expect(() => imageAccount(agnostic(['aws-iso-f', 'aws-iso-e']), 'tei')).toThrow(/ got the target partitions aws-iso-f, aws-iso-e \(@aws-cdk/);
   });
 
   test("pytorch-inference and scikit-learn in one template: two mappings, two rules (plus the CDK's bootstrap check)", () => {
