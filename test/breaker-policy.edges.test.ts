@@ -100,6 +100,9 @@ describe('thresholds are "at or above", and data exactly at the staleness limit 
     expect(decide(degraded, { memory: fine, minuteMemory: oldMinutes }, inService(0.5, 0.5), V, DEFAULT_CONFIG, NOW).next.state).toBe('DEGRADED');
     const freshMinutes = minutes([40, 40, 40, 40, 40, 40]);
     expect(decide(degraded, { memory: fine, minuteMemory: freshMinutes }, inService(0.5, 0.5), V, DEFAULT_CONFIG, NOW).next.state).toBe('RECOVERING');
+    // Its newest point exactly 5 minutes old is still fresh.
+    const fiveMinutes = minutes([40, 40, 40, 40, 40, 40], NOW - 300_000);
+    expect(decide(degraded, { memory: fine, minuteMemory: fiveMinutes }, inService(0.5, 0.5), V, DEFAULT_CONFIG, NOW).next.state).toBe('RECOVERING');
   });
 });
 
@@ -120,6 +123,8 @@ describe('what is stored: only a real change is written', () => {
   test('DEGRADED that escalates to OPEN keeps its failed-probe count; CLOSED past probation forgets it', () => {
     const d = decide({ ...degraded, failedProbes: 2 }, { memory: at(96) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, NOW);
     expect(d.next).toMatchObject({ state: 'OPEN', failedProbes: 2 });
+    // Not a probe (DEGRADED is not recovering): the reason names no failed probe.
+    expect(d.reasons[0]).toBe('memory 96 % ≥ critical 95 %: OPEN');
     const longAgo = { ...closed, failedProbes: 2, recoveredAt: NOW - 11 * MIN };
     const hot = decide(longAgo, { memory: at(85) }, inService(1, 0), V, DEFAULT_CONFIG, NOW);
     expect(hot.next).toMatchObject({ state: 'DEGRADED', failedProbes: 0 });

@@ -15,7 +15,7 @@ import {
 import { CloudWatchClient, GetMetricDataCommand, LimitExceededException, MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import { GetParametersCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { applyCapacity, capacityChanges, readTargets, sameCapacity } from '../lambda/circuit-breaker/capacity';
+import { applyCapacity, capacityChanges, LiveEndpoint, liveEndpoint, readTargets, sameCapacity } from '../lambda/circuit-breaker/capacity';
 import { metricQueries, metricWindow, parseReadings, perGpuSeries, readMetrics, withHottestGpu } from '../lambda/circuit-breaker/metrics';
 import { Clients, createClients, fleetSettingsFromEnv, HandlerSettings, settingsFromEnv } from '../lambda/circuit-breaker/settings';
 import { emitMetric, summarize } from '../lambda/circuit-breaker/telemetry';
@@ -341,6 +341,32 @@ describe('the hottest GPU weighs on every 10-s point of its minute', () => {
   });
 });
 
+describe('reading CloudWatch, at the edges', () => {
+  test("a per-GPU point at the newest memory point's time is that point's maximum, not a second point", () => {
+    expect(withHottestGpu([{ t: MINUTE, v: 40 }], [{ t: MINUTE, v: 99 }])).toEqual([{ t: MINUTE, v: 99 }]);
+    expect(
+      withHottestGpu(
+        [
+          { t: MINUTE - 10_000, v: 40 },
+          { t: MINUTE, v: 40 },
+        ],
+        [{ t: MINUTE, v: 99 }],
+      ),
+    ).toEqual([
+      { t: MINUTE - 10_000, v: 40 },
+      { t: MINUTE, v: 99 },
+    ]);
+  });
+
+  test('an answer without MetricDataResults is no data, not a failure', async () => {
+    cw.on(GetMetricDataCommand).resolves({});
+    expect(await perGpuSeries(breakerSettings('e', { gpuCount: 4, perGpuMetrics: true }), clients, NOW, [])).toEqual([]);
+    expect(logged).toEqual([]);
+    const r = await readMetrics(breakerSettings('e'), clients, NOW, []);
+    expect(r).toMatchObject({ memory: [], errors: undefined, invocations: undefined });
+  });
+});
+
 // ---------- capacity ----------
 const scaled = breakerSettings('rec', {
   primaryCapacity: { min: 2, max: 4, qpsPerInstance: 150 },
@@ -483,6 +509,52 @@ describe('capacity holds', () => {
     expect(await applyCapacity(clients, capacityChanges(scaled, hold, undefined, undefined).slice(0, 1), calls, reasons)).toBe(false);
     expect(reasons).toEqual(['Primary: scale-in suspended failed (ValidationException: no): retried on the next evaluation']);
     expect(calls).toEqual(['application-autoscaling:RegisterScalableTarget']);
+  });
+});
+
+describe('capacity holds: the re-sent minimum and the calls, at their edges', () => {
+  const inService = (instances: LiveEndpoint['instances']): LiveEndpoint => ({ status: 'InService', instances });
+  const fallbackAt3 = () =>
+    live(
+      target('Primary', { SuspendedState: { ...target('Primary').SuspendedState, DynamicScalingInSuspended: true } }),
+      target('Fallback', { MinCapacity: 3 }),
+    );
+
+  test('a minimum is re-sent only when the target was read and has it; without a read target nothing is known to re-send', () => {
+    // The target read has MinCapacity 3, the variant shows 1: re-sent.
+    expect(capacityChanges(scaled, hold, fallbackAt3(), hold, inService({ Fallback: { current: 1, desired: 1 } })).map(c => c.what)).toEqual([
+      'Fallback: minimum capacity 3 re-sent (the target has it, the variant has 1 instance(s): a change made while the endpoint was updating does not change capacity)',
+    ]);
+    // DescribeScalableTargets failed (no live targets), the record says held: the record alone is no evidence the target has it.
+    expect(capacityChanges(scaled, hold, undefined, hold, inService({ Fallback: { current: 1, desired: 1 } }))).toEqual([]);
+  });
+
+  test('the count judged is the one the variant is moving to (DesiredInstanceCount), else the current one; a variant not described is left alone', () => {
+    // Moving to 3 already: not re-sent, though only 1 runs.
+    expect(capacityChanges(scaled, hold, fallbackAt3(), hold, inService({ Fallback: { current: 1, desired: 3 } }))).toEqual([]);
+    // 3 running but moving to 1: re-sent, naming the 1.
+    expect(capacityChanges(scaled, hold, fallbackAt3(), hold, inService({ Fallback: { current: 3, desired: 1 } })).map(c => c.what)).toEqual([
+      expect.stringContaining('the variant has 1 instance(s)'),
+    ]);
+    // Only the current count known.
+    expect(capacityChanges(scaled, hold, fallbackAt3(), hold, inService({ Fallback: { current: 2 } }))).toHaveLength(1);
+    // DescribeEndpoint without the fallback variant (or without any): nothing to compare, no call.
+    expect(capacityChanges(scaled, hold, fallbackAt3(), hold, inService({ Primary: { current: 4, desired: 4 } }))).toEqual([]);
+    expect(capacityChanges(scaled, hold, fallbackAt3(), hold, liveEndpoint({ EndpointStatus: 'InService' }))).toEqual([]);
+    expect(liveEndpoint({})).toEqual({ status: 'Unknown', instances: {} });
+  });
+
+  test("a ValidationException's words are kept up to 300 characters; a call that succeeds is named and reported true", async () => {
+    const long = `User: arn:aws:sts::123456789012:assumed-role/R/F is not authorized to perform: cloudwatch:DescribeAlarms ${'x'.repeat(400)}`;
+    aas.on(RegisterScalableTargetCommand).rejects(new ValidationException({ message: long, $metadata: {} }));
+    const reasons: string[] = [];
+    expect(await applyCapacity(clients, capacityChanges(scaled, hold, undefined, undefined).slice(0, 1), [], reasons)).toBe(false);
+    expect(reasons).toEqual([`Primary: scale-in suspended failed (ValidationException: ${long.slice(0, 300)}): retried on the next evaluation`]);
+    aas.reset();
+    aas.on(RegisterScalableTargetCommand).resolves({});
+    const ok: string[] = [];
+    expect(await applyCapacity(clients, capacityChanges(scaled, hold, undefined, undefined), [], ok)).toBe(true);
+    expect(ok).toEqual(['Primary: scale-in suspended', 'Fallback: minimum capacity 3']);
   });
 });
 
