@@ -832,6 +832,9 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
       spacingS: undefined,
       delayS: 90,
     });
+    // One 10-s point beside several 1-minute ones: the 10-s query's spacing is unknown, so the resolution is not called.
+    const minutes = [NOW - 90_000, NOW - 150_000, NOW - 210_000].map(x => new Date(x));
+    expect(readStored('X', { t: [new Date(NOW - 30_000)], v: [1] }, { t: minutes, v: [1, 1, 1] }, NOW).resolutionS).toBeUndefined();
     // A point in the interval still running (published with the receipt time): 0 s late, not negative.
     const running = readStored('X', { t: [new Date(NOW - 10_000), new Date(NOW - 5_000)].reverse(), v: [1, 1] }, undefined, NOW);
     expect(running).toMatchObject({ resolutionS: 10, delayS: 0 });
