@@ -898,6 +898,142 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
     expect(assumptionsFrom({ [SIMULATOR_DELAYS.guard.noTenSecond.slice(2)]: 'true' })).toMatchObject({ guardTenSecondData: false });
     expect(assumptionsFrom({ [SIMULATOR_DELAYS.sageMaker.noTenSecond.slice(2)]: 'true' })).toMatchObject({ tenSecondData: false });
   });
+
+  /** The endpoint config as DescribeEndpointConfig returns it, with other instance types or MetricsConfig. */
+  const endpointConfig = (types: [string, string], metricsConfig?: { EnableEnhancedMetrics: boolean; MetricPublishFrequencyInSeconds?: number }) => ({
+    EndpointConfigName: 'rec-config-1',
+    EndpointConfigArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint-config/rec-config-1',
+    CreationTime: new Date(NOW - 86_400_000),
+    ProductionVariants: [
+      { VariantName: 'Primary', ModelName: 'm1', InstanceType: types[0] as any, InitialInstanceCount: 2 },
+      { VariantName: 'Fallback', ModelName: 'm2', InstanceType: types[1] as any, InitialInstanceCount: 1 },
+    ],
+    ...(metricsConfig ? { MetricsConfig: metricsConfig } : {}),
+  });
+  /** GPUMemoryUtilization every 10 s from `from` to `until` (SageMaker's 10-s publishing). */
+  const gpuPoints = (fake: CloudWatchFake, from: number, until: number) => {
+    for (let t = from; t <= until; t += 10_000) fake.put('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, t, 55);
+  };
+
+  test("SageMaker's data published every minute, or the endpoint config unread: nothing finer to look for (SKIP)", async () => {
+    // No MetricsConfig: SageMaker publishes every 60 s (DescribeEndpointConfig MetricsConfig, MetricPublishFrequencyInSeconds).
+    healthy();
+    sm.on(DescribeEndpointCommand).resolves(describeEndpoint({ MetricsConfig: undefined }));
+    sm.on(DescribeEndpointConfigCommand).resolves(endpointConfig(['ml.g4dn.2xlarge', 'ml.g4dn.2xlarge']));
+    const none = await check('ten-second-data');
+    expect(none).toMatchObject({ result: 'SKIP', saw: expect.stringMatching(/^the endpoint publishes every 60 s: nothing finer to look for/) });
+    sm.on(DescribeEndpointConfigCommand).resolves(
+      endpointConfig(['ml.g4dn.2xlarge', 'ml.g4dn.2xlarge'], { EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 60 }),
+    );
+    const minute = await check('ten-second-data');
+    expect(minute).toMatchObject({ result: 'SKIP', saw: expect.stringMatching(/^the endpoint publishes every 60 s: nothing finer/) });
+    sm.on(DescribeEndpointConfigCommand).rejects(
+      new SageMakerServiceException({
+        name: 'AccessDeniedException',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 400 },
+        message: 'not authorized',
+      }),
+    );
+    const unread = await check('ten-second-data');
+    expect(unread).toMatchObject({ result: 'SKIP', saw: expect.stringMatching(/^the endpoint publishes every 60 s/) });
+  });
+
+  test('no variant (the endpoint reports none, no breaker names one): both stored-data checks SKIP', async () => {
+    healthy();
+    sm.on(DescribeEndpointCommand).resolves(describeEndpoint({ ProductionVariants: undefined }));
+    lambda.on(ListFunctionsCommand).resolves({ Functions: [] });
+    const { c } = await byId();
+    expect(c['ten-second-data']).toEqual({ id: 'ten-second-data', result: 'SKIP', saw: 'no variant' });
+    expect(c['guard-metrics']).toEqual({ id: 'guard-metrics', result: 'SKIP', saw: 'no variant' });
+  });
+
+  test('GPUMemoryUtilization is looked for where a variant runs on GPU instances only', async () => {
+    const metricsAsked = () =>
+      cw
+        .commandCalls(GetMetricDataCommand)
+        .map(x => x.args[0].input.MetricDataQueries!)
+        .filter(q => q[0].MetricStat!.Metric!.Namespace === '/aws/sagemaker/Endpoints')
+        .flatMap(q => q.map(m => `${m.MetricStat!.Metric!.MetricName}@${m.MetricStat!.Period}`));
+    const tenS = { EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 10 };
+    healthy();
+    sm.on(DescribeEndpointConfigCommand).resolves(endpointConfig(['ml.c5.xlarge', 'ml.m5.large'], tenS));
+    const cpu = await check('ten-second-data');
+    expect(metricsAsked()).toEqual(['MemoryUtilization@10', 'MemoryUtilization@60']);
+    expect(cpu.measured).toEqual({ MemoryUtilization: { resolutionS: 10, delayS: 20 } });
+    cw.resetHistory();
+    healthy();
+    sm.on(DescribeEndpointConfigCommand).resolves(endpointConfig(['ml.c5.xlarge', 'ml.g5.xlarge'], tenS));
+    const mixed = await check('ten-second-data');
+    expect(metricsAsked()).toEqual(['MemoryUtilization@10', 'MemoryUtilization@60', 'GPUMemoryUtilization@10', 'GPUMemoryUtilization@60']);
+    expect(Object.keys(mixed.measured!)).toEqual(['MemoryUtilization', 'GPUMemoryUtilization']);
+  });
+
+  test("no SageMaker memory point in the last 15 minutes: WARN naming each metric's figures", async () => {
+    healthy({ memoryUntil: NOW - 21 * 60_000 });
+    const x = await check('ten-second-data');
+    expect(x).toMatchObject({
+      result: 'WARN',
+      saw: 'no datapoints in the last 15 minutes (MemoryUtilization: 0 points; GPUMemoryUtilization: 0 points)',
+      fix: 'send traffic or wait for instances in service, then run doctor again',
+    });
+  });
+
+  test("several metrics: the worst verdict and its fix, whichever metric has it; equal results: the first metric's fix", async () => {
+    const stoppedFix = 'see whether the instances are in service and the container runs, then run doctor again';
+    // Memory stopped (590 s late), GPU memory fresh: WARN, the stopped fix.
+    gpuPoints(healthy({ memoryUntil: NOW - 10 * 60_000, gpuPoints: false }), NOW - 20 * 60_000, NOW - 30_000);
+    const memStopped = await check('ten-second-data');
+    expect(memStopped).toMatchObject({ result: 'WARN', fix: stoppedFix });
+    // Memory fresh, GPU memory stopped: the same.
+    gpuPoints(healthy({ gpuPoints: false }), NOW - 20 * 60_000, NOW - 10 * 60_000);
+    const gpuStopped = await check('ten-second-data');
+    expect(gpuStopped).toMatchObject({ result: 'WARN', fix: stoppedFix });
+    // Memory stopped, GPU memory 40 s late (later than assumed): both WARN, the first metric's fix.
+    gpuPoints(healthy({ memoryUntil: NOW - 10 * 60_000, gpuPoints: false }), NOW - 20 * 60_000, NOW - 50_000);
+    const both = await check('ten-second-data');
+    expect(both.saw).toMatch(/GPUMemoryUtilization: \d+ points, 10 s apart, newest 40 s late: 10-s data, later than/);
+    expect(both).toMatchObject({ result: 'WARN', fix: stoppedFix });
+  });
+
+  test('metrics that mean the same with different figures: one meaning, each figure with its own metrics', async () => {
+    // GPU memory only for the last 5 minutes: 28 points (NOW − 300 s … NOW − 30 s), memory 88.
+    gpuPoints(healthy({ gpuPoints: false }), NOW - 300_000, NOW - 30_000);
+    const x = await check('ten-second-data');
+    expect(x).toMatchObject({
+      result: 'PASS',
+      saw: "MemoryUtilization: 88 points, 10 s apart, newest 20 s late; GPUMemoryUtilization: 28 points, 10 s apart, newest 20 s late: 10-s data, within the simulator's --metric-delay-10s 20 s (one reading)",
+    });
+  });
+
+  test('one guard metric with points, the others with none: the one judges (PASS); not "publishes nothing"', async () => {
+    const fake = healthy({ guard: false });
+    for (let t = NOW - 20 * 60_000; t <= NOW - 30_000; t += 10_000) fake.put('ResilientEndpoint/Application', 'GuardPressure', DIMS, t, 62);
+    const x = await check('guard-metrics');
+    expect(x).toMatchObject({
+      result: 'PASS',
+      saw: `${WHERE}: GuardPressure: 88 points, 10 s apart, newest 20 s late: 10-s data, within the simulator's --guard-metric-delay 20 s (one reading); GuardMemoryRefusals, DeliberateClientErrors: 0 points: none in the last 15 minutes (the other metrics judge)`,
+    });
+  });
+
+  test('where the guard series is listed: every ListMetrics page is read', async () => {
+    healthy({ guard: false });
+    const series = (Namespace: string) => ({
+      Namespace,
+      MetricName: 'GuardPressure',
+      Dimensions: [
+        { Name: 'EndpointName', Value: 'rec' },
+        { Name: 'VariantName', Value: 'Primary' },
+      ],
+    });
+    // ListMetrics returns up to 500 results a page, then a NextToken (CloudWatch API reference, ListMetrics).
+    cw.on(ListMetricsCommand, { MetricName: 'GuardPressure' }).callsFake(input =>
+      input.NextToken === 'p2' ? { Metrics: [series('Rec/App')] } : { Metrics: [series('ResilientEndpoint/Application')], NextToken: 'p2' },
+    );
+    const x = await check('guard-metrics');
+    expect(x.saw).toMatch(/; GuardPressure of this endpoint exists in Rec\/App$/);
+    expect(cw.commandCalls(ListMetricsCommand, { MetricName: 'GuardPressure' }).map(c => c.args[0].input.NextToken)).toEqual([undefined, 'p2']);
+  });
 });
 
 test("the guard check within doctor's bound: a GetMetricData that never answers FAILs it, named, its call aborted, the rest not run", async () => {
