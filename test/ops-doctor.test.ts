@@ -45,6 +45,12 @@ const EP = 'rec';
 const TOPIC = 'arn:aws:sns:us-east-1:123456789012:rec-alarms';
 const FN_ARN = 'arn:aws:lambda:us-east-1:123456789012:function:Rec-CircuitBreakerFn-1A2B3C';
 const DIMS = { EndpointName: EP, VariantName: 'Primary' };
+/** ListMetrics's entry for the guard's GuardPressure series of this endpoint's primary variant, in `Namespace`. */
+const guardSeries = (Namespace: string) => ({
+  Namespace,
+  MetricName: 'GuardPressure',
+  Dimensions: Object.entries(DIMS).map(([Name, Value]) => ({ Name, Value })),
+});
 
 /** The breaker function's environment as the CircuitBreaker construct writes it. */
 const ENV = {
@@ -701,18 +707,7 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
 
   test('no guard point where the breaker reads, the series in another namespace: WARN naming the namespace mismatch', async () => {
     healthy({ guard: { namespace: 'Rec/App' } });
-    cw.on(ListMetricsCommand, { MetricName: 'GuardPressure' }).resolves({
-      Metrics: [
-        {
-          Namespace: 'Rec/App',
-          MetricName: 'GuardPressure',
-          Dimensions: [
-            { Name: 'EndpointName', Value: 'rec' },
-            { Name: 'VariantName', Value: 'Primary' },
-          ],
-        },
-      ],
-    });
+    cw.on(ListMetricsCommand, { MetricName: 'GuardPressure' }).resolves({ Metrics: [guardSeries('Rec/App')] });
     const x = await check('guard-metrics');
     expect(x.result).toBe('WARN');
     expect(x.saw).toMatch(/publishes nothing the breaker reads; GuardPressure of this endpoint exists in Rec\/App$/);
@@ -725,18 +720,7 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
 
   test('no guard point for 15 minutes though the series exists: WARN, publishing stopped, see the log group', async () => {
     healthy({ guard: false });
-    cw.on(ListMetricsCommand, { MetricName: 'GuardPressure' }).resolves({
-      Metrics: [
-        {
-          Namespace: 'ResilientEndpoint/Application',
-          MetricName: 'GuardPressure',
-          Dimensions: [
-            { Name: 'EndpointName', Value: 'rec' },
-            { Name: 'VariantName', Value: 'Primary' },
-          ],
-        },
-      ],
-    });
+    cw.on(ListMetricsCommand, { MetricName: 'GuardPressure' }).resolves({ Metrics: [guardSeries('ResilientEndpoint/Application')] });
     const x = await check('guard-metrics');
     expect(x.result).toBe('WARN');
     expect(x.saw).toMatch(/the series exists \(\{EndpointName=rec, VariantName=Primary\}: data in the last two weeks\), so publishing stopped$/);
@@ -1018,17 +1002,9 @@ describe("what CloudWatch stores: the container guard's metrics and SageMaker's 
 
   test('where the guard series is listed: every ListMetrics page is read', async () => {
     healthy({ guard: false });
-    const series = (Namespace: string) => ({
-      Namespace,
-      MetricName: 'GuardPressure',
-      Dimensions: [
-        { Name: 'EndpointName', Value: 'rec' },
-        { Name: 'VariantName', Value: 'Primary' },
-      ],
-    });
     // ListMetrics returns up to 500 results a page, then a NextToken (CloudWatch API reference, ListMetrics).
     cw.on(ListMetricsCommand, { MetricName: 'GuardPressure' }).callsFake(input =>
-      input.NextToken === 'p2' ? { Metrics: [series('Rec/App')] } : { Metrics: [series('ResilientEndpoint/Application')], NextToken: 'p2' },
+      input.NextToken === 'p2' ? { Metrics: [guardSeries('Rec/App')] } : { Metrics: [guardSeries('ResilientEndpoint/Application')], NextToken: 'p2' },
     );
     const x = await check('guard-metrics');
     expect(x.saw).toMatch(/; GuardPressure of this endpoint exists in Rec\/App$/);
