@@ -423,7 +423,7 @@ describe('enforcement that does not wait for InService', () => {
     const pts = Array.from({ length: 6 }, (_, i) => ({ t: now - 90_000 - (5 - i) * MIN, v: 30 })).filter((_, i) => i !== 3);
     const d = decide(prev, { memory: pts }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
     expect(d.next.state).toBe('DEGRADED');
-    expect(d.reasons.join()).toMatch(/not below 70 % for 300 s/);
+    expect(d.reasons.join()).toMatch(/^holding DEGRADED: a gap of 120 s in the memory data within the last 300 s \(it could hide a hot point\) — recovery needs 300 s below 70 %/);
   });
 });
 
@@ -442,7 +442,7 @@ describe('de-escalation waits for settled capacity; recovery is a probe that end
   test('no step back while the endpoint is Updating (a scale-out in flight means load outgrew the fleet)', () => {
     const d = decide(degraded(), { memory: coolFor(now) }, { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } }, V, DEFAULT_CONFIG, now);
     expect(d.next.state).toBe('DEGRADED');
-    expect(d.reasons.join()).toMatch(/Updating: holding DEGRADED until capacity settles/);
+    expect(d.reasons.join()).toMatch(/^holding DEGRADED: the endpoint is Updating \(capacity is changing\): recovery waits until it is InService/);
     const ok = decide(degraded(), { memory: coolFor(now) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
     expect(ok.next.state).toBe('RECOVERING');
   });
@@ -465,7 +465,7 @@ describe('de-escalation waits for settled capacity; recovery is a probe that end
     const memory = coolFor(now).map((p, i) => (i === 2 ? { ...p, v: 72 } : p));
     const d = decide(rec, { memory }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, now);
     expect(d.next).toEqual(rec);
-    expect(d.reasons.join()).toMatch(/not below 70 % for 300 s: holding RECOVERING at step 1/);
+    expect(d.reasons.join()).toMatch(/^holding RECOVERING at step 1: memory 72 % ≥ 70 % within the last 300 s \(the newest such point 180 s before the newest point\) — recovery needs/);
     expect(decide(rec, { memory: coolFor(now) }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, now).next.step).toBe(2);
   });
 
@@ -510,7 +510,7 @@ describe('de-escalation waits for settled capacity; recovery is a probe that end
     const d4 = (elapsedMin: number) =>
       decide(degraded(0, 4), { memory: coolFor(elapsedMin * MIN) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, elapsedMin * MIN);
     expect(d4(9).next.state).toBe('DEGRADED');
-    expect(d4(9).reasons.join()).toMatch(/DEGRADED for 540 s < 600 s \(4 failed probes\): holding/);
+    expect(d4(9).reasons.join()).toMatch(/^holding DEGRADED: 540 s of the 600 s wait after 4 failed probes \(traffic unknown; the last probe failed at an unknown rate\)/);
     expect(d4(10).next).toMatchObject({ state: 'RECOVERING', failedProbes: 4 });
   });
 

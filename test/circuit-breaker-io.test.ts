@@ -65,7 +65,15 @@ describe('what the breaker asks CloudWatch', () => {
 
   test('the queries: memory at the period, its 1-minute twin below 60 s, GPU memory only with GPUs, and the two 1-minute counts', () => {
     const ids = (o: Partial<HandlerSettings>) => metricQueries(breakerSettings('e', o), 'x_').map(q => q.Id);
-    const counts = ['x_merr', 'x_e4', 'x_dce', 'x_inv', 'x_gp', 'x_gr'];
+    // The fallback's Invocations too (the endpoint's traffic); an endpoint without a fallback has no such query.
+    const counts = ['x_merr', 'x_e4', 'x_dce', 'x_inv', 'x_invf', 'x_gp', 'x_gr'];
+    expect(ids({ metricPeriodSeconds: 60, gpuCount: 0, fallbackVariant: undefined })).toEqual(['x_mem', 'x_merr', 'x_e4', 'x_dce', 'x_inv', 'x_gp', 'x_gr']);
+    const invf = metricQueries(breakerSettings('e'), '').find(q => q.Id === 'invf')!.MetricStat!;
+    expect(invf).toEqual({
+      Metric: { Namespace: 'AWS/SageMaker', MetricName: 'Invocations', Dimensions: [{ Name: 'EndpointName', Value: 'e' }, { Name: 'VariantName', Value: 'Fallback' }] },
+      Period: 60,
+      Stat: 'Sum',
+    });
     expect(ids({ metricPeriodSeconds: 60, gpuCount: 0 })).toEqual(['x_mem', ...counts]);
     expect(ids({ metricPeriodSeconds: 60, gpuCount: 1 })).toEqual(['x_mem', 'x_gpu', ...counts]);
     expect(ids({ metricPeriodSeconds: 10, gpuCount: 0 })).toEqual(['x_mem', 'x_mem60', ...counts]);
@@ -236,6 +244,37 @@ describe("reading CloudWatch's answer", () => {
     const none = parseReadings(s, [], '', [], NOW);
     expect(none.errors).toBeUndefined();
     expect(none.invocations).toBeUndefined();
+  });
+
+  test('requests per minute: the primary’s alone (its guard’s refusals are a share of them) and every variant’s summed by minute (the endpoint’s traffic)', () => {
+    const r = parseReadings(
+      breakerSettings('e'),
+      [
+        result('inv', [
+          [MINUTE - 120_000, 300],
+          [MINUTE - 60_000, 200],
+        ]),
+        result('invf', [
+          [MINUTE - 180_000, 7],
+          [MINUTE - 60_000, 100],
+        ]),
+      ],
+      '',
+      [],
+      NOW,
+    );
+    expect(r.invocationsPerMinute).toEqual([
+      { t: MINUTE - 120_000, v: 300 },
+      { t: MINUTE - 60_000, v: 200 },
+    ]);
+    expect(r.endpointInvocationsPerMinute).toEqual([
+      { t: MINUTE - 180_000, v: 7 },
+      { t: MINUTE - 120_000, v: 300 },
+      { t: MINUTE - 60_000, v: 300 },
+    ]);
+    const none = parseReadings(breakerSettings('e'), [], '', [], NOW);
+    expect(none.invocationsPerMinute).toBeUndefined();
+    expect(none.endpointInvocationsPerMinute).toBeUndefined();
   });
 
   // Dead workers, as SageMaker counts them (real-account.md items 38, 48): InvocationModelErrors counts
