@@ -145,6 +145,8 @@ export class VariantAutoScaling extends Construct {
   public readonly scaleInCooldown: Duration;
   /** Memory target (% per instance, per GPU on GPU types) in force, if any. */
   public readonly memoryTargetPercent?: number;
+  /** Whether scheduled actions change this variant's bounds (the breaker then holds them while not CLOSED). */
+  public readonly hasSchedules: boolean;
 
   constructor(scope: Construct, id: string, props: VariantAutoScalingProps) {
     super(scope, id);
@@ -155,6 +157,7 @@ export class VariantAutoScaling extends Construct {
     this.scaleOutCooldown = props.scaleOutCooldown ?? Duration.seconds(90);
     this.scaleInCooldown = props.scaleInCooldown ?? Duration.seconds(300);
     this.memoryTargetPercent = props.memoryTargetPercent;
+    this.hasSchedules = (props.schedules ?? []).some(s => s.minCapacity !== undefined || s.maxCapacity !== undefined);
     const stack = Stack.of(this);
     this.scalableTarget = new appscaling.ScalableTarget(this, 'Target', {
       serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,

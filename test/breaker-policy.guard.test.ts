@@ -1,6 +1,16 @@
 // The container guard's signals in the policy (issue 28): its pressure and refusals escalate, hold recovery
 // back, and count only when they last. A suite of its own: fast, so that mutation testing can run it per mutant.
-import { BreakerState, DEFAULT_CONFIG, decide, EndpointView, initialState, MemoryPoint, serializeState, sustained, tryParseState } from '../lib/breaker/policy';
+import {
+  BreakerState,
+  DEFAULT_CONFIG,
+  decide,
+  EndpointView,
+  initialState,
+  MemoryPoint,
+  serializeState,
+  sustained,
+  tryParseState,
+} from '../lib/breaker/policy';
 
 const V = { primary: 'Primary', fallback: 'Fallback' };
 const MIN = 60_000;
@@ -12,8 +22,11 @@ describe('the container guard reports what it absorbs: its pressure and refusals
   const memory: MemoryPoint[] = Array.from({ length: 90 }, (_, i) => ({ t: now - 20_000 - (89 - i) * 10_000, v: 60 }));
   const series = (last: number, v: number, before = 0): MemoryPoint[] =>
     Array.from({ length: 90 }, (_, i) => ({ t: now - 20_000 - (89 - i) * 10_000, v: i >= 90 - last ? v : before }));
-  const at = (prev: BreakerState, g: { guardPressure?: MemoryPoint[]; guardRefusals?: MemoryPoint[] }, m: MemoryPoint[] = memory) =>
-    decide(prev, { memory: m, maxSpacingSeconds: 60, ...g }, inService(1, 0), V, DEFAULT_CONFIG, now);
+  const at = (
+    prev: BreakerState,
+    g: { guardPressure?: MemoryPoint[]; guardRefusals?: MemoryPoint[]; invocationsPerMinute?: MemoryPoint[] },
+    m: MemoryPoint[] = memory,
+  ) => decide(prev, { memory: m, maxSpacingSeconds: 60, ...g }, inService(1, 0), V, DEFAULT_CONFIG, now);
   const closed = initialState(0);
 
   // 10 requests a second, as CloudWatch's 1-minute Invocations sums (600 a minute), for the last 10 minutes.
@@ -252,8 +265,17 @@ describe('protection that lets go: the breaker recovers from its own tiers, and 
 
   test('after 5 failed probes (a 1,200-s wait) traffic at 75 % or less of the rate the last one failed at probes after the minimum dwell', () => {
     const now = 100 * MIN;
-    const degraded: BreakerState = { state: 'DEGRADED', since: now - 6 * MIN, share: 0.5, entryShare: 0.5, step: 0, failedProbes: 5, failedAtRate: 680 };
-    const at = (rps: number) => decide(degraded, { memory: cool(now), maxSpacingSeconds: 60, ...perMinute(now, rps / 2, rps / 2) }, inService, V, DEFAULT_CONFIG, now);
+    const degraded: BreakerState = {
+      state: 'DEGRADED',
+      since: now - 6 * MIN,
+      share: 0.5,
+      entryShare: 0.5,
+      step: 0,
+      failedProbes: 5,
+      failedAtRate: 680,
+    };
+    const at = (rps: number) =>
+      decide(degraded, { memory: cool(now), maxSpacingSeconds: 60, ...perMinute(now, rps / 2, rps / 2) }, inService, V, DEFAULT_CONFIG, now);
     // 40 requests/s after a pulse of 680: a new situation.
     expect(at(40).next).toMatchObject({ state: 'RECOVERING', failedProbes: 5, failedAtRate: 680 });
     expect(at(510).next).toMatchObject({ state: 'RECOVERING' });
@@ -264,7 +286,14 @@ describe('protection that lets go: the breaker recovers from its own tiers, and 
       'holding DEGRADED: 360 s of the 1200 s wait after 5 failed probes (traffic 511 requests/s; the last probe failed at 680 requests/s)',
     );
     // The minimum dwell is still waited for (5 minutes since DEGRADED at 40 requests/s: not yet).
-    const early = decide({ ...degraded, since: now - 4 * MIN }, { memory: cool(now), maxSpacingSeconds: 60, ...perMinute(now, 20, 20) }, inService, V, DEFAULT_CONFIG, now);
+    const early = decide(
+      { ...degraded, since: now - 4 * MIN },
+      { memory: cool(now), maxSpacingSeconds: 60, ...perMinute(now, 20, 20) },
+      inService,
+      V,
+      DEFAULT_CONFIG,
+      now,
+    );
     expect(early.next.state).toBe('DEGRADED');
     expect(early.reasons[0]).toBe(
       'holding DEGRADED: 240 s of the minimum dwell 300 s (traffic 40 requests/s ≤ 75 % of the 680 requests/s the last probe failed at: no back-off)',
@@ -276,7 +305,16 @@ describe('protection that lets go: the breaker recovers from its own tiers, and 
     expect(tryParseState(serializeState(s, []))).toEqual(s);
     expect(tryParseState(JSON.stringify({ ...s, failedAtRate: -1 }))).not.toHaveProperty('failedAtRate');
     const now = 100 * MIN;
-    const closed: BreakerState = { state: 'CLOSED', since: 0, share: 0, entryShare: 0, step: 0, failedProbes: 4, failedAtRate: 680, recoveredAt: now - 11 * MIN };
+    const closed: BreakerState = {
+      state: 'CLOSED',
+      since: 0,
+      share: 0,
+      entryShare: 0,
+      step: 0,
+      failedProbes: 4,
+      failedAtRate: 680,
+      recoveredAt: now - 11 * MIN,
+    };
     expect(decide(closed, { memory: cool(now), maxSpacingSeconds: 60 }, inService, V, DEFAULT_CONFIG, now).next).toEqual({
       state: 'CLOSED',
       since: 0,

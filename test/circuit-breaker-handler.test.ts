@@ -916,7 +916,9 @@ describe('seen within seconds, on every GPU', () => {
     // 6,000 a minute: the same 4 are 0.03 %, in one interval, with memory at 60 % and pressure 50 %: not an incident.
     const few = await run(50, 4, 6000);
     expect(few.state).toBe('CLOSED');
-    expect(few.reasons[0]).toMatch(/^memory 60 % < 80 %: CLOSED \(4 memory refusals by the container guard in 1 of its 10-s intervals \(0.03 % of requests\): not an incident\)$/);
+    expect(few.reasons[0]).toMatch(
+      /^memory 60 % < 80 %: CLOSED \(4 memory refusals by the container guard in 1 of its 10-s intervals \(0.03 % of requests\): not an incident\)$/,
+    );
     expect((await run(96, 0)).state).toBe('OPEN');
     expect((await run(82, 0)).state).toBe('DEGRADED');
     expect((await run(70, 0)).state).toBe('CLOSED');

@@ -29,7 +29,7 @@ import {
   DEFAULT_APPLICATION_NAMESPACE,
   ENDPOINT_EVENT_TYPES,
 } from './contract';
-import { BreakerConfig, DEFAULT_CONFIG } from './policy';
+import { BreakerConfig, DEFAULT_CONFIG, VariantCapacity } from './policy';
 import { SharedCircuitBreaker } from './shared-circuit-breaker';
 import { BreakerRuntime, createBreakerRuntime, grantScaling } from './wiring';
 
@@ -490,8 +490,8 @@ export function breakerConfig(p: CircuitBreakerOptions, hasFallback: boolean): B
 }
 
 /** What the function needs to know of a variant's autoscaling. */
-function capacityOf(s: VariantAutoScaling): { min: number; max: number; qpsPerInstance: number } {
-  return { min: s.capacity.min, max: s.capacity.max, qpsPerInstance: s.qpsPerInstance };
+function capacityOf(s: VariantAutoScaling): VariantCapacity {
+  return { min: s.capacity.min, max: s.capacity.max, qpsPerInstance: s.qpsPerInstance, ...(s.hasSchedules ? { scheduled: true } : {}) };
 }
 
 /** Pure validation of breaker options. */

@@ -35,7 +35,9 @@
  *     instances in service can take (capacity-proportional share), so a shift cannot overload it;
  *  3. capacity — through Application Auto Scaling's own settings, never instance counts: while not
  *     CLOSED the primary's dynamic scale-in is suspended (a primary whose traffic drops must not shrink
- *     to its minimum), and the fallback's minimum is raised to what the target share needs.
+ *     to its minimum), and so is its scheduled scaling when it has scheduled actions (a scheduled lower
+ *     maximum would scale it in all the same), and the fallback's minimum is raised to what the target
+ *     share needs. All of it is restored when the breaker is CLOSED again.
  *     These calls go to Application Auto Scaling, which is not refused while the endpoint is Updating,
  *     and they come after the weight call so the scale-out they start does not lock out the weights.
  */
@@ -249,6 +251,12 @@ export interface VariantCapacity {
   readonly min: number;
   readonly max: number;
   readonly qpsPerInstance: number;
+  /**
+   * Scheduled actions change the variant's bounds: a scheduled lower maximum scales a primary in whatever
+   * its dynamic scale-in's suspension says, so the breaker suspends scheduled scaling too while not CLOSED.
+   * @default false
+   */
+  readonly scheduled?: boolean;
 }
 
 /** Variant names the weights apply to, and their autoscaling (when the construct scales them). */
@@ -263,6 +271,13 @@ export interface Variants {
 export interface CapacityPlan {
   /** Suspend the primary's dynamic scale-in (true while not CLOSED). */
   readonly suspendPrimaryScaleIn: boolean;
+  /**
+   * Suspend the primary's scheduled scaling (true while not CLOSED), when it has scheduled actions: Application
+   * Auto Scaling "does not initiate the scaling actions that are scheduled to run during the suspension period.
+   * When you resume scheduled scaling, Application Auto Scaling only evaluates scheduled actions whose execution
+   * time has not yet passed" (user guide, application-auto-scaling-suspend-resume-scaling). Absent: not held.
+   */
+  readonly suspendPrimaryScheduled?: boolean;
   /** The fallback's minimum capacity (its configured minimum when CLOSED), when it is autoscaled. */
   readonly fallbackMinCapacity?: number;
 }
@@ -324,7 +339,8 @@ export function whyNotCool(points: MemoryPoint[], below: number, dwellSeconds: n
   }
   for (let i = 1; i < window.length; i++) {
     const gap = window[i].t - window[i - 1].t;
-    if (gap > 1.5 * spacing) return `a gap of ${Math.round(gap / 1000)} s in the memory data within the last ${dwellSeconds} s (it could hide a hot point)`;
+    if (gap > 1.5 * spacing)
+      return `a gap of ${Math.round(gap / 1000)} s in the memory data within the last ${dwellSeconds} s (it could hide a hot point)`;
   }
   const hot = window.filter(p => !(p.v < below));
   if (!hot.length) return undefined;
@@ -461,7 +477,9 @@ export function guardHolds(readings: Readings, config: BreakerConfig, now: numbe
   const refusals = refusalsHot(refusalStats(readings, config, dwell, now), undefined, config);
   return [
     ...(top >= config.recoverBelowPercent
-      ? [`guard pressure held at ${+top.toFixed(1)} % ≥ ${config.recoverBelowPercent} % for ${config.guardPressureSustainSeconds} s in the last ${dwell} s`]
+      ? [
+          `guard pressure held at ${+top.toFixed(1)} % ≥ ${config.recoverBelowPercent} % for ${config.guardPressureSustainSeconds} s in the last ${dwell} s`,
+        ]
       : []),
     ...(refusals.hot ? [`${refusals.why} in the last ${dwell} s`] : []),
   ];
@@ -522,7 +540,9 @@ export function decide(
     const minute = (readings.minuteMemory ?? []).filter(p => Number.isFinite(p.v));
     const minuteFresh = minute.length > 0 && now - minute[minute.length - 1].t <= config.staleAfterSeconds * 1000;
     const fineWhy = whyNotCool(fresh, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds);
-    const minuteWhy = minuteFresh ? whyNotCool(minute, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds) : 'no minute data';
+    const minuteWhy = minuteFresh
+      ? whyNotCool(minute, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds)
+      : 'no minute data';
     // What holds recovery back, each signal named (memory, the guard's pressure, its refusals): empty when cool.
     const holds = [...(fineWhy !== undefined && minuteWhy !== undefined ? [fineWhy] : []), ...guardHolds(readings, config, now)];
     const cool = holds.length === 0;
@@ -534,7 +554,10 @@ export function decide(
     // The rate a failed probe failed at (kept while no newer probe fails).
     const failedAt = probing ? rate : prev.state === 'CLOSED' ? undefined : prev.failedAtRate;
     const memo = (): Partial<BreakerState> => ({ failedProbes, ...(failedAt !== undefined ? { failedAtRate: failedAt } : {}) });
-    const kept = (): Partial<BreakerState> => ({ failedProbes: failed, ...(prev.failedAtRate !== undefined ? { failedAtRate: prev.failedAtRate } : {}) });
+    const kept = (): Partial<BreakerState> => ({
+      failedProbes: failed,
+      ...(prev.failedAtRate !== undefined ? { failedAtRate: prev.failedAtRate } : {}),
+    });
     const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0, ...memo() });
     const degraded = (): BreakerState => ({
       state: 'DEGRADED',
@@ -552,7 +575,8 @@ export function decide(
     const probe = probing && failedProbes > 0 ? ` (failed probe ${failedProbes})` : '';
     // One line an operator reads after an hour of degradation: the state held and every signal holding it.
     const holding = (why: string) => `holding ${prev.state}${prev.state === 'RECOVERING' ? ` at step ${prev.step}` : ''}: ${why}`;
-    const notCool = () => holding(`${holds.join('; ')} — recovery needs ${config.recoveryDwellSeconds} s below ${config.recoverBelowPercent} % with the guard quiet`);
+    const notCool = () =>
+      holding(`${holds.join('; ')} — recovery needs ${config.recoveryDwellSeconds} s below ${config.recoverBelowPercent} % with the guard quiet`);
 
     if ((critical || erroring) && prev.state !== 'OPEN') {
       next = open();
@@ -602,7 +626,11 @@ export function decide(
       }
     } else if (prev.state === 'RECOVERING') {
       if (elapsed < config.recoveryStepSeconds) {
-        reasons.push(holding(`${Math.round(elapsed)} s of the ${config.recoveryStepSeconds} s between recovery steps (step ${prev.step}/${config.recoverySteps})`));
+        reasons.push(
+          holding(
+            `${Math.round(elapsed)} s of the ${config.recoveryStepSeconds} s between recovery steps (step ${prev.step}/${config.recoverySteps})`,
+          ),
+        );
       } else if (!cool) {
         reasons.push(notCool());
       } else {
@@ -704,14 +732,15 @@ function capShare(target: number, endpoint: EndpointView | undefined, v: Variant
  */
 function capacityPlan(next: BreakerState, endpoint: EndpointView | undefined, v: Variants, config: BreakerConfig): CapacityPlan {
   const suspendPrimaryScaleIn = next.state !== 'CLOSED';
+  const primary = { suspendPrimaryScaleIn, ...(v.primaryCapacity?.scheduled ? { suspendPrimaryScheduled: suspendPrimaryScaleIn } : {}) };
   const fc = v.fallbackCapacity;
-  if (!fc || !v.fallback || !config.hasFallback) return { suspendPrimaryScaleIn };
-  if (next.share <= 0) return { suspendPrimaryScaleIn, fallbackMinCapacity: fc.min };
+  if (!fc || !v.fallback || !config.hasFallback) return primary;
+  if (next.share <= 0) return { ...primary, fallbackMinCapacity: fc.min };
   const primaryNow = endpoint?.instances?.[v.primary] ?? v.primaryCapacity?.min ?? 1;
   const primaryQps = primaryNow * (v.primaryCapacity?.qpsPerInstance ?? fc.qpsPerInstance);
   // Traffic the fallback must carry: share × total, where the total is what the primary carried before the shift.
   const need = Math.ceil((next.share * primaryQps) / Math.max(1e-9, fc.qpsPerInstance) - EPS);
-  return { suspendPrimaryScaleIn, fallbackMinCapacity: Math.min(fc.max, Math.max(fc.min, need)) };
+  return { ...primary, fallbackMinCapacity: Math.min(fc.max, Math.max(fc.min, need)) };
 }
 
 function withoutDrill(s: BreakerState): BreakerState {
