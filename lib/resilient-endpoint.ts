@@ -213,6 +213,15 @@ export class ResilientEndpoint extends EndpointBase {
     });
     scaling.node.addDependency(this.cfnEndpoint);
     this.autoScaling[variantName] = scaling;
+    const served = profiledQps(v);
+    if (served !== undefined && scaling.qpsPerInstance > QPS_TARGET_UTILISATION * served.qps) {
+      Validations.of(this).addWarning(
+        'QpsTargetAboveCapacity',
+        `autoScaling[${variantName}].qpsPerInstance is ${scaling.qpsPerInstance}, but one ${v.instanceType.name} serves about ${Math.floor(served.qps)} requests/s of this model ` +
+          `(${served.slots} busy vCPUs × 1000 / ${+served.meanLatencyMs.toFixed(1)} ms, the mean latency of model.memoryProfile's distribution): target tracking adds capacity only ` +
+          `after the queue has grown. Use at most ${Math.floor(QPS_TARGET_UTILISATION * served.qps)} (${100 * QPS_TARGET_UTILISATION} % of it).`,
+      );
+    }
     return scaling;
   }
 
@@ -417,4 +426,21 @@ export class ResilientEndpoint extends EndpointBase {
     this.monitoring?.addDashboardRow(...breaker.dashboardWidgets());
     return breaker;
   }
+}
+
+/** The share of what an instance serves that the QPS target should ask of it (headroom for the scale-out's minutes). */
+export const QPS_TARGET_UTILISATION = 0.7;
+
+/**
+ * Requests a second one instance of a CPU variant serves by its measured profile: its busy vCPUs (workers up to
+ * the vCPUs, as the capacity planner counts them) over the profile's mean latency. Undefined on GPU types (a
+ * profile measured on the CPU says nothing of GPU latency) or without a usable profile.
+ */
+export function profiledQps(v: VariantInfo): { qps: number; slots: number; meanLatencyMs: number } | undefined {
+  const profile = v.model.memoryProfile;
+  if (!profile || profile.problem || v.instanceType.isGpu || v.instanceType.specUnknown || profile.device !== 'cpu') return undefined;
+  const meanLatencyMs = profile.meanLatencyMs();
+  if (meanLatencyMs === undefined || !(meanLatencyMs > 0)) return undefined;
+  const slots = Math.max(1, Math.min(v.tuning.workers, v.instanceType.spec.vCpus));
+  return { qps: (slots * 1000) / meanLatencyMs, slots, meanLatencyMs };
 }

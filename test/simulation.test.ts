@@ -401,7 +401,7 @@ describe('the guard matrix and the sweep flags', () => {
     expect(meetsGoal({ ...ok, servedByFallback: 0 }, false)).toBe(true);
     expect(
       goalTable(
-        [{ example: 'x', memoryModel: 'footprint', factor: 17, seed: 1, guard: true, tenSecondData: true, result: { ...ok, oomEvents: 2 } as any }],
+        [{ example: 'x', workload: 'own', memoryModel: 'footprint', factor: 17, seed: 1, guard: true, tenSecondData: true, result: { ...ok, oomEvents: 2 } as any }],
         () => true,
       ),
     ).toMatch(/\*\*not met\*\*[\s\S]*met in 0 of 1 runs/);

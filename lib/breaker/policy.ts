@@ -96,6 +96,13 @@ export interface BreakerConfig {
    */
   readonly guardPressureSustainSeconds: number;
   /**
+   * Memory finer than a minute (10-s data) degrades when it lasts this long (s) at the degrade level: each
+   * point is its interval's `Maximum`, so one long request's or padded batch's peak reads as a point; the
+   * container guard absorbs such peaks, the breaker acts on memory that stays. One-minute points count alone
+   * (each already covers a minute), and the critical level needs no wait.
+   */
+  readonly memorySustainSeconds: number;
+  /**
    * The guard's memory refusals escalate at this share (0–1) of the requests in `guardSignalSeconds`
    * (the request rate from the newest `Invocations` minutes), whatever memory reads: the layers' goal is at
    * most 1 % refused or failed.
@@ -129,6 +136,7 @@ export const DEFAULT_CONFIG: BreakerConfig = {
   probationSeconds: 600,
   guardSignalSeconds: 120,
   guardPressureSustainSeconds: 30,
+  memorySustainSeconds: 30,
   guardRefusalRate: 0.01,
   guardRefusalIntervals: 2,
   hasFallback: true,
@@ -386,6 +394,21 @@ export function requestRate(readings: Readings, config: BreakerConfig, now: numb
   return last.reduce((n, p) => n + p.v, 0) / (60 * last.length);
 }
 
+/**
+ * The endpoint's traffic (requests/s) a weight shift must be sized for: the newest minute of every variant's
+ * `Invocations`, projected over two more minutes by its growth since the minute before (CloudWatch's 1-minute
+ * data is 1–2 minutes late, and weights cannot change again while the endpoint is Updating), never below the
+ * newest. Undefined without fresh data.
+ */
+export function trafficRate(readings: Readings, config: BreakerConfig, now: number): number | undefined {
+  const minutes = (readings.endpointInvocationsPerMinute ?? readings.invocationsPerMinute ?? []).filter(p => Number.isFinite(p.v) && p.v >= 0);
+  const newest = minutes.at(-1);
+  if (!newest || now - newest.t > config.staleAfterSeconds * 1000) return undefined;
+  const before = minutes.at(-2);
+  const growth = before && newest.t - before.t === 60_000 ? Math.max(0, newest.v - before.v) : 0;
+  return (newest.v + 2 * growth) / 60;
+}
+
 /** The guard's memory refusals in the last `seconds`: their count, the 10-s intervals they fell in, their share of the requests. */
 export interface RefusalStats {
   readonly count: number;
@@ -533,7 +556,10 @@ export function decide(
     const memoryCritical = latest !== undefined && latest >= config.criticalAtPercent;
     const critical = memoryCritical || guard.critical;
     const erroring = errRate !== undefined && errRate >= config.errorRateOpen;
-    const memoryHot = latest !== undefined && latest >= config.degradeAtPercent;
+    // Memory at the degrade level that lasts (on 10-s data; a 1-minute point counts alone).
+    const fine = fresh.length > 1 && fresh[fresh.length - 1].t - fresh[fresh.length - 2].t < 60_000;
+    const held = fine ? sustained(fresh, config.memorySustainSeconds, (fresh[fresh.length - 1].t - fresh[fresh.length - 2].t) / 1000).at(-1)!.v : latest;
+    const memoryHot = held !== undefined && held >= config.degradeAtPercent;
     const hot = memoryHot || guard.hot;
     // Hysteresis: below the recovery level for the whole dwell, anchored at the newest point (data arrives
     // late), on the fine series or, where it has holes, on the 1-minute maxima.
@@ -589,7 +615,9 @@ export function decide(
       );
     } else if (hot && (prev.state === 'CLOSED' || prev.state === 'RECOVERING')) {
       next = degraded();
-      reasons.push(`${memoryHot ? `memory ${fmt(latest)} ≥ ${config.degradeAtPercent} %` : guard.why}: DEGRADED${probe}`);
+      reasons.push(
+        `${memoryHot ? `memory ${fmt(held)} ≥ ${config.degradeAtPercent} %${fine ? ` for ${config.memorySustainSeconds} s` : ''}` : guard.why}: DEGRADED${probe}`,
+      );
     } else if (prev.state !== 'CLOSED' && endpoint && endpoint.status !== 'InService') {
       // De-escalation waits while capacity is still changing: memory measured under the degraded
       // mode says little about memory after it, and a scale-out in flight means load outgrew the fleet.
@@ -674,7 +702,8 @@ export function decide(
   // Weights follow the state, capped by what the fallback's instances in service can carry; reconcile
   // with what the endpoint has (idempotent, self-healing).
   let setWeights: Record<string, number> | undefined;
-  const effectiveShare = capShare(next.share, endpoint, variants);
+  const traffic = trafficRate(readings, config, now);
+  const effectiveShare = capShare(next.share, endpoint, variants, traffic);
   if (effectiveShare < next.share - EPS && config.hasFallback && variants.fallback) {
     reasons.push(`fallback share held at ${round(effectiveShare)} of ${round(next.share)} until its instances are in service`);
   }
@@ -703,24 +732,26 @@ export function decide(
     next.recoveredAt !== prev.recoveredAt ||
     next.failedAtRate !== prev.failedAtRate ||
     next.drill?.until !== prev.drill?.until;
-  const capacity = capacityPlan(next, endpoint, variants, config);
+  const capacity = capacityPlan(next, endpoint, variants, config, traffic);
   return { next, level: LEVEL[next.state], changed, setWeights, effectiveShare, capacity, reasons };
 }
 
 /**
  * The fallback share the weights may carry: the target share, but no more than the fallback's
- * instances in service can take at their per-instance QPS, relative to the traffic the primary's
- * fleet carries (so a shift never sends the fallback more than it can serve). Rounded down to 5 % steps, so weights change only
- * when instance counts do. Without capacity information the target share is used.
+ * instances in service can take at their per-instance QPS, relative to the endpoint's traffic (so a shift
+ * never sends the fallback more than it can serve). The traffic is the endpoint's measured request rate
+ * (every variant's `Invocations`, projected by its growth: {@link trafficRate}) when known — in a surge it is far
+ * above what the primary's fleet is scaled for — and at least what the primary's fleet carries at its target. Rounded down to 5 % steps, so weights change only
+ * when instance counts (or the traffic, by a step) do. Without capacity information the target share is used.
  */
-function capShare(target: number, endpoint: EndpointView | undefined, v: Variants): number {
+function capShare(target: number, endpoint: EndpointView | undefined, v: Variants, rate?: number): number {
   if (target <= 0 || !v.fallback || !v.primaryCapacity || !v.fallbackCapacity || !endpoint?.instances) return target;
   const fb = endpoint.instances[v.fallback];
   const pr = endpoint.instances[v.primary];
   if (fb === undefined || pr === undefined) return target;
-  // The endpoint's traffic is what the primary's fleet is scaled for (target tracking keeps it near
-  // instances × QPS per instance); the fallback can take its instances × its QPS per instance of it.
-  const total = pr * v.primaryCapacity.qpsPerInstance;
+  // The endpoint's traffic: measured, or what the primary's fleet is scaled for (target tracking keeps it
+  // near instances × QPS per instance, at most); the fallback can take its instances × its QPS per instance of it.
+  const total = Math.max(rate ?? 0, pr * v.primaryCapacity.qpsPerInstance);
   const cap = total > 0 ? (fb * v.fallbackCapacity.qpsPerInstance) / total : 1;
   return Math.min(target, Math.floor((cap + EPS) * 20) / 20);
 }
@@ -730,14 +761,14 @@ function capShare(target: number, endpoint: EndpointView | undefined, v: Variant
  * raise the fallback's minimum to the instances its target share needs (the primary's traffic at
  * that share, at the fallback's per-instance QPS), within its bounds.
  */
-function capacityPlan(next: BreakerState, endpoint: EndpointView | undefined, v: Variants, config: BreakerConfig): CapacityPlan {
+function capacityPlan(next: BreakerState, endpoint: EndpointView | undefined, v: Variants, config: BreakerConfig, rate?: number): CapacityPlan {
   const suspendPrimaryScaleIn = next.state !== 'CLOSED';
   const primary = { suspendPrimaryScaleIn, ...(v.primaryCapacity?.scheduled ? { suspendPrimaryScheduled: suspendPrimaryScaleIn } : {}) };
   const fc = v.fallbackCapacity;
   if (!fc || !v.fallback || !config.hasFallback) return primary;
   if (next.share <= 0) return { ...primary, fallbackMinCapacity: fc.min };
   const primaryNow = endpoint?.instances?.[v.primary] ?? v.primaryCapacity?.min ?? 1;
-  const primaryQps = primaryNow * (v.primaryCapacity?.qpsPerInstance ?? fc.qpsPerInstance);
+  const primaryQps = Math.max(rate ?? 0, primaryNow * (v.primaryCapacity?.qpsPerInstance ?? fc.qpsPerInstance));
   // Traffic the fallback must carry: share × total, where the total is what the primary carried before the shift.
   const need = Math.ceil((next.share * primaryQps) / Math.max(1e-9, fc.qpsPerInstance) - EPS);
   return { ...primary, fallbackMinCapacity: Math.min(fc.max, Math.max(fc.min, need)) };

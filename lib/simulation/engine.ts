@@ -9,6 +9,7 @@
  */
 import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_CODE, VariantCapacity } from '../breaker/policy';
 import { InstanceHardware } from '../instance-types';
+import { latencyAt } from '../memory-profile';
 import { Rng, Trace } from './traces';
 import { inWorkloadUnits } from './units';
 
@@ -17,6 +18,8 @@ import { inWorkloadUnits } from './units';
 const Math = globalThis.Math;
 
 const GIB = 1024 ** 3;
+/** The CPU backstop's slack above what a worker may take (runtime helper guard.py BACKSTOP_SLACK). */
+const BACKSTOP_SLACK_BYTES = 64 * 1024 ** 2;
 
 /** One variant as deployed (from the construct) plus its workload shape. */
 export interface SimVariant {
@@ -31,6 +34,13 @@ export interface SimVariant {
   /** At level ≥ 1 longer sequences are truncated to this (DEGRADED_MAX_SEQ_LEN); at level 2 longer ones are rejected. */
   readonly degradedMaxSeqLen: number;
   readonly initialCount: number;
+  /**
+   * Requests one instance holds waiting for a worker before its server refuses more (a 503): TorchServe's and
+   * MMS's job queue (`jobQueueSize`, default 100), or gunicorn's listen backlog (2048 by default, gunicorn's
+   * `backlog` setting; the scikit-learn and XGBoost images run gunicorn with no `--backlog`: aws/sagemaker-containers
+   * `_server.py`). Undefined: `SimAssumptions.queueLimit`.
+   */
+  readonly queueLimit?: number;
   /**
    * The model's memory as the profiler measured it on its inference code (memory-profile.json): each
    * worker's baseline, the bytes a request adds by its size, and latency by size. Used when
@@ -96,8 +106,14 @@ export interface SimAssumptions {
    * request. Off: each request's own length counts. @default true
    */
   readonly paddedBatches: boolean;
-  /** Model-server queue per instance before 503 (MMS/TorchServe default 100). */
+  /** Model-server queue per instance before 503 (MMS/TorchServe default 100), for a variant that does not state its own. */
   readonly queueLimit: number;
+  /**
+   * A real-time request not answered within this many seconds fails (SageMaker: a container must respond to
+   * requests within 60 seconds; developer guide `your-algorithms-inference-code`): one that has waited this long
+   * in the queue is failed when a worker reaches it. @default 60
+   */
+  readonly invocationTimeoutS: number;
   /** Runtime overhead on the device (CUDA context etc.), bytes. @default 0.5 GiB */
   readonly runtimeBytes: number;
   /** Seconds from OOM to the restarted instance serving again (incident B: within 30 s; unverified). @default 60 */
@@ -191,6 +207,7 @@ export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
   servicePer512S: 0.25,
   paddedBatches: true,
   queueLimit: 100,
+  invocationTimeoutS: 60,
   runtimeBytes: 0.5 * GIB,
   restartS: 60,
   scaleInUpdateS: 90,
@@ -266,6 +283,24 @@ export interface SimResult {
   readonly rejectedByBackstop: number;
   /** Of `rejected`, refused by design: longer than the container's MAX_SEQ_LEN, at every level. */
   readonly rejectedByDesign: number;
+  /**
+   * Of `rejectedByDesign`, refused by the fallback's own cap although the primary would have taken them (the
+   * breaker sent them to a variant with a shorter MAX_SEQ_LEN): refused, not by design, for the layers' goal.
+   */
+  readonly rejectedByFallback: number;
+  /** Of `failed`, requests that waited in the queue past the invocation timeout (60 s). */
+  readonly failedByTimeout: number;
+  /** Of `rejectedByGuard` + `rejectedByBackstop`, the requests refused while the container held less than half its budget. */
+  readonly refusedBelowHalfBudget: number;
+  /**
+   * Every change of the published degrade level, with the breaker's first reason (what moved it: memory, the
+   * guard's pressure or refusals, the error rate, a recovery step).
+   */
+  readonly levelChanges: { readonly t: number; readonly level: number; readonly state: string; readonly why: string }[];
+  /** Seconds the breaker spent in each state (CLOSED, DEGRADED, OPEN, RECOVERING) over the run, drain included. */
+  readonly stateSeconds: Record<string, number>;
+  /** Second at which the breaker was last CLOSED again after being away (undefined: never left, or never back). */
+  readonly lastClosedS?: number;
   /** Of `rejected`, refused by the length tiers at level 2 (longer than DEGRADED_MAX_SEQ_LEN; the breaker's level or the container's own). */
   readonly rejectedAtLevel2: number;
   /** Requests the guard truncated to what fitted (at a level ≥ 1). */
@@ -397,11 +432,18 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const act512 = (v: SimVariant) => (v.footprintBytes * (1 - a.weightsShare)) / a.batchPerWorker;
   /** Requests a worker runs at once: one with a measured profile (batch size 1), else the batch. */
   const perWorker = (v: SimVariant) => (profileOf(v) ? 1 : a.batchPerWorker);
+  /**
+   * Requests an instance runs at once: a worker's batch each (footprint model), or one per worker with a
+   * measured profile — on a CPU type at most one per vCPU, since CPU-bound workers beyond the vCPUs only share
+   * them (the capacity planner's busy vCPUs: lib/capacity-plan.ts).
+   */
+  const slotsOf = (v: SimVariant) =>
+    profileOf(v) && v.spec.gpuCount === 0 ? Math.max(1, Math.min(v.workers, v.spec.vCpus)) : v.workers * perWorker(v);
   const newInstance = (v: SimVariant, readyAt: number): Instance => ({
     readyAt,
     downUntil: -1,
-    slots: new Array(v.workers * perWorker(v)).fill(0),
-    lastInSlot: new Array(v.workers * perWorker(v)).fill(undefined),
+    slots: new Array(slotsOf(v)).fill(0),
+    lastInSlot: new Array(slotsOf(v)).fill(undefined),
     active: [],
     queue: [],
   });
@@ -458,7 +500,14 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     rejectedByDesign = 0,
     rejectedAtLevel2 = 0,
     truncatedByGuard = 0,
+    rejectedByFallback = 0,
+    failedByTimeout = 0,
+    refusedBelowHalf = 0,
     ooms = 0;
+  const levelChanges: SimResult['levelChanges'] = [];
+  const stateSeconds: Record<string, number> = { CLOSED: 0, DEGRADED: 0, OPEN: 0, RECOVERING: 0 };
+  let lastClosed: number | undefined;
+  let publishedLevel = 0;
   let firstCross: number | undefined;
   let firstPublish: number | undefined;
   let firstWeights: number | undefined;
@@ -475,17 +524,14 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const up = (i: Instance, t: number) => i.readyAt <= t && i.downUntil <= t;
   const inService = (vs: VariantState, t: number) => vs.instances.filter(i => up(i, t)).length;
   const formulaTime = (len: number) => a.serviceBaseS + (a.servicePer512S * len) / 512;
-  /** Service time: the profile's measured latency by size (log-log interpolation), else the formula. */
+  /** Service time: the profile's measured latency by size (log-log interpolation, as MemoryProfile.meanLatencyMs reads it), else the formula. */
+  const latencyPoints = new Map<SimVariant, { size: number; latencyMs: number }[]>();
   const serviceTime = (v: SimVariant, len: number) => {
     const pts = profileOf(v)?.latency;
     if (!pts || pts.length < 2) return formulaTime(len);
-    const x = Math.max(pts[0][0], Math.min(pts[pts.length - 1][0], len));
-    let k = 1;
-    while (k < pts.length - 1 && pts[k][0] < x) k++;
-    const [x0, y0] = pts[k - 1];
-    const [x1, y1] = pts[k];
-    const f = x1 > x0 ? (Math.log(x) - Math.log(x0)) / (Math.log(x1) - Math.log(x0)) : 0;
-    return Math.exp(Math.log(Math.max(1e-3, y0)) + f * (Math.log(Math.max(1e-3, y1)) - Math.log(Math.max(1e-3, y0)))) / 1000;
+    let points = latencyPoints.get(v);
+    if (!points) latencyPoints.set(v, (points = pts.map(([size, latencyMs]) => ({ size, latencyMs }))));
+    return latencyAt(points, len) / 1000;
   };
   /** The memory a request of this length (× the mobile factor) adds: the profile's curve, or the footprint's activations. */
   const requestBytes = (v: SimVariant, len: number, scale: number) => {
@@ -512,6 +558,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       pendingLevel = undefined;
     }
     if (level >= 1) degradedS++;
+    stateSeconds[breaker.state]++;
     const wasUpdating = isUpdating(t - 1);
     if (isUpdating(t)) updatingS++;
     else if (wasUpdating && cfg.breaker && mode.stateChangeEvents) evaluations.add(t + a.eventToLambdaS); // "SageMaker Endpoint State Change": InService
@@ -532,6 +579,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       if (seq > vs.v.maxSeqLen) {
         rejected++;
         rejectedByDesign++;
+        if (vs === F && seq <= P.v.maxSeqLen) rejectedByFallback++;
         continue;
       }
       if (level >= 2 && seq > vs.v.degradedMaxSeqLen) {
@@ -601,6 +649,13 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           let { len } = inst.queue[qi];
           const { arrive, scale } = inst.queue[qi++];
           const start = Math.max(inst.slots[s], arrive, t);
+          if (start - arrive > a.invocationTimeoutS) {
+            // The client's 60 s are over before a worker reached it: SageMaker answers with an error.
+            failed++;
+            failedByTimeout++;
+            vs.min5xx++;
+            continue;
+          }
           const worker = Math.floor(s / slotsPerWorker);
           // The container's memory guard: one budget for the whole container (every worker's requests in
           // flight, their estimates), the guard at its hard edge (runtime helper MemoryGuard with the ledger).
@@ -627,9 +682,10 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
             const local = Math.max(level, share >= a.guardLocalCriticalAt ? 2 : share >= a.guardLocalDegradeAt ? 1 : 0);
             if (vs.guardPressureMax < 100 * share) vs.guardPressureMax = 100 * share;
             if (local > level && local >= 2 && len > vs.v.degradedMaxSeqLen) {
+              // The length tier at the container's own level 2: refused by design (reason 'degraded'), counted as a
+              // deliberate 4XX, not as a memory refusal (runtime helper count_answer); its pressure is what it reports.
               rejected++;
               rejectedAtLevel2++;
-              vs.guardRefusals++;
               continue;
             }
             if (local > level && local >= 1) len = Math.min(len, vs.v.degradedMaxSeqLen);
@@ -646,6 +702,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
               if (lo < 1) {
                 rejected++;
                 rejectedByGuard++;
+                if (share < 0.5) refusedBelowHalf++;
                 vs.guardRefusals++;
                 vs.guardPressureMax = Math.max(vs.guardPressureMax, (100 * (w + load(0))) / budget!);
                 continue;
@@ -656,11 +713,23 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
             }
             mem = requestBytes(vs.v, len, scale);
             vs.guardPressureMax = Math.max(vs.guardPressureMax, (100 * (w + load(estimate))) / budget!);
-            // The backstop: a request that outgrows what is left of the budget fails alone (a 413), not the instance.
-            const used = otherMem + (summed ? sumMem + mem : (n + 1) * Math.max(mem, maxMem));
-            if (used > room) {
+            // The backstop, per process as the product's is (runtime helper MemoryGuard.limit_process): it sees this
+            // worker's own memory only, never the other workers' — so workers that outgrow their estimates together
+            // can still exhaust the instance (an OOM), as in a container.
+            //  - CPU: RLIMIT_DATA, armed only while the worker runs one request, at what it holds now plus what it
+            //    has reserved plus what the container has left after this admission, plus 64 MiB of slack;
+            //  - GPU: the CUDA allocator's per-process fraction at the container's budget of its GPU.
+            const own = summed ? sumMem + mem : (n + 1) * Math.max(mem, maxMem);
+            const gpu = vs.v.spec.gpuCount > 0;
+            const limit = gpu
+              ? budget! / vs.v.spec.gpuCount - workerBase(vs.v)
+              : n === 0
+                ? estimate + Math.max(0, room - load(estimate)) + BACKSTOP_SLACK_BYTES
+                : Infinity;
+            if (own > limit) {
               rejected++;
               rejectedByBackstop++;
+              if (share < 0.5) refusedBelowHalf++;
               vs.guardRefusals++;
               continue;
             }
@@ -672,9 +741,10 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         }
         if (qi) inst.queue.splice(0, qi);
         // What cannot start this second waits in the model server's queue; beyond its limit: 503.
-        if (inst.queue.length > a.queueLimit) {
-          const excess = inst.queue.length - a.queueLimit;
-          inst.queue.splice(a.queueLimit);
+        const queueLimit = vs.v.queueLimit ?? a.queueLimit;
+        if (inst.queue.length > queueLimit) {
+          const excess = inst.queue.length - queueLimit;
+          inst.queue.splice(queueLimit);
           failed += excess;
           vs.min5xx += excess;
         }
@@ -837,6 +907,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     const pts = P.memPoints.filter(p => p.availableAt <= t);
     const memory: MemoryPoint[] = pts.slice(-Math.ceil(900 / dataPeriod)).map(p => ({ t: p.t * 1000, v: p.mem }));
     const last10 = P.minutes.filter(p => p.availableAt <= t).slice(-10);
+    // Requests per minute, as the function reads Invocations: the primary's, and the endpoint's (every variant).
+    const fallbackMinutes = new Map((F?.minutes ?? []).filter(p => p.availableAt <= t).map(p => [p.t, p.inv]));
     const guardSeen = P.guardPoints.filter(p => p.availableAt <= t).slice(-90);
     const capacity = (vs: VariantState): VariantCapacity | undefined =>
       mode.capacityActions && cfg.autoscaling && vs.v.scaling
@@ -850,6 +922,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         maxSpacingSeconds: Math.max(60, period),
         errors: last10.reduce((s, p) => s + p.e5, 0),
         invocations: last10.reduce((s, p) => s + p.inv, 0),
+        invocationsPerMinute: last10.map(p => ({ t: p.t * 1000, v: p.inv })),
+        endpointInvocationsPerMinute: last10.map(p => ({ t: p.t * 1000, v: p.inv + (fallbackMinutes.get(p.t) ?? 0) })),
         guardPressure: guardSeen.length ? guardSeen.map(p => ({ t: p.t * 1000, v: p.pressure })) : undefined,
         guardRefusals: guardSeen.length ? guardSeen.map(p => ({ t: p.t * 1000, v: p.refusals })) : undefined,
       },
@@ -864,6 +938,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     );
     // 1. the degrade level (published now; the container reads it within its poll interval)
     if (firstPublish === undefined && d.level >= 1) firstPublish = t;
+    if (d.level !== publishedLevel) {
+      levelChanges.push({ t, level: d.level, state: d.next.state, why: d.reasons[0] ?? '' });
+      publishedLevel = d.level;
+    }
+    if (d.next.state === 'CLOSED' && breaker.state !== 'CLOSED') lastClosed = t;
     if (mode.applyLevel && d.level !== (pendingLevel?.level ?? level)) pendingLevel = { at: t + a.levelPollS, level: d.level };
     // 2. weights: an update SageMaker accepts only when InService
     if (d.setWeights) {
@@ -948,6 +1027,12 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     rejectedByGuard,
     rejectedByBackstop,
     rejectedByDesign,
+    rejectedByFallback,
+    failedByTimeout,
+    refusedBelowHalfBudget: refusedBelowHalf,
+    levelChanges,
+    stateSeconds,
+    lastClosedS: lastClosed,
     rejectedAtLevel2,
     truncatedByGuard,
     inFlightAtEnd,

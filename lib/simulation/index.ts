@@ -1,5 +1,5 @@
 import { ResilientEndpoint } from '../resilient-endpoint';
-import { wholeBytes } from '../model-server';
+import { ModelServer, wholeBytes } from '../model-server';
 import { Stack } from 'aws-cdk-lib';
 import { CONTAINER_BUDGET_DEFAULT_PERCENT, CONTAINER_BUDGET_ENV } from '../breaker/contract';
 import { VariantInfo } from '../resilient-endpoint-props';
@@ -60,6 +60,7 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
       maxSeqLen: Number(env.MAX_SEQ_LEN ?? DEFAULT_ASSUMPTIONS.seqMax),
       degradedMaxSeqLen: Number(env.DEGRADED_MAX_SEQ_LEN ?? Math.min(512, Number(env.MAX_SEQ_LEN ?? 512))),
       initialCount: v.instanceCount,
+      queueLimit: serverQueue(v),
       scaling: scaling
         ? {
             min: scaling.capacity.min,
@@ -73,6 +74,29 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
     };
   };
   return { primary: of(endpoint.primaryVariant), fallback: endpoint.fallbackVariant ? of(endpoint.fallbackVariant) : undefined };
+}
+
+/** gunicorn's default listen backlog (its `backlog` setting), the queue of the images that serve with gunicorn. */
+export const GUNICORN_BACKLOG = 2048;
+
+/**
+ * How many requests an instance of the variant holds waiting: the job queue TorchServe and MMS read
+ * (`TS_JOB_QUEUE_SIZE` / `MMS_JOB_QUEUE_SIZE`, default 100), gunicorn's backlog for the scikit-learn and
+ * XGBoost images; undefined for a custom server (the simulator's default then).
+ */
+export function serverQueue(v: VariantInfo): number | undefined {
+  const env = { ...v.tuning.environment, ...(v.model.environment ?? {}) };
+  switch (v.tuning.server) {
+    case ModelServer.TORCHSERVE:
+      return Number(env.TS_JOB_QUEUE_SIZE) || 100;
+    case ModelServer.SAGEMAKER_INFERENCE_TOOLKIT:
+      return Number(env.MMS_JOB_QUEUE_SIZE) || 100;
+    case ModelServer.SCIKIT_LEARN:
+    case ModelServer.XGBOOST:
+      return GUNICORN_BACKLOG;
+    default:
+      return undefined;
+  }
 }
 
 /** The construct id of each variant's model under the endpoint (lib/resilient-endpoint.ts createModels). */
