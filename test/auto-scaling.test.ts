@@ -2,10 +2,10 @@
 import { CfnParameter, Duration, TimeZone, Token } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
-import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, VariantAutoScaling } from '../lib';
+import { ContainerImage, MemoryProfile, ResilientEndpoint, SageMakerInstanceType, VariantAutoScaling } from '../lib';
 import { cronProblems, validateAutoScaling } from '../lib/auto-scaling';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
-import { newStack, synthError, exampleStacks } from './util';
+import { newStack, synthError, exampleStacks, warnings } from './util';
 
 const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
 
@@ -16,10 +16,10 @@ describe('recommender example', () => {
     ({ recommender: stack, rec: t } = exampleStacks());
   });
 
-  test('scalable target min 2 max 4 on endpoint/<name>/variant/Primary', () => {
+  test('scalable target min 2 max 6 on endpoint/<name>/variant/Primary', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
       MinCapacity: 2,
-      MaxCapacity: 4,
+      MaxCapacity: 6,
       ServiceNamespace: 'sagemaker',
       ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
       ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Primary`,
@@ -29,12 +29,12 @@ describe('recommender example', () => {
     });
   });
 
-  test('target tracking at 9000 invocations per instance per minute (150 QPS), scale-out cooldown 90 s', () => {
+  test('target tracking at 3000 invocations per instance per minute (50 QPS), scale-out cooldown 90 s', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
       PolicyType: 'TargetTrackingScaling',
       TargetTrackingScalingPolicyConfiguration: {
         PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantInvocationsPerInstance' },
-        TargetValue: 9000,
+        TargetValue: 3000,
         ScaleOutCooldown: 90,
         ScaleInCooldown: 300,
       },
@@ -44,9 +44,73 @@ describe('recommender example', () => {
   test('the fallback autoscales too, up to the primary max', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
       MinCapacity: 1,
-      MaxCapacity: 4,
+      MaxCapacity: 6,
       ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Fallback`,
     });
+  });
+});
+
+describe('a QPS target a CPU instance cannot reach before its queue grows (the profile’s latency)', () => {
+  // A profile whose requests take 40 ms each (every point), on an ml.m5.xlarge (4 vCPUs, 6 workers): 4 busy vCPUs
+  // serve 4 × 1000 / 40 = 100 requests/s an instance; 70 % of it is 70.
+  const profile = MemoryProfile.fromJson(
+    JSON.stringify({
+      sizeUnit: 'rows',
+      device: 'cpu',
+      distribution: 'powerlaw:10:1000',
+      baselineBytes: 100 * 2 ** 20,
+      curve: { a: 0, b: 100, c: 0 },
+      percentiles: { p50: { size: 20, bytes: 2000 }, p99: { size: 900, bytes: 90000 }, p999: { size: 990, bytes: 99000 } },
+      points: [
+        { size: 10, peakBytes: 1000, latencyMs: 40 },
+        { size: 1000, peakBytes: 100000, latencyMs: 40 },
+      ],
+    }),
+  );
+  const warningsOf = (qpsPerInstance: number | undefined, instanceType = SageMakerInstanceType.ML_M5_XLARGE) => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', { model: { image, memoryProfile: profile }, instanceType, autoScaling: { qpsPerInstance } });
+    return warnings(stack).filter(w => w.includes('QpsTargetAboveCapacity'));
+  };
+
+  test('above 70 % of what the busy vCPUs serve: a warning naming the variant, the figure, how it was found and the fix', () => {
+    expect(profile.meanLatencyMs()).toBeCloseTo(40, 6);
+    const [w] = warningsOf(undefined); // the default 150
+    expect(w).toMatch(
+      /autoScaling\[Primary\]\.qpsPerInstance is 150, but one ml\.m5\.xlarge serves about 100 requests\/s of this model \(4 busy vCPUs × 1000 \/ 40 ms, the mean latency of model\.memoryProfile's distribution\).*Use at most 70 \(70 % of it\)\./,
+    );
+    expect(warningsOf(71)).toHaveLength(1);
+    expect(warningsOf(70)).toEqual([]);
+  });
+
+  test('not on a GPU type (a CPU profile says nothing of GPU latency), nor without a profile', () => {
+    expect(warningsOf(150, SageMakerInstanceType.ML_G4DN_XLARGE)).toEqual([]);
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+    expect(warnings(stack).filter(w => w.includes('QpsTargetAboveCapacity'))).toEqual([]);
+  });
+
+  test('the mean latency weighs the long tail: latency growing with size gives more than the median request', () => {
+    const tail = MemoryProfile.fromJson(
+      JSON.stringify({
+        ...JSON.parse(
+          JSON.stringify({
+            baselineBytes: 1,
+            curve: { a: 0, b: 0, c: 0 },
+            percentiles: { p50: { size: 1, bytes: 0 }, p99: { size: 1, bytes: 0 }, p999: { size: 1, bytes: 0 } },
+          }),
+        ),
+        distribution: 'powerlaw:10:1000',
+        points: [
+          { size: 10, peakBytes: 0, latencyMs: 10 },
+          { size: 1000, peakBytes: 0, latencyMs: 1000 },
+        ],
+      }),
+    );
+    // Latency proportional to size (log-log line through (10, 10) and (1000, 1000)), sizes on a bounded Pareto
+    // with α 1 on [10, 1000]: E[size] = 10 × 1000 / (1000 − 10) × ln(100) = 46.5 ms.
+    expect(tail.meanLatencyMs()).toBeCloseTo((10 * 1000 * Math.log(100)) / 990, 1);
+    expect(MemoryProfile.fromJson(JSON.stringify({ ...JSON.parse('{}') })).meanLatencyMs()).toBeUndefined();
   });
 });
 

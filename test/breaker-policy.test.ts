@@ -403,7 +403,9 @@ describe('enforcement that does not wait for InService', () => {
     expect(closed.capacity).toEqual({ suspendPrimaryScaleIn: false, suspendPrimaryScheduled: false, fallbackMinCapacity: 1 });
     // Without a fallback too.
     const alone = { primary: 'Primary', primaryCapacity: scheduled.primaryCapacity };
-    expect(decide(initialState(0), hot, view('InService', [1, 0], [4, 0]), alone, { ...DEFAULT_CONFIG, hasFallback: false }, 10 * MIN).capacity).toEqual({
+    expect(
+      decide(initialState(0), hot, view('InService', [1, 0], [4, 0]), alone, { ...DEFAULT_CONFIG, hasFallback: false }, 10 * MIN).capacity,
+    ).toEqual({
       suspendPrimaryScaleIn: true,
       suspendPrimaryScheduled: true,
     });

@@ -50,7 +50,10 @@ describe('simulator', () => {
     expect(primary).toMatchObject({ workers: 3, maxSeqLen: 1024, degradedMaxSeqLen: 512, initialCount: 2 });
     expect(primary.spec).toMatchObject({ gpuMemoryGiB: 16, vCpus: 8 });
     expect(primary.footprintBytes).toBe(4 * 1024 ** 3);
-    expect(primary.scaling).toEqual({ min: 2, max: 4, qpsPerInstance: 150, scaleOutCooldownS: 90, scaleInCooldownS: 300 });
+    expect(primary.scaling).toEqual({ min: 2, max: 6, qpsPerInstance: 50, scaleOutCooldownS: 90, scaleInCooldownS: 300 });
+    // TorchServe's job queue (100) for the PyTorch image; gunicorn's backlog for the scikit-learn one.
+    expect(primary.queueLimit).toBe(100);
+    expect(simVariantsFrom(exampleEndpoint('clustering')).primary.queueLimit).toBe(2048);
     expect(fallback).toMatchObject({ name: 'Fallback', maxSeqLen: 256, initialCount: 1 });
     expect(rows.map(r => r.scenario)).toEqual([SCENARIOS.STATIC, SCENARIOS.AUTOSCALING, SCENARIOS.WEIGHTS_ONLY, SCENARIOS.BREAKER]);
   });
@@ -149,7 +152,7 @@ describe('simulator', () => {
   });
 
   test('a memory target scales a fleet out that requests per instance never would, and holds it (autoScaling.memoryTargetPercent)', () => {
-    // 40 QPS over 2 instances is far below 150 QPS per instance; on the footprint model the instances'
+    // 40 QPS over 2 instances is below 50 QPS per instance; on the footprint model the instances'
     // average memory is well above 15 % (the weights alone), so only the memory policy scales out.
     const trace = steadyTrace(40, 1200);
     const cfg = { autoscaling: true, seed: 1, assumptions: { memoryModel: 'footprint' as const } };
@@ -157,8 +160,8 @@ describe('simulator', () => {
     const qpsOnly = runSimulation(trace, { ...cfg, primary });
     const withMemory = runSimulation(trace, { ...cfg, primary: { ...primary, scaling: { ...primary.scaling!, memoryTargetPercent: 15 } } });
     expect(most(qpsOnly)).toBe(2);
-    expect(most(withMemory)).toBe(4); // up to the max, and scale-in never undoes it: all policies must agree
-    expect(withMemory.series.at(-1)!.instP).toBe(4);
+    expect(most(withMemory)).toBe(6); // up to the max, and scale-in never undoes it: all policies must agree
+    expect(withMemory.series.at(-1)!.instP).toBe(6);
   });
 
   test('a steady load well under capacity has no OOM and no failure', () => {
@@ -302,9 +305,25 @@ describe('the container side in the simulator: measured memory and the memory gu
     expect(refusedOrFailedPercent(heard)).toBeLessThanOrEqual(1);
   });
 
-  test('the backstop catches requests that outgrow their estimate; an exact estimate needs none', () => {
-    expect(onFootprint({ estimateErrorSd: 0.3 }).rejectedByBackstop).toBeGreaterThan(0);
-    expect(onFootprint({ estimateErrorSd: 0 }).rejectedByBackstop).toBe(0);
+  test('the backstop is per process, as the product’s: on the GPU (the CUDA fraction at the container’s budget) it lets workers that outgrow their estimates together run the instance out of memory', () => {
+    expect(onFootprint({ estimateErrorSd: 0 })).toMatchObject({ oomEvents: 0, rejectedByBackstop: 0 });
+    // A curve 50 times too small (a profile of other code): the guard admits what does not fit, and no
+    // container-wide check exists to stop it.
+    expect(onFootprint({ estimateScale: 1 / 50 }, false).oomEvents).toBeGreaterThan(0);
+  });
+
+  test('on the CPU the backstop (RLIMIT_DATA per worker) catches a request that outgrows its estimate plus what the container has left', () => {
+    const clustering = simVariantsFrom(exampleEndpoint('clustering')).primary;
+    const run = (estimateErrorSd: number) =>
+      runSimulation(shortPulse(), {
+        primary: clustering,
+        autoscaling: true,
+        metricPeriodS: 10,
+        seed: 7,
+        assumptions: { memoryModel: 'footprint', estimateErrorSd },
+      });
+    expect(run(0.3).rejectedByBackstop).toBeGreaterThan(0);
+    expect(run(0).rejectedByBackstop).toBe(0);
   });
 
   test('a container without a budget (no guard in it) is not protected, whatever the assumption says', () => {
@@ -379,7 +398,7 @@ describe('the guard matrix and the sweep flags', () => {
     // The goal table: one row per run and the count of runs that meet it.
     const goal = goalTable([rows[0]], () => true);
     expect(goal).toContain(
-      `| recommender | 17× | 7 | 0 | ${guarded.failed} | ${guarded.rejectedByGuard + guarded.rejectedByBackstop} | ${refusedOrFailedPercent(guarded).toFixed(2)} % |`,
+      `| recommender | footprint (its own) | 17× | 7 | 0 | ${guarded.failed} | ${guarded.rejectedByGuard + guarded.rejectedByBackstop} | ${guarded.rejectedByFallback} | ${refusedOrFailedPercent(guarded).toFixed(2)} % |`,
     );
     expect(goal).toMatch(new RegExp(`met in ${meetsGoal(guarded, true) ? 1 : 0} of 1 runs`));
   });
@@ -388,7 +407,8 @@ describe('the guard matrix and the sweep flags', () => {
     const ok = {
       oomEvents: 0,
       rejectedByGuard: 50,
-      rejectedByBackstop: 40,
+      rejectedByBackstop: 30,
+      rejectedByFallback: 10,
       failed: 10,
       arrivals: 10_000,
       servedByFallback: 1,
@@ -401,7 +421,18 @@ describe('the guard matrix and the sweep flags', () => {
     expect(meetsGoal({ ...ok, servedByFallback: 0 }, false)).toBe(true);
     expect(
       goalTable(
-        [{ example: 'x', workload: 'own', memoryModel: 'footprint', factor: 17, seed: 1, guard: true, tenSecondData: true, result: { ...ok, oomEvents: 2 } as any }],
+        [
+          {
+            example: 'x',
+            workload: 'own',
+            memoryModel: 'footprint',
+            factor: 17,
+            seed: 1,
+            guard: true,
+            tenSecondData: true,
+            result: { ...ok, oomEvents: 2 } as any,
+          },
+        ],
         () => true,
       ),
     ).toMatch(/\*\*not met\*\*[\s\S]*met in 0 of 1 runs/);

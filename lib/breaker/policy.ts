@@ -96,13 +96,6 @@ export interface BreakerConfig {
    */
   readonly guardPressureSustainSeconds: number;
   /**
-   * Memory finer than a minute (10-s data) degrades when it lasts this long (s) at the degrade level: each
-   * point is its interval's `Maximum`, so one long request's or padded batch's peak reads as a point; the
-   * container guard absorbs such peaks, the breaker acts on memory that stays. One-minute points count alone
-   * (each already covers a minute), and the critical level needs no wait.
-   */
-  readonly memorySustainSeconds: number;
-  /**
    * The guard's memory refusals escalate at this share (0–1) of the requests in `guardSignalSeconds`
    * (the request rate from the newest `Invocations` minutes), whatever memory reads: the layers' goal is at
    * most 1 % refused or failed.
@@ -136,7 +129,6 @@ export const DEFAULT_CONFIG: BreakerConfig = {
   probationSeconds: 600,
   guardSignalSeconds: 120,
   guardPressureSustainSeconds: 30,
-  memorySustainSeconds: 30,
   guardRefusalRate: 0.01,
   guardRefusalIntervals: 2,
   hasFallback: true,
@@ -556,10 +548,7 @@ export function decide(
     const memoryCritical = latest !== undefined && latest >= config.criticalAtPercent;
     const critical = memoryCritical || guard.critical;
     const erroring = errRate !== undefined && errRate >= config.errorRateOpen;
-    // Memory at the degrade level that lasts (on 10-s data; a 1-minute point counts alone).
-    const fine = fresh.length > 1 && fresh[fresh.length - 1].t - fresh[fresh.length - 2].t < 60_000;
-    const held = fine ? sustained(fresh, config.memorySustainSeconds, (fresh[fresh.length - 1].t - fresh[fresh.length - 2].t) / 1000).at(-1)!.v : latest;
-    const memoryHot = held !== undefined && held >= config.degradeAtPercent;
+    const memoryHot = latest !== undefined && latest >= config.degradeAtPercent;
     const hot = memoryHot || guard.hot;
     // Hysteresis: below the recovery level for the whole dwell, anchored at the newest point (data arrives
     // late), on the fine series or, where it has holes, on the 1-minute maxima.
@@ -615,9 +604,7 @@ export function decide(
       );
     } else if (hot && (prev.state === 'CLOSED' || prev.state === 'RECOVERING')) {
       next = degraded();
-      reasons.push(
-        `${memoryHot ? `memory ${fmt(held)} ≥ ${config.degradeAtPercent} %${fine ? ` for ${config.memorySustainSeconds} s` : ''}` : guard.why}: DEGRADED${probe}`,
-      );
+      reasons.push(`${memoryHot ? `memory ${fmt(latest)} ≥ ${config.degradeAtPercent} %` : guard.why}: DEGRADED${probe}`);
     } else if (prev.state !== 'CLOSED' && endpoint && endpoint.status !== 'InService') {
       // De-escalation waits while capacity is still changing: memory measured under the degraded
       // mode says little about memory after it, and a scale-out in flight means load outgrew the fleet.

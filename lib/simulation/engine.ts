@@ -164,6 +164,13 @@ export interface SimAssumptions {
   /** How wrong the guard's estimate is: a request's real memory is its estimate × (1 + N(0, this)). UNVERIFIED. @default 0.1 */
   readonly estimateErrorSd: number;
   /**
+   * The guard's curve against the model's real memory: 1 when the profile is right, 1/50 for a curve 50 times too
+   * small (a profile measured on other code or another device). What a model that can fail as the product can must
+   * show: a guard that admits too much lets workers outgrow the budget together, and only a per-process backstop
+   * stands in the way. @default 1
+   */
+  readonly estimateScale: number;
+  /**
    * From the end of a 10-s interval to the container's guard metrics of it (`GuardPressure`,
    * `GuardMemoryRefusals`) being readable: the publisher sends each interval's statistic set at its end
    * (runtime helper GuardMetricsPublisher, lib/breaker/contract.ts GUARD_METRIC_PERIOD_SECONDS), then
@@ -220,6 +227,7 @@ export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
   tenSecondData: true,
   guard: true,
   estimateErrorSd: 0.1,
+  estimateScale: 1,
   guardMetricDelayS: 20,
   guardTenSecondData: true,
   guardLocalDegradeAt: 0.8,
@@ -662,7 +670,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           let mem = requestBytes(vs.v, len, scale);
           if (guarded) {
             const error = 1 + a.estimateErrorSd * gauss();
-            const est = (l: number) => Math.max(0, requestBytes(vs.v, l, scale) * error);
+            const est = (l: number) => Math.max(0, requestBytes(vs.v, l, scale) * error * a.estimateScale);
             // What the container holds while the request would start: the other workers' batches, and this worker's.
             holding(inst, worker, start);
             let otherEst = 0,

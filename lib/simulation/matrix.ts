@@ -104,7 +104,17 @@ export function guardMatrix(endpoints: Record<string, ResilientEndpoint>, opts: 
               seed,
               assumptions: { ...opts.assumptions, memoryModel, guard, tenSecondData },
             });
-            const row = { example, workload, memoryModel, factor, seed, guard, tenSecondData, result, backToClosedS: backToClosed(result, pulseReturnS(trace)) };
+            const row = {
+              example,
+              workload,
+              memoryModel,
+              factor,
+              seed,
+              guard,
+              tenSecondData,
+              result,
+              backToClosedS: backToClosed(result, pulseReturnS(trace)),
+            };
             rows.push(row);
             opts.onRun?.(row, rows.length, total);
           }
@@ -312,7 +322,7 @@ export function meetsGoal(r: SimResult, hasFallback: boolean): boolean {
 export function goalTable(rows: MatrixRow[], hasFallback: (example: string) => boolean): string {
   const pct = (n: number, d: number) => `${((100 * n) / Math.max(1, d)).toFixed(2)} %`;
   const lines = [
-    '| example | workload | pulse | seed | OOM events | failed | refused by the guard + backstop | refused by the fallback\'s cap | (refused + failed) % | refused by design (> MAX_SEQ_LEN) | refused at level 2 | served by fallback | level first published | back to CLOSED | goal |',
+    "| example | workload | pulse | seed | OOM events | failed | refused by the guard + backstop | refused by the fallback's cap | (refused + failed) % | refused by design (> MAX_SEQ_LEN) | refused at level 2 | served by fallback | level first published | back to CLOSED | goal |",
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   const met = (row: MatrixRow) =>
