@@ -673,12 +673,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
             const est = (l: number) => Math.max(0, requestBytes(vs.v, l, scale) * error * a.estimateScale);
             // What the container holds while the request would start: the other workers' batches, and this worker's.
             holding(inst, worker, start);
-            let otherEst = 0,
-              otherMem = 0;
+            // (The guard sees the other workers' estimates through the ledger; their real memory no per-process check sees.)
+            let otherEst = 0;
             for (let k = 0; k < kn.length; k++) {
               if (k === worker) continue;
               otherEst += summed ? kSumEst[k] : kn[k] * kMaxEst[k];
-              otherMem += summed ? kSumMem[k] : kn[k] * kMaxMem[k];
             }
             const [n, sumEst, maxEst, sumMem, maxMem] = [kn[worker], kSumEst[worker], kMaxEst[worker], kSumMem[worker], kMaxMem[worker]];
             // Padded batches (footprint model): a worker's batch costs its size × its longest request.
