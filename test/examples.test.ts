@@ -157,7 +157,8 @@ describe('the examples as deployed', () => {
       expect(variants(clu)).toEqual([{ name: 'Primary', type: 'ml.m5.xlarge', count: 7, weight: 1 }]);
     });
 
-    test('autoscaled 7–24 on memory (70 % MemoryUtilization) as well as on requests (91 QPS per instance: 70 % of what 4 busy vCPUs serve)', () => {
+    test('autoscaled 7–24 on memory (70 %: the guard’s in-flight memory, load-proportional) as well as on requests (91 QPS per instance: 70 % of what 4 busy vCPUs serve)', () => {
+      // The in-flight target: (70 − the static 10.95 % of 6 workers × the profile's 299 MiB warm baseline of 16 GiB) ÷ 90 × 100 = 65.6.
       // 4 × 1000 / 30.47 ms = 131.3 requests/s an instance; 70 % of it is 91.9 → 91 QPS → 5,460 a minute.
       expect(scaling(clu)).toEqual([
         {
@@ -166,7 +167,7 @@ describe('the examples as deployed', () => {
           max: 24,
           policies: [
             ['SageMakerVariantInvocationsPerInstance', 5460],
-            ['MemoryUtilization', 70],
+            ['GuardInFlightPercent', 65.6],
           ],
         },
       ]);

@@ -151,17 +151,31 @@ describe('simulator', () => {
     expect(by[SCENARIOS.BREAKER].series.some(s => s.level > 0)).toBe(true); // the same trace does degrade the current breaker
   });
 
-  test('a memory target scales a fleet out that requests per instance never would, and holds it (autoScaling.memoryTargetPercent)', () => {
-    // 40 QPS over 2 instances is below 50 QPS per instance; on the footprint model the instances'
-    // average memory is well above 15 % (the weights alone), so only the memory policy scales out.
-    const trace = steadyTrace(40, 1200);
-    const cfg = { autoscaling: true, seed: 1, assumptions: { memoryModel: 'footprint' as const } };
-    const most = (r: simulation.SimResult) => Math.max(...r.series.map(p => p.instP));
-    const qpsOnly = runSimulation(trace, { ...cfg, primary });
-    const withMemory = runSimulation(trace, { ...cfg, primary: { ...primary, scaling: { ...primary.scaling!, memoryTargetPercent: 15 } } });
-    expect(most(qpsOnly)).toBe(2);
-    expect(most(withMemory)).toBe(6); // up to the max, and scale-in never undoes it: all policies must agree
-    expect(withMemory.series.at(-1)!.instP).toBe(6);
+  test('a memory target on SageMaker memory that does not fall pins the fleet at its maximum; on the guard’s in-flight memory it scales in with the load (autoScaling.memoryTargetPercent)', () => {
+    // PyTorch's caching allocator keeps each worker's peak reserved (allocatorRetainsPeak): after a 10× pulse the GPU
+    // metric stays high however many instances there are. 2 copies (static ~56 %, under the 70 % target).
+    const trace = pulseTrace(40, 10, { before: 300, ramp: 300, hold: 600, after: 3000 });
+    const run = (scaling: Partial<NonNullable<simulation.SimVariant['scaling']>>) =>
+      runSimulation(trace, {
+        primary: { ...primary, workers: 2, scaling: { ...primary.scaling!, ...scaling } },
+        autoscaling: true,
+        seed: 1,
+        metricPeriodS: 10,
+        assumptions: { memoryModel: 'footprint', allocatorRetainsPeak: true },
+      });
+    const last30min = (r: simulation.SimResult) => r.series.filter(p => p.t >= trace.seconds - 1800).map(p => p.instP);
+    // The old policy (scale-in enabled on GPU memory): the pulse scales it to the maximum and it never comes back.
+    const pinned = run({ memoryTargetPercent: 70, memoryScaleIn: true, memoryMetric: 'memory' });
+    expect(Math.min(...last30min(pinned))).toBe(6);
+    // The construct's policy on a guarded model: the guard's in-flight memory, which falls with the load.
+    const inFlight = run({ memoryTargetPercent: 40, memoryScaleIn: true, memoryMetric: 'inFlight' });
+    expect(Math.max(...inFlight.series.map(p => p.instP))).toBe(6); // it did scale out for the pulse
+    expect(Math.max(...last30min(inFlight))).toBe(2);
+    expect(inFlight.instanceMinutes).toBeLessThan(pinned.instanceMinutes);
+    // Without the guard the construct disables the memory policy's scale-in: the QPS target releases capacity (the
+    // memory policy may add it again while memory stays up: the warning GpuMemoryTargetWithoutGuard says so).
+    const noVeto = run({ memoryTargetPercent: 70, memoryScaleIn: false, memoryMetric: 'memory' });
+    expect(Math.min(...last30min(noVeto))).toBeLessThan(6);
   });
 
   test('a steady load well under capacity has no OOM and no failure', () => {

@@ -64,6 +64,17 @@ export interface SimVariant {
     scaleInCooldownS: number;
     /** A second target-tracking policy on the instances' average memory, % (autoScaling.memoryTargetPercent; undefined = none). */
     memoryTargetPercent?: number;
+    /**
+     * Whether that memory policy may scale in (a veto on the QPS target's scale-in: AAS scales in only when every
+     * policy with scale-in enabled agrees). The construct disables it on SageMaker's memory. @default false
+     */
+    memoryScaleIn?: boolean;
+    /**
+     * What the memory policy tracks: 'memory' (SageMaker's, the instances' average) or 'inFlight' (the guard's
+     * in-flight memory, `GuardInFlightPercent`: the estimates of the requests in flight, of the container's budget).
+     * @default 'memory'
+     */
+    memoryMetric?: 'memory' | 'inFlight';
   };
 }
 
@@ -171,6 +182,13 @@ export interface SimAssumptions {
    */
   readonly estimateScale: number;
   /**
+   * Whether SageMaker's `GPUMemoryUtilization` counts what PyTorch's caching allocator keeps reserved (released
+   * memory stays reserved at each worker's peak until `torch.cuda.empty_cache()`): then the GPU metric holds every
+   * worker's peak, however little runs now. UNVERIFIED (no AWS text says which memory NVML reports there; nvidia-smi
+   * counts reserved memory). @default false
+   */
+  readonly allocatorRetainsPeak: boolean;
+  /**
    * From the end of a 10-s interval to the container's guard metrics of it (`GuardPressure`,
    * `GuardMemoryRefusals`) being readable: the publisher sends each interval's statistic set at its end
    * (runtime helper GuardMetricsPublisher, lib/breaker/contract.ts GUARD_METRIC_PERIOD_SECONDS), then
@@ -228,6 +246,7 @@ export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
   guard: true,
   estimateErrorSd: 0.1,
   estimateScale: 1,
+  allocatorRetainsPeak: false,
   guardMetricDelayS: 20,
   guardTenSecondData: true,
   guardLocalDegradeAt: 0.8,
@@ -370,6 +389,8 @@ interface Instance {
   lastInSlot: (Req | undefined)[];
   active: Req[];
   queue: { len: number; arrive: number; scale: number }[];
+  /** Per worker: the most its requests held at once since it started (what a caching allocator keeps reserved). */
+  retained: number[];
 }
 /** Starts `req` in slot `s` of `inst`: the slot is busy until it finishes, and it is the slot's latest request. */
 function occupy(inst: Instance, s: number, req: Req): void {
@@ -390,6 +411,8 @@ interface MinutePoint {
   ipi: number;
   /** The minute's memory, averaged over the instances in service and their seconds (the policy's Average statistic). */
   memAvg: number;
+  /** The minute's in-flight memory the guard admitted (% of the container's budget), averaged likewise. */
+  inflightAvg: number;
 }
 interface VariantState {
   v: SimVariant;
@@ -407,6 +430,7 @@ interface VariantState {
   min5xx: number;
   minuteInstSec: number;
   minuteMemSum: number;
+  minuteInflightSum: number;
   memPoints: Published[];
   minutes: MinutePoint[];
   /** The container guard's metrics: this interval's highest pressure (%) and its memory refusals, and what was published. */
@@ -452,6 +476,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     downUntil: -1,
     slots: new Array(slotsOf(v)).fill(0),
     lastInSlot: new Array(slotsOf(v)).fill(undefined),
+    retained: new Array(v.workers).fill(0),
     active: [],
     queue: [],
   });
@@ -468,6 +493,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     min5xx: 0,
     minuteInstSec: 0,
     minuteMemSum: 0,
+    minuteInflightSum: 0,
     memPoints: [],
     minutes: [],
     guardPressureMax: 0,
@@ -756,25 +782,35 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           vs.min5xx += excess;
         }
         // peak memory this second, sampled at four instants: the requests in flight at each
+        const retains = a.allocatorRetainsPeak && vs.v.spec.gpuCount > 0;
         let bytes = w;
         for (const tau of [t + 0.25, t + 0.5, t + 0.75, t + 0.999]) {
           let b = w;
-          if (a.paddedBatches && !profiled) {
-            // per worker: batch size × the activations of its longest request
+          if ((a.paddedBatches && !profiled) || retains) {
+            // per worker: batch size × the activations of its longest request (or their sum, unpadded)
             const n = new Array(vs.v.workers).fill(0);
             const top = new Array(vs.v.workers).fill(0);
+            const sum = new Array(vs.v.workers).fill(0);
             for (const r of inst.active) {
               if (r.start <= tau && r.finish > tau) {
                 n[r.worker]++;
+                sum[r.worker] += r.mem;
                 if (r.mem > top[r.worker]) top[r.worker] = r.mem;
               }
             }
-            for (let k = 0; k < n.length; k++) b += n[k] * top[k];
+            for (let k = 0; k < n.length; k++) {
+              const held = a.paddedBatches && !profiled ? n[k] * top[k] : sum[k];
+              b += held;
+              if (held > inst.retained[k]) inst.retained[k] = held;
+            }
           } else {
             for (const r of inst.active) if (r.start <= tau && r.finish > tau) b += r.mem;
           }
           if (b > bytes) bytes = b;
         }
+        // What the GPU metric reads when the caching allocator's reserved memory counts (released memory is kept
+        // at each worker's peak until empty_cache): the workers' retained peaks, however little runs now.
+        const metricBytes = retains ? Math.min(dev, Math.max(bytes, w + inst.retained.reduce((x, y) => x + y, 0))) : bytes;
         const pct = (100 * bytes) / dev;
         if (pct >= 100) {
           ooms++;
@@ -787,12 +823,19 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           inst.queue = [];
           inst.slots.fill(0);
           inst.lastInSlot.fill(undefined);
+          inst.retained.fill(0);
           inst.downUntil = t + a.restartS;
           hottest = 100;
           continue;
         }
-        hottest = Math.max(hottest, pct);
-        vs.minuteMemSum += pct;
+        const reading = (100 * metricBytes) / dev;
+        hottest = Math.max(hottest, reading);
+        vs.minuteMemSum += reading;
+        if (budget !== undefined) {
+          let inflight = 0;
+          for (const r of inst.active) if (r.start <= t + 1 && r.finish > t) inflight += r.est;
+          vs.minuteInflightSum += (100 * inflight) / budget;
+        }
         const before = inst.active.length;
         const stay: Req[] = [];
         for (const r of inst.active) {
@@ -847,12 +890,14 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           e5: vs.min5xx,
           ipi: vs.minuteInv / inst,
           memAvg: vs.minuteMemSum / Math.max(1, vs.minuteInstSec),
+          inflightAvg: vs.minuteInflightSum / Math.max(1, vs.minuteInstSec),
         });
         if (vs.minutes.length > 30) vs.minutes.shift();
         vs.minuteInv = 0;
         vs.min5xx = 0;
         vs.minuteInstSec = 0;
         vs.minuteMemSum = 0;
+        vs.minuteInflightSum = 0;
       }
     }
 
@@ -992,8 +1037,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     const target = sc.qpsPerInstance * 60;
     const current = vs.desired;
     // Each target-tracking policy on its metric: QPS per instance, and memory when memoryTargetPercent is set.
-    const policies: { metric: (p: MinutePoint) => number; target: number }[] = [{ metric: p => p.ipi, target }];
-    if (sc.memoryTargetPercent !== undefined) policies.push({ metric: p => p.memAvg, target: sc.memoryTargetPercent });
+    const policies: { metric: (p: MinutePoint) => number; target: number; scaleIn: boolean }[] = [{ metric: p => p.ipi, target, scaleIn: true }];
+    if (sc.memoryTargetPercent !== undefined) {
+      const inFlight = sc.memoryMetric === 'inFlight';
+      policies.push({ metric: p => (inFlight ? p.inflightAvg : p.memAvg), target: sc.memoryTargetPercent, scaleIn: sc.memoryScaleIn ?? false });
+    }
     // Scale out after 3 of 3 datapoints above target, proportionally (scaling-dynamics §1a); with several
     // policies, when any asks, to the largest capacity asked (AAS user guide, multiple target-tracking policies).
     const last3 = pts.slice(-3);
@@ -1007,17 +1055,18 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         return;
       }
     }
-    // Scale in after 15 of 15 datapoints below 0.9 × target — of every policy (scale in only when all
-    // agree), to the largest capacity any asks — unless the breaker suspended it.
+    // Scale in after 15 of 15 datapoints below 0.9 × target — of every policy with scale-in enabled (scale in only
+    // when all of those agree), to the largest capacity any of them asks — unless the breaker suspended it.
     const last15 = pts.slice(-15);
+    const shrinking = policies.filter(pol => pol.scaleIn);
     if (
       !vs.scaleInSuspended &&
       last15.length === 15 &&
-      policies.every(pol => last15.every(p => pol.metric(p) < 0.9 * pol.target)) &&
+      shrinking.every(pol => last15.every(p => pol.metric(p) < 0.9 * pol.target)) &&
       t - vs.lastScaleIn >= sc.scaleInCooldownS &&
       t - vs.lastScaleOut >= sc.scaleInCooldownS
     ) {
-      const want = Math.max(min, ...policies.map(pol => Math.ceil((current * pol.metric(last15[14])) / pol.target)), 1);
+      const want = Math.max(min, ...shrinking.map(pol => Math.ceil((current * pol.metric(last15[14])) / pol.target)), 1);
       if (want < current) scaleTo(vs, want, t);
     }
   }

@@ -1,7 +1,7 @@
 import { ResilientEndpoint } from '../resilient-endpoint';
 import { ModelServer, wholeBytes } from '../model-server';
 import { Stack } from 'aws-cdk-lib';
-import { CONTAINER_BUDGET_DEFAULT_PERCENT, CONTAINER_BUDGET_ENV } from '../breaker/contract';
+import { CONTAINER_BUDGET_DEFAULT_PERCENT, CONTAINER_BUDGET_ENV, GUARD_METRICS } from '../breaker/contract';
 import { VariantInfo } from '../resilient-endpoint-props';
 import {
   CURRENT_BREAKER,
@@ -68,7 +68,17 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
             qpsPerInstance: scaling.qpsPerInstance,
             scaleOutCooldownS: scaling.scaleOutCooldown.toSeconds(),
             scaleInCooldownS: scaling.scaleInCooldown.toSeconds(),
-            memoryTargetPercent: scaling.memoryTargetPercent,
+            // The memory policy as synthesized: its metric, its target on it, whether it scales in.
+            memoryTargetPercent:
+              scaling.memoryTracking && scaling.memoryTracking.metricName === 'GPUMemoryUtilization'
+                ? scaling.memoryTracking.targetValue / Math.max(1, v.instanceType.spec.gpuCount)
+                : scaling.memoryTracking?.targetValue,
+            memoryScaleIn: scaling.memoryTracking?.scaleIn,
+            memoryMetric: scaling.memoryTracking
+              ? scaling.memoryTracking.metricName === GUARD_METRICS.IN_FLIGHT
+                ? 'inFlight'
+                : 'memory'
+              : undefined,
           }
         : undefined,
     };
