@@ -23,9 +23,6 @@ import { stackLabel, stackPartitions } from './validation';
 /** Where the per-Region data comes from (the validator, its version, when it was read). */
 export const RESOURCE_TYPE_SOURCE = `AWS's CloudFormation validator ${RESOURCE_TYPE_DATA.source.split(' (')[0]}, as of ${RESOURCE_TYPE_DATA.read}`;
 
-/** The warning id for a Region-bound stack in a Region the data does not cover. */
-export const UNCHECKED_WARNING = 'RE-RegionTypesUnchecked';
-
 /**
  * Whether CloudFormation in `region` lacks `type`: true or false where the data says, undefined where it
  * cannot tell (a Region without data of its own, or a type the data file does not list).
@@ -181,7 +178,7 @@ function warnIfUnchecked(top: Stack, owner: IConstruct, resources: CfnResource[]
   if (RESOURCE_TYPE_DATA.regions[region] !== undefined) return;
   const types = [...byType(resources).keys()].sort();
   Validations.of(owner).addWarning(
-    UNCHECKED_WARNING,
+    'RE-RegionTypesUnchecked',
     `${stackLabel(top)} deploys to ${region}, which the per-Region resource types of ${RESOURCE_TYPE_SOURCE}, do not cover ` +
       `(${RESOURCE_TYPE_DATA.unchecked[region] !== undefined ? 'it judges that Region with no data of its own' : 'a Region it does not name'}): ` +
       `whether CloudFormation there has the ${types.length} types this stack creates is not checked. ` +
