@@ -57,6 +57,9 @@ export function fixFor(type: string, partition?: string): string {
   return 'deploy the stack to a Region that has it, or turn off the feature that creates it';
 }
 
+/** The construct id (and logical id) of the agnostic stack's assertion. */
+const RULE_ID = 'ResilientEndpointResourceTypes';
+
 const roots = new WeakSet<IConstruct>();
 const madeWhereTypeExists = new WeakSet<CfnResource>();
 const stacksWithAspect = new WeakSet<Stack>();
@@ -217,8 +220,8 @@ function agnosticRule(top: Stack, owner: IConstruct, resources: CfnResource[]): 
     groups.set(key, g);
   }
   if (nowhere.length) (owner as Construct).node.addValidation({ validate: () => nowhere });
-  if (!groups.size) return;
-  new CfnRule(top, 'ResilientEndpointResourceTypes', {
+  if (!groups.size || top.node.tryFindChild(RULE_ID)) return;
+  new CfnRule(top, RULE_ID, {
     assertions: [...groups.values()].map(g => ({
       assert: Fn.conditionNot(Fn.conditionContains(g.regions, Aws.REGION)),
       assertDescription:
