@@ -3,7 +3,7 @@
 // library's copy of its data: a Region-bound stack where a type is missing fails synth naming the type, the
 // Region and the fix, whatever the app's feature flags; an environment-agnostic stack's Rules refuse exactly
 // the Regions where the validator finds a type missing. CPU: the every-feature stack is synthesized once per
-// set of Regions the validator finds the same types missing in (6 syntheses for ~47 Regions), plus one
+// set of Regions the validator finds the same types missing in (5 sets over 47 Regions today), plus one
 // agnostic synthesis; the validator's answers for the other Regions of a set come from that set's template.
 import * as path from 'path';
 import { App, Stack } from 'aws-cdk-lib';
