@@ -20,7 +20,15 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { mockClient } from 'aws-sdk-client-mock';
 import { fixFor, opsClients, resolveRegion } from '../bin/ops/aws';
 import { doctor, formatReport, readStored, SIMULATOR_DELAYS, spacingSeconds, STALE_AFTER_S } from '../bin/ops/doctor';
-import { FAMILY_METRICS, gpuMemoryHeld, liveVariants, metricFamily, PROBE_NAMESPACE, utilisationMetrics } from '../bin/ops/doctor-live';
+import {
+  FAMILY_METRICS,
+  gpuMemoryHeld,
+  liveVariants,
+  metricFamily,
+  PROBE_NAMESPACE,
+  QUIET_MINUTES,
+  utilisationMetrics,
+} from '../bin/ops/doctor-live';
 import { doctorMain } from '../bin/ops/index';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { BREAKER_TAG } from '../lib/breaker/contract';
@@ -1245,12 +1253,12 @@ describe('what is live, and what no AWS text settles (issue 39)', () => {
   });
 
   test('GPU memory at rest: held at its peak through quiet minutes → WARN (the allocator’s cache); falling with the traffic → PASS', async () => {
-    const run = async (quietValue: number) => {
+    const run = async (quietValue: number, quietMinutes = 20) => {
       const fake = new CloudWatchFake();
       const minute = Math.floor(NOW / 60_000) * 60_000;
       for (let k = 60; k >= 1; k--) {
         const t = minute - k * 60_000;
-        const busy = k > 20;
+        const busy = k > quietMinutes;
         fake.put('AWS/SageMaker', 'Invocations', DIMS, t, busy ? 6000 : 0);
         fake.put('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, t, busy ? 80 : quietValue);
       }
@@ -1266,6 +1274,14 @@ describe('what is live, and what no AWS text settles (issue 39)', () => {
     expect(await run(30)).toMatchObject({
       result: 'PASS',
       saw: expect.stringMatching(/at least 30\.0 through the 20 quiet minutes after them: it falls with the traffic/),
+    });
+    // The edges: 2 points under the peak is still held, more is falling; 10 quiet minutes judge, 9 do not.
+    expect((await run(78)).result).toBe('WARN');
+    expect((await run(77.9)).result).toBe('PASS');
+    expect(await run(30, QUIET_MINUTES)).toMatchObject({ result: 'PASS', saw: expect.stringMatching(/through the 10 quiet minutes/) });
+    expect(await run(30, QUIET_MINUTES - 1)).toMatchObject({
+      result: 'SKIP',
+      saw: expect.stringMatching(/^Primary: no stretch of 10 minutes without invocations after traffic/),
     });
   });
 });

@@ -149,6 +149,10 @@ describe('a Region-bound stack', () => {
       ),
     ]);
     expect(warnings(endpointIn('us-east-1').stack).filter(x => /RE-RegionTypesUnchecked/.test(x))).toEqual([]);
+    // A Region aws-cdk-lib knows and the validator does not name at all.
+    expect(warnings(endpointIn('me-west-1').stack).filter(x => /RE-RegionTypesUnchecked/.test(x))).toEqual([
+      expect.stringMatching(/stack Types deploys to me-west-1, .* do not cover \(a Region it does not name\)/),
+    ]);
   });
 });
 
