@@ -12,10 +12,10 @@
  *   whose CloudFormation lacks a type the stack creates (one assertion per set of such Regions, naming the
  *   types and the fix). Regions the data does not cover are not refused: if a type is missing there, the
  *   change set fails just as early, with CloudFormation's own message.
- * - A resource made only where its type exists (`onlyWhereTypeExists`: the budget of an agnostic stack) gets a
- *   condition on `AWS::Region` listing those Regions, and is left out of the assertion.
+ * - A resource made only in some partitions (`createdOnlyInPartitions`: the budget of an agnostic stack, on
+ *   `AWS::Partition`) is judged in those partitions' Regions only.
  */
-import { Aspects, Aws, CfnCondition, CfnResource, CfnRule, Fn, ICfnConditionExpression, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Aspects, Aws, CfnResource, CfnRule, Fn, Stack, Token, Validations } from 'aws-cdk-lib';
 import { Construct, IConstruct } from 'constructs';
 import { RESOURCE_TYPE_DATA } from './region-resource-types.data';
 import { stackLabel, stackPartitions } from './validation';
@@ -61,7 +61,7 @@ export function fixFor(type: string, partition?: string): string {
 const RULE_ID = 'ResilientEndpointResourceTypes';
 
 const roots = new WeakSet<IConstruct>();
-const madeWhereTypeExists = new WeakSet<CfnResource>();
+const onlyIn = new WeakMap<CfnResource, readonly string[]>();
 const stacksWithAspect = new WeakSet<Stack>();
 
 /**
@@ -84,29 +84,11 @@ export function guardResourceTypes(root: Construct): void {
 }
 
 /**
- * Makes `resource` only in the Regions (of `partitions`) whose CloudFormation has its type: a condition on
- * `AWS::Region` listing them, for an environment-agnostic stack. Returns those Regions (empty: none has it,
- * and no condition is set).
+ * Says that `resource` is made only in `partitions` (a condition on `AWS::Partition` the caller set): the
+ * agnostic stack's assertion then refuses only those partitions' Regions that lack its type.
  */
-export function onlyWhereTypeExists(resource: CfnResource, partitions: readonly string[]): string[] {
-  const where = regionsWith(resource.cfnResourceType, partitions);
-  if (!where.length) return where;
-  const scope = resource.node.scope as Construct;
-  resource.cfnOptions.condition = new CfnCondition(scope, `${resource.node.id}Regions`, {
-    expression: anyOf(where.map(r => Fn.conditionEquals(Aws.REGION, r))),
-  });
-  madeWhereTypeExists.add(resource);
-  return where;
-}
-
-/** Fn::Or over any number of conditions (CloudFormation takes 2 to 10 per Fn::Or). */
-function anyOf(conditions: ICfnConditionExpression[]): ICfnConditionExpression {
-  if (conditions.length === 1) return conditions[0];
-  if (conditions.length <= 10) return Fn.conditionOr(...conditions);
-  const chunks: ICfnConditionExpression[] = [];
-  const size = Math.ceil(conditions.length / Math.ceil(conditions.length / 10));
-  for (let i = 0; i < conditions.length; i += size) chunks.push(anyOf(conditions.slice(i, i + size)));
-  return anyOf(chunks);
+export function createdOnlyInPartitions(resource: CfnResource, partitions: readonly string[]): void {
+  onlyIn.set(resource, partitions);
 }
 
 function topStack(stack: Stack): Stack {
@@ -121,9 +103,9 @@ function outermost(c: IConstruct): boolean {
   return true;
 }
 
-/** The library's resources under `root` (made-where-their-type-exists ones left out), each with its stack. */
+/** The library's resources under `root`. */
 function resourcesOf(root: IConstruct): CfnResource[] {
-  return root.node.findAll().filter((c): c is CfnResource => CfnResource.isCfnResource(c) && !madeWhereTypeExists.has(c));
+  return root.node.findAll().filter((c): c is CfnResource => CfnResource.isCfnResource(c));
 }
 
 /** 'A/B/C' or 'A/B/C, D/E and 3 more'. */
@@ -203,7 +185,8 @@ function agnosticRule(top: Stack, owner: IConstruct, resources: CfnResource[]): 
   const nowhere: string[] = [];
   for (const [type, list] of [...byType(resources)].sort(([a], [b]) => a.localeCompare(b))) {
     const missing = RESOURCE_TYPE_DATA.missing[type] ?? [];
-    const bad = covered.filter(([r]) => missing.includes(r)).map(([r]) => r);
+    // The Regions where a resource of this type would be made and its type is missing.
+    const bad = covered.filter(([r, p]) => missing.includes(r) && list.some(res => (onlyIn.get(res) ?? [p]).includes(p))).map(([r]) => r);
     if (!bad.length) continue;
     if (bad.length === covered.length && !uncovered) {
       nowhere.push(

@@ -29,13 +29,20 @@ const validator = require(require.resolve('@aws/cloudformation-validate', { path
 const schemas = new validator.SchemaValidator();
 afterAll(() => schemas.free());
 
-/** The types the validator says do not exist in `region`, for a template (conditions on AWS::Region honoured). */
+/**
+ * The types the validator says do not exist in `region`, for a template. Its schema validator evaluates
+ * conditions on `AWS::Region` itself; `AWS::Partition` is put in as CloudFormation resolves it there (the
+ * Region's partition, from aws-cdk-lib), which the validator's own default (aws) would not.
+ */
 function missingIn(template: any, region: string): string[] {
   // Only what F3006 reads: each resource's type and condition, and the conditions (validating ~5× faster).
   const resources = Object.entries<any>(template.Resources).map(([id, r]) => [id, { Type: r.Type, Condition: r.Condition, Properties: {} }]);
-  const lean = { Conditions: template.Conditions, Resources: Object.fromEntries(resources) };
+  const partition = JSON.stringify(RegionInfo.get(region).partition ?? 'aws');
+  const conditions = JSON.parse(JSON.stringify(template.Conditions ?? {}).replace(/\{"Ref":"AWS::Partition"\}/g, partition));
+  const lean = { Conditions: conditions, Resources: Object.fromEntries(resources) };
   const out = new Set<string>();
-  for (const d of schemas.validate(new validator.TemplateContent(JSON.stringify(lean)), region)) {
+  const diagnostics = schemas.validate(new validator.TemplateContent(JSON.stringify(lean)), region);
+  for (const d of diagnostics) {
     const m = /^Resource type '(.+)' does not exist in '(.+)'$/.exec(d.message);
     if (m && m[2] === region) out.add(m[1]);
   }
@@ -234,8 +241,14 @@ describe('an environment-agnostic stack', () => {
     }
     expect(admitted).toEqual(expect.arrayContaining(['us-east-1', 'eu-west-1', 'eu-central-1', 'me-south-1']));
     expect(admitted).not.toContain('us-gov-west-1');
-    // The budget alone does not refuse a Region: it is made only where its type exists.
-    expect(admitted).toContain('eu-north-1');
+    // The budget refuses the Regions of its partitions without its type (eu-north-1 has Model Monitor);
+    // in GovCloud its AWS::Partition condition leaves it out, and the validator agrees.
+    expect(admitted).not.toContain('eu-north-1');
+    const budget = rule.Assertions.find((a: any) => /creates AWS::Budgets::Budget /.test(a.AssertDescription));
+    expect(budget.AssertDescription).toMatch(
+      /Fix: remove monitoring\.monthlyBudgetUsd from this stack and create the budget from a stack in a Region that has AWS::Budgets::Budget/,
+    );
+    expect(JSON.stringify(budget.Assert)).not.toMatch(/us-gov/);
   });
 
   test('target partitions where no Region has Model Monitor (GovCloud alone): a synth error', () => {

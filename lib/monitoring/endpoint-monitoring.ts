@@ -1,4 +1,4 @@
-import { Annotations, ArnFormat, Duration, Names, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Aws, CfnCondition, Duration, Fn, Names, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as budgets from 'aws-cdk-lib/aws-budgets';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -12,7 +12,7 @@ import { DEFAULT_APPLICATION_NAMESPACE } from '../breaker/contract';
 import { fractionWarning, PropErrors, stackLabel, stackPartitions } from '../validation';
 import { createAlarm } from './alarm-factory';
 import { EndpointMetricFactory } from './metrics';
-import { guardResourceTypes, onlyWhereTypeExists, RESOURCE_TYPE_SOURCE } from '../region-resource-types';
+import { createdOnlyInPartitions, guardResourceTypes } from '../region-resource-types';
 
 /** Default namespace of the application-tier metrics the container publishes (per-stage memory, the guard's). */
 export { DEFAULT_APPLICATION_NAMESPACE };
@@ -129,12 +129,14 @@ export interface MonitoringOptions {
   /**
    * Monthly budget in USD: an AWS Budgets alarm at 80 % of it notifies the topic (incident B checklist).
    * Costs are filtered by the `resilient-endpoint` cost-allocation tag, which must be activated in Billing.
-   * AWS Budgets exists in the `aws` and `aws-cn` partitions only, and CloudFormation has
-   * `AWS::Budgets::Budget` in some of their Regions only (AWS's offline validator's per-Region data): in a
-   * stack in any other Region this is a synth error (budgets belong to the account: create the budget
-   * from a stack in a Region that has them; for GovCloud, in the associated commercial account); in an
-   * environment-agnostic stack the budget gets a CloudFormation condition on `AWS::Region` (created only
-   * in the Regions that have it) and a warning (`RE-BudgetPartition`).
+   * AWS Budgets exists in the `aws` and `aws-cn` partitions only: in a GovCloud stack this is a synth
+   * error (create the budget in the associated commercial account); in an environment-agnostic stack
+   * that may be deployed to another partition, the budget gets a CloudFormation condition on
+   * `AWS::Partition` (created only where Budgets exists) and a warning (`RE-BudgetPartition`).
+   * Within those partitions CloudFormation has `AWS::Budgets::Budget` in some Regions only (AWS's offline
+   * validator's per-Region data): a stack with another Region is a synth error, and an environment-agnostic
+   * stack's `Rules` refuse those Regions; budgets belong to the account, so create the budget from a
+   * stack in a Region that has them.
    * @default - no budget
    */
   readonly monthlyBudgetUsd?: number;
@@ -554,20 +556,19 @@ export class EndpointMonitoring extends Construct {
         },
       ],
     });
-    if (Token.isUnresolved(stack.region)) {
-      // Environment-agnostic: the budget exists only in the Regions whose CloudFormation has the type (of
-      // the partitions Budgets has an endpoint in), so the same template deploys everywhere. A Region-bound
-      // stack in a Region without it is a synth error (lib/region-resource-types.ts).
-      const where = onlyWhereTypeExists(
-        budget,
-        BUDGETS_PARTITIONS.filter(p => !partitions || partitions.includes(p)),
-      );
+    if (without === undefined || without.length) {
+      // Environment-agnostic and possibly deployed where Budgets has no endpoint: the budget exists only
+      // in the partitions that have it, so the same template deploys everywhere.
+      budget.cfnOptions.condition = new CfnCondition(this, 'BudgetsPartition', {
+        expression: Fn.conditionOr(...BUDGETS_PARTITIONS.map(p => Fn.conditionEquals(Aws.PARTITION, p))),
+      });
+      // Only those partitions' Regions can lack its type (the template's Rules: lib/region-resource-types.ts).
+      createdOnlyInPartitions(budget, BUDGETS_PARTITIONS);
       Validations.of(this).addWarning(
         'RE-BudgetPartition',
         `monitoring.monthlyBudgetUsd in the environment-agnostic ${stackLabel(stack)}: AWS Budgets exists in the ${BUDGETS_PARTITIONS.join(' and ')} partitions only, ` +
-          `and CloudFormation has AWS::Budgets::Budget in ${where.length} of their Regions (${where.join(', ')}: ${RESOURCE_TYPE_SOURCE}); ` +
-          `this stack may be deployed to ${without?.length ? `${without.join(', ')} or another Region` : 'any Region'}, and the budget is created only in those (a condition on AWS::Region). ` +
-          'Budgets belong to the account: to have one wherever this stack goes, create it from a stack in one of those Regions (in GovCloud: in the associated commercial account), and acknowledge this warning',
+          `and this stack may be deployed to ${without?.length ? without.join(', ') : 'any partition'}; the budget is created only where Budgets exists (a condition on AWS::Partition). ` +
+          "In GovCloud, create the budget in the associated commercial account. To target aws and aws-cn alone, set the context '@aws-cdk/core:target-partitions': ['aws', 'aws-cn'] (cdk init's cdk.json sets it)",
       );
     }
   }
