@@ -6,6 +6,7 @@ import { Construct } from 'constructs';
 import { GUARD_METRICS } from './breaker/contract';
 import { SageMakerInstanceType } from './instance-types';
 import { Described, PropErrors } from './validation';
+import { guardResourceTypes } from './region-resource-types';
 
 /**
  * Instance-count bounds of a variant: literal numbers, not tokens (the breaker's settings, the
@@ -194,6 +195,7 @@ export class VariantAutoScaling extends Construct {
 
   constructor(scope: Construct, id: string, props: VariantAutoScalingProps) {
     super(scope, id);
+    guardResourceTypes(this);
     const errors = validateAutoScaling(props);
     this.node.addValidation({ validate: () => errors.all });
     this.capacity = props.capacity ?? { min: props.initialInstanceCount, max: props.initialInstanceCount * 2 };

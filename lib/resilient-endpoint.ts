@@ -27,6 +27,7 @@ import {
 import { grantRollbackAlarms, grantSageMakerRuntime, grantStageMetrics } from './private/grants';
 import { createModel, guardBudgetPercent, tuneVariant } from './private/models';
 import { resolveVariants } from './private/variants';
+import { guardResourceTypes } from './region-resource-types';
 
 export { ENDPOINT_NAME_ENV, VARIANT_NAME_ENV } from './private/models';
 
@@ -113,6 +114,7 @@ export class ResilientEndpoint extends EndpointBase {
 
   constructor(scope: Construct, id: string, propsIn: ResilientEndpointProps) {
     super(scope, id);
+    guardResourceTypes(this);
     this.node.addValidation({ validate: () => this.errors.all });
     Object.defineProperty(this, RESILIENT_ENDPOINT_SYMBOL, { value: true });
     addResourceLimitCheck(this);

@@ -32,6 +32,7 @@ import {
 import { BreakerConfig, DEFAULT_CONFIG, VariantCapacity } from './policy';
 import { SharedCircuitBreaker } from './shared-circuit-breaker';
 import { BreakerRuntime, createBreakerRuntime, grantScaling } from './wiring';
+import { guardResourceTypes } from '../region-resource-types';
 
 export type { BreakerConfig } from './policy';
 
@@ -231,6 +232,7 @@ export class CircuitBreaker extends Construct {
 
   constructor(scope: Construct, id: string, props: CircuitBreakerProps) {
     super(scope, id);
+    guardResourceTypes(this);
     this.props = props;
     const errors = validateBreaker(props);
     this.node.addValidation({ validate: () => errors.all });
