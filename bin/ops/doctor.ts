@@ -655,7 +655,7 @@ async function noGuardMetrics(c: OpsClients, id: string, endpointName: string, w
     for (const m of page.Metrics ?? []) found.push({ ns: m.Namespace ?? '', dims: (m.Dimensions ?? []).map(d => `${d.Name}=${d.Value}`).join(', ') });
     token = page.NextToken;
   } while (token);
-  const saw = `no ${Object.values(GUARD_METRICS).join(', ')} point in ${where} in the last 15 minutes: the container publishes nothing the breaker reads`;
+  const saw = `no ${[GUARD_METRICS.PRESSURE, GUARD_METRICS.MEMORY_REFUSALS, GUARD_METRICS.DELIBERATE_4XX].join(', ')} point in ${where} in the last 15 minutes: the container publishes nothing the breaker reads`;
   const elsewhere = [...new Set(found.filter(f => f.ns !== namespace).map(f => f.ns))];
   if (elsewhere.length)
     return warn(
