@@ -493,7 +493,7 @@ test('every trigger alarm of the breaker, exactly: metric, period, threshold, de
       Dimensions: dims,
       AlarmName: 'big-Primary-breaker-GuardMemoryRefusals',
       AlarmDescription:
-        'Breaker trigger: the container guard refused a request for memory on Primary: the breaker degrades at least (ResilientEndpoint/Application).',
+        'Breaker trigger: the container guard refused a request for memory on Primary: the breaker evaluates (it degrades at 1 % of requests, or on refusals that recur while memory confirms) (ResilientEndpoint/Application).',
       Threshold: 1,
     },
     {

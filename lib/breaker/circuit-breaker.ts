@@ -376,7 +376,7 @@ export class CircuitBreaker extends Construct {
       'GuardMemoryRefusals',
       m.guardMemoryRefusals(),
       1,
-      `Breaker trigger: the container guard refused a request for memory on ${props.primaryVariantName}: the breaker degrades at least (${applicationNamespace}).`,
+      `Breaker trigger: the container guard refused a request for memory on ${props.primaryVariantName}: the breaker evaluates (it degrades at ${+(config.guardRefusalRate * 100).toFixed(4)} % of requests, or on refusals that recur while memory confirms) (${applicationNamespace}).`,
     );
     const window = ERROR_WINDOW;
     alarm(
