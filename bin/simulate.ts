@@ -13,7 +13,9 @@ import {
   poissonTrace,
   pulseTrace,
   renderChart,
+  levelChangeList,
   resultRecord,
+  SCENARIOS,
   SimAssumptions,
   steadyTrace,
   Trace,
@@ -29,7 +31,8 @@ const USAGE = `usage: sagemaker-resilient-endpoint simulate (or npm run simulate
       nominal peak, a daily curve between them (degraded <= 90 s, nothing refused by the guard); guard on, default
       delays (--ways all adds: without the guard, and without 10-second data). About 3 minutes of CPU a seed.
   --example recommender|clustering --trace pulse|steady|poisson|abusive|csv [--csv FILE] [--qps OFF_PEAK_QPS] [--seed N] [--out DIR]
-      the four scenarios on one trace (footprint memory model unless --memory-model profile)
+      the four scenarios on one trace, on the example's own workload (--memory-model footprint|profile to choose);
+      the as-deployed run's level changes are listed with what moved each
   assumptions, all sweepable (seconds unless said; defaults and sources in the simulator docs):
     [--provisioning S] [--metric-delay S] [--metric-delay-10s S] [--guard-metric-delay S] [--alarm-eval S] [--event-delay S]
     [--level-poll S] [--weight-delay S] [--restart S] [--estimate-error SD]
@@ -208,9 +211,12 @@ export function main(argv: string[]): number {
     const trace = traceFrom(o);
     const out = o.out ?? 'sim-out';
     const started = Date.now();
-    // The footprint model by default: the one under which the unprotected scenarios fail as the incidents
-    // did (the examples' measured curves are tiny); --memory-model profile for a measured profile.
-    const assumptions = { memoryModel: 'footprint' as const, ...definedOnly(assumptionsFrom(o)) };
+    // Each example on its own workload by default (the recommender: the footprint model on its own 5–3,000-event
+    // distribution, its profile being a CPU one; the clustering model: its measured profile, in rows);
+    // --memory-model footprint runs the clustering example on incident A's workload, a borrowed stress test.
+    const own = DEFAULT_WORKLOADS[example]?.own ?? 'footprint';
+    const assumptions = { memoryModel: own, ...definedOnly(assumptionsFrom(o)) };
+    const workload = assumptions.memoryModel === own ? `its own workload (${own} model)` : `a borrowed workload (${assumptions.memoryModel} model)`;
     const rows = compareScenarios(trace, endpoint, {
       seed: Number(o.seed ?? 42),
       assumptions,
@@ -222,8 +228,10 @@ export function main(argv: string[]): number {
         ),
     });
     process.stderr.write('\n');
-    const table = comparisonTable(rows);
-    const title = `${example}: ${trace.name}, seed ${o.seed ?? 42}`;
+    const deployed = rows.find(r => r.scenario === SCENARIOS.BREAKER);
+    const changes = deployed ? `\n\nWhat moved the level (${SCENARIOS.BREAKER}):\n\n${levelChangeList(deployed.result)}` : '';
+    const table = comparisonTable(rows) + changes;
+    const title = `${example}: ${trace.name}, seed ${o.seed ?? 42}, on ${workload}`;
     fs.mkdirSync(out, { recursive: true });
     fs.writeFileSync(path.join(out, 'table.md'), `# ${title}\n\n${table}\n`);
     fs.writeFileSync(path.join(out, 'chart.svg'), renderChart(rows, title));

@@ -73,9 +73,12 @@ export interface CalibrationReport {
 }
 
 /** Runs incident A with 4 instances and with 6 (the manual scale-out), same trace and seed. */
-export function calibrateIncidentA(seed = 42, trace: Trace = launchDayTrace()): CalibrationReport {
-  const run = (n: number): SimResult =>
-    runSimulation(trace, { primary: incidentAVariant(n), autoscaling: false, seed, assumptions: INCIDENT_A_ASSUMPTIONS });
+export function calibrateIncidentA(
+  seed = 42,
+  trace: Trace = launchDayTrace(),
+  assumptions: Partial<SimAssumptions> = INCIDENT_A_ASSUMPTIONS,
+): CalibrationReport {
+  const run = (n: number): SimResult => runSimulation(trace, { primary: incidentAVariant(n), autoscaling: false, seed, assumptions });
   const four = run(INCIDENT_A_OBSERVED.instances);
   const six = run(INCIDENT_A_OBSERVED.instancesAfterManualScaleOut);
   const baseline = four.series.filter(s => s.t >= 300 && s.t < 1200);

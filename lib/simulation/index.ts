@@ -11,6 +11,7 @@ import {
   SimAssumptions,
   SimConfig,
   ScenarioRow,
+  SimResult,
   SimVariant,
   WEIGHTS_ONLY_BREAKER,
 } from './engine';
@@ -19,6 +20,8 @@ import { Trace } from './traces';
 export * from './engine';
 export * from './traces';
 export * from './chart';
+export * from './causes';
+import { LEVEL_CAUSE_NAMES, levelCause } from './causes';
 export * from './calibration';
 export * from './units';
 
@@ -178,15 +181,24 @@ export function compareScenarios(
 export function comparisonTable(rows: ScenarioRow[]): string {
   const fmt = (s?: number) => (s === undefined ? '—' : s >= 120 ? `${(s / 60).toFixed(1)} min` : `${s} s`);
   const lines = [
-    '| scenario | container guard | requests | OOM events | failed (of which OOM) | failed % | refused by the guard + backstop | refused by design (> MAX_SEQ_LEN) | served by fallback | 80 % → level published | 80 % → weights applied | time degraded | endpoint Updating | max memory | instance-minutes |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | container guard | requests | OOM events | failed (of which OOM) | failed % | refused by the guard + backstop | refused by design (> MAX_SEQ_LEN) | served by fallback | 80 % → level published | 80 % → weights applied | what first moved the level, when | time degraded | endpoint Updating | max memory | instance-minutes |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const { scenario, guard, result: r } of rows) {
+    const first = r.levelChanges.find(c => c.level > 0);
     lines.push(
-      `| ${scenario} | ${guard ? 'on' : 'off'} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${((100 * r.failed) / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejectedByGuard + r.rejectedByBackstop} | ${r.rejectedByDesign} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`,
+      `| ${scenario} | ${guard ? 'on' : 'off'} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${((100 * r.failed) / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejectedByGuard + r.rejectedByBackstop} | ${r.rejectedByDesign} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${first ? `${LEVEL_CAUSE_NAMES[levelCause(first.why)]}, ${fmt(first.t)} into the trace` : '—'} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`,
     );
   }
   return lines.join('\n');
+}
+
+/** The level changes of a run as Markdown lines: when, to which level and state, and why (the breaker's own words). */
+export function levelChangeList(r: SimResult): string {
+  if (!r.levelChanges.length) return 'The breaker never published a level.';
+  return r.levelChanges
+    .map(c => `- ${(c.t / 60).toFixed(1)} min: level ${c.level} (${c.state}), moved by ${LEVEL_CAUSE_NAMES[levelCause(c.why)]}: ${c.why}`)
+    .join('\n');
 }
 
 /** The fields of one scenario in `results.json` (the series is left out). */
