@@ -5,7 +5,20 @@ import * as os from 'os';
 import * as path from 'path';
 import * as simulation from '../lib/simulation';
 import { assumptionsFrom, exampleEndpoint, main } from '../bin/simulate';
-import { goalTable, guardMatrix, matrixSummary, matrixTable, meetsGoal, refusedOrFailedPercent } from '../lib/simulation/matrix';
+import {
+  backToClosed,
+  dayTable,
+  GOAL_BACK_TO_CLOSED_S,
+  goalTable,
+  guardMatrix,
+  matrixSummary,
+  matrixTable,
+  meetsDayGoal,
+  meetsGoal,
+  normalDayMatrix,
+  pulseReturnS,
+  refusedOrFailedPercent,
+} from '../lib/simulation/matrix';
 import { Simulator } from '../lib/simulation/api';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { containerBudget } from '../lib/simulation';
@@ -495,5 +508,76 @@ describe('the guard matrix and the sweep flags', () => {
     } finally {
       log.mockRestore();
     }
+  });
+});
+
+describe('a normal day and the way back (issue 36): the protection does not fire when nothing is wrong, and lets go after', () => {
+  // Half an hour here (CPU in the test run); `simulate --matrix` runs whole days.
+  const hour = 1800;
+
+  test('each example at its nominal peak for half an hour, on its own workload, settled as autoscaling holds it: never degraded, nothing refused by the guard, nothing failed', () => {
+    const rows = normalDayMatrix(
+      { recommender: exampleEndpoint('recommender'), clustering: exampleEndpoint('clustering') },
+      { seeds: [7], seconds: hour, days: ['steady peak'] },
+    );
+    expect(rows.map(r => [r.example, r.day, r.qps])).toEqual([
+      ['recommender', 'steady peak', '300'],
+      ['clustering', 'steady peak', '200'],
+    ]);
+    for (const { result: r } of rows) {
+      expect(r.arrivals).toBeGreaterThan(0.95 * 200 * hour);
+      expect(r).toMatchObject({ timeDegradedS: 0, rejectedByGuard: 0, rejectedByBackstop: 0, failed: 0, oomEvents: 0 });
+      expect(r.stateSeconds.CLOSED).toBe(hour + 600);
+      expect(meetsDayGoal(r)).toBe(true);
+    }
+    // The recommender as it was (150 QPS an instance, up to 4): the same half hour is degraded for much of it.
+    const { primary, fallback } = simVariantsFrom(exampleEndpoint('recommender'));
+    const before = runSimulation(poissonTrace(300, hour), {
+      primary: { ...primary, initialCount: 2, scaling: { ...primary.scaling!, qpsPerInstance: 150, max: 4 } },
+      fallback,
+      autoscaling: true,
+      breaker: exampleEndpoint('recommender').circuitBreaker!.config,
+      metricPeriodS: 10,
+      seed: 7,
+      assumptions: { memoryModel: 'footprint' },
+    });
+    expect(before.timeDegradedS).toBeGreaterThan(hour / 4);
+    expect(meetsDayGoal(before)).toBe(false);
+  });
+
+  test('after a 17× pulse the breaker is CLOSED again within 15 minutes of the traffic’s return, and the table says when', () => {
+    const trace = pulseTrace(40, 17, { before: 300, ramp: 300, hold: 600, after: 1500 });
+    expect(pulseReturnS(trace)).toBe(1500);
+    const [row] = guardMatrix({ recommender: exampleEndpoint('recommender') }, { seeds: [7], factors: [17], trace: () => trace });
+    expect(row.result.levelChanges.length).toBeGreaterThan(0); // the pulse did move the breaker
+    expect(row.backToClosedS).toBeDefined();
+    expect(row.backToClosedS!).toBeLessThanOrEqual(GOAL_BACK_TO_CLOSED_S);
+    expect(goalTable([row], () => true)).toContain(`| ${(row.backToClosedS! / 60).toFixed(1)} min | met |`);
+  });
+
+  test('backToClosed reads the trailing CLOSED run of the series; a run not CLOSED at its end has no time back', () => {
+    const series = (states: number[]) => ({ series: states.map((state, i) => ({ t: i * 10, state })) }) as unknown as simulation.SimResult;
+    expect(backToClosed(series([0, 1, 1, 3, 0, 0]), 20)).toBe(20);
+    expect(backToClosed(series([0, 1, 0, 0, 0, 0]), 50)).toBe(0);
+    expect(backToClosed(series([0, 0, 1, 1]), 0)).toBeUndefined();
+    expect(backToClosed(series([]), 0)).toBeUndefined();
+  });
+
+  test('the normal-day goal: ≤ 90 s degraded, nothing refused by the guard, no OOM; the table names what first moved the level', () => {
+    const ok = { oomEvents: 0, timeDegradedS: 90, rejectedByGuard: 0, rejectedByBackstop: 0 } as simulation.SimResult;
+    expect(meetsDayGoal(ok)).toBe(true);
+    expect(meetsDayGoal({ ...ok, timeDegradedS: 91 })).toBe(false);
+    expect(meetsDayGoal({ ...ok, rejectedByGuard: 1 })).toBe(false);
+    expect(meetsDayGoal({ ...ok, rejectedByBackstop: 1 })).toBe(false);
+    expect(meetsDayGoal({ ...ok, oomEvents: 1 })).toBe(false);
+    const r = {
+      ...ok,
+      failed: 3,
+      stateSeconds: { CLOSED: 100, DEGRADED: 60, OPEN: 0, RECOVERING: 30 },
+      levelChanges: [{ t: 7200, level: 1, state: 'DEGRADED', why: 'memory 81 % ≥ 80 %: DEGRADED' }],
+    } as unknown as simulation.SimResult;
+    const table = dayTable([{ example: 'x', day: 'diurnal', qps: '40–200', seed: 1, result: r }]);
+    expect(table).toContain('| x | diurnal | 40–200 | 1 | 90 s | 90 s | 0 | 3 | 0 | 1 | 2.00 h: memory 81 % ≥ 80 %: DEGRADED | met |');
+    expect(table).toMatch(/met in 1 of 1 runs/);
   });
 });
