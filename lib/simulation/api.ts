@@ -378,8 +378,10 @@ export interface SimulationReport {
 
 /** Incident A re-run through the engine, next to what was observed (`Simulator.calibrateIncidentA`). */
 export interface IncidentCalibration {
-  /** Simulated median GPU memory before the launch, percent (observed: 25). */
+  /** Simulated median GPU memory before the launch, the instances' Average over each 10 s (a dashboard's reading), percent (observed: 25). */
   readonly baselineGpuMemoryPercent: number;
+  /** The same window as the hottest instance's 10-s Maximum (what the breaker judges), percent. */
+  readonly baselineGpuMemoryMaxPercent: number;
   /** Simulated highest 1-minute GPU memory before the first OOM, percent (observed: 98). */
   readonly peakGpuMemoryPercent: number;
   /** Simulated median latency before the launch, ms (observed: 120). */
@@ -450,6 +452,7 @@ export class Simulator {
     const r = calibrateIncidentA(seed);
     return {
       baselineGpuMemoryPercent: r.baselineGpuMemoryPercent,
+      baselineGpuMemoryMaxPercent: r.baselineGpuMemoryMaxPercent,
       peakGpuMemoryPercent: r.peakGpuMemoryPercent,
       baselineLatencyMs: r.baselineLatencyMs,
       peakLatencyMs: r.peakLatencyMs,

@@ -355,6 +355,8 @@ export interface SimResult {
     t: number;
     qps: number;
     memP: number;
+    /** The primary's memory averaged over its instances and the 10 s (what a dashboard's Average shows). */
+    memAvgP: number;
     memF: number;
     instP: number;
     instF: number;
@@ -426,6 +428,9 @@ interface VariantState {
   // accumulators
   periodMax: number;
   windowMax: number;
+  /** This 10-s window's memory summed over the instances' seconds in service, and their count (its Average). */
+  windowSum: number;
+  windowCount: number;
   minuteInv: number;
   min5xx: number;
   minuteInstSec: number;
@@ -489,6 +494,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     scaleInSuspended: false,
     periodMax: 0,
     windowMax: 0,
+    windowSum: 0,
+    windowCount: 0,
     minuteInv: 0,
     min5xx: 0,
     minuteInstSec: 0,
@@ -831,6 +838,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         const reading = (100 * metricBytes) / dev;
         hottest = Math.max(hottest, reading);
         vs.minuteMemSum += reading;
+        vs.windowSum += reading;
+        vs.windowCount++;
         if (budget !== undefined) {
           let inflight = 0;
           for (const r of inst.active) if (r.start <= t + 1 && r.finish > t) inflight += r.est;
@@ -934,6 +943,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         t,
         qps: lambda,
         memP: P.windowMax,
+        memAvgP: P.windowCount ? P.windowSum / P.windowCount : 0,
         memF: F ? F.windowMax : 0,
         instP: inService(P, t),
         instF: F ? inService(F, t) : 0,
@@ -944,7 +954,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         updating: isUpdating(t) ? 1 : 0,
         refused: rejectedByGuard + rejectedByBackstop,
       });
-      for (const vs of variants) vs.windowMax = 0;
+      for (const vs of variants) {
+        vs.windowMax = 0;
+        vs.windowSum = 0;
+        vs.windowCount = 0;
+      }
       latSum = 0;
       latN = 0;
       lats = [];
