@@ -560,10 +560,12 @@ describe('a normal day and the way back (issue 36): the protection does not fire
     expect(goalTable([row], () => true)).toContain(`| ${(row.backToClosedS! / 60).toFixed(1)} min | met |`);
   });
 
-  test('backToClosed reads the trailing CLOSED run of the series; a run not CLOSED at its end has no time back', () => {
+  test('backToClosed: the first CLOSED after the return that holds for the probation (or to the end); a later escalation on normal traffic does not count; never CLOSED, no time', () => {
     const series = (states: number[]) => ({ series: states.map((state, i) => ({ t: i * 10, state })) }) as unknown as simulation.SimResult;
     expect(backToClosed(series([0, 1, 1, 3, 0, 0]), 20)).toBe(20);
     expect(backToClosed(series([0, 1, 0, 0, 0, 0]), 50)).toBe(0);
+    expect(backToClosed(series([1, 1, 0, 0, 0, 0, 1, 1]), 0, 40)).toBe(20); // CLOSED 40 s, then a new escalation
+    expect(backToClosed(series([1, 0, 1, 1, 0, 0, 0, 0, 0]), 0, 40)).toBe(40); // a failed probe 10 s after CLOSED
     expect(backToClosed(series([0, 0, 1, 1]), 0)).toBeUndefined();
     expect(backToClosed(series([]), 0)).toBeUndefined();
   });

@@ -35,7 +35,7 @@ export interface MatrixRow {
   readonly result: SimResult;
   /**
    * Seconds from the traffic's return to normal (the end of the pulse's ramp down) until the breaker is CLOSED
-   * for good (0: it was CLOSED then already), or undefined when it is not CLOSED at the end of the run.
+   * and stays so for the probation (0: it was CLOSED then already), or undefined when that never happens.
    */
   readonly backToClosedS?: number;
 }
@@ -135,15 +135,25 @@ export function pulseReturnS(trace: Trace): number {
 }
 
 /**
- * Seconds from `returnS` until the breaker is CLOSED for good (0 when it already was), from the run's 10-s
- * series; undefined when it is not CLOSED at the end.
+ * Seconds from `returnS` until the breaker is CLOSED and stays so for `holdS` (the probation, within which a
+ * re-escalation would count as a failed probe) or to the end of the run (0 when it already was at `returnS`),
+ * from the run's 10-s series; undefined when that never happens. A later escalation on normal traffic is a
+ * normal day's matter, not the pulse's way back.
  */
-export function backToClosed(r: SimResult, returnS: number): number | undefined {
+export function backToClosed(r: SimResult, returnS: number, holdS = 600): number | undefined {
   const s = r.series;
-  if (!s.length || s[s.length - 1].state !== 0) return undefined;
-  let i = s.length - 1;
-  while (i > 0 && s[i - 1].state === 0) i--;
-  return Math.max(0, s[i].t - returnS);
+  let from = s.findIndex(p => p.t >= returnS);
+  if (from < 0) return undefined;
+  // The state at the return: the last point at or before it.
+  if (from > 0 && s[from].t > returnS) from--;
+  for (let i = from; i < s.length; i++) {
+    if (s[i].state !== 0) continue;
+    let j = i;
+    while (j + 1 < s.length && s[j + 1].state === 0 && s[j + 1].t - s[i].t < holdS) j++;
+    if (s[j].t - s[i].t >= holdS - 10 || j === s.length - 1) return Math.max(0, s[i].t - returnS);
+    i = j;
+  }
+  return undefined;
 }
 
 /** The goal after a pulse: CLOSED again within 15 minutes of the traffic's return to normal. */
