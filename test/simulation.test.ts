@@ -344,18 +344,24 @@ describe('the container side in the simulator: measured memory and the memory gu
     expect(onFootprint({ estimateScale: 1 / 50 }, false).oomEvents).toBeGreaterThan(0);
   });
 
-  test('on the CPU the backstop (RLIMIT_DATA per worker) catches a request that outgrows its estimate plus what the container has left', () => {
+  test('on the CPU the backstop (RLIMIT_DATA per worker, armed while the worker runs one request) catches requests that outgrow their estimate plus what the container has left', () => {
     const clustering = simVariantsFrom(exampleEndpoint('clustering')).primary;
-    const run = (estimateErrorSd: number) =>
+    const run = (estimateErrorSd: number, batchPerWorker: number) =>
       runSimulation(shortPulse(), {
         primary: clustering,
         autoscaling: true,
         metricPeriodS: 10,
         seed: 7,
-        assumptions: { memoryModel: 'footprint', estimateErrorSd },
+        assumptions: { memoryModel: 'footprint', estimateErrorSd, batchPerWorker },
       });
-    expect(run(0.3).rejectedByBackstop).toBeGreaterThan(0);
-    expect(run(0).rejectedByBackstop).toBe(0);
+    // One request per worker: armed for each.
+    const alone = run(0.3, 1);
+    expect(alone.rejectedByBackstop).toBeGreaterThan(0);
+    expect(run(0, 1).rejectedByBackstop).toBe(0);
+    // Batches of 8 a worker: rarely one request alone, so rarely armed — estimates 30 % off then reach the instance.
+    const batched = run(0.3, 8);
+    expect(batched.rejectedByBackstop).toBeLessThan(alone.rejectedByBackstop);
+    expect(batched.oomEvents).toBeGreaterThan(0);
   });
 
   test('a container without a budget (no guard in it) is not protected, whatever the assumption says', () => {

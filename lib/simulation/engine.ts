@@ -20,6 +20,8 @@ const Math = globalThis.Math;
 const GIB = 1024 ** 3;
 /** The CPU backstop's slack above what a worker may take (runtime helper guard.py BACKSTOP_SLACK). */
 const BACKSTOP_SLACK_BYTES = 64 * 1024 ** 2;
+/** How often the instance's ledger samples its workers' resident memory (runtime helper: four times a second). */
+const LEDGER_SAMPLE_S = 0.25;
 
 /** One variant as deployed (from the construct) plus its workload shape. */
 export interface SimVariant {
@@ -659,9 +661,13 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       const kMaxEst = new Array<number>(vs.v.workers).fill(0);
       const kSumMem = new Array<number>(vs.v.workers).fill(0);
       const kMaxMem = new Array<number>(vs.v.workers).fill(0);
+      // The real memory of a worker's requests as the ledger has seen it: its resident memory, sampled four times a
+      // second by the instance's leader, so a request that started in the last 0.25 s is not in it yet.
+      const kSumSeen = new Array<number>(vs.v.workers).fill(0);
+      const kMaxSeen = new Array<number>(vs.v.workers).fill(0);
       /** Worker k's requests in flight at `at` (their estimates and real memory), into the caches above. */
       const holding = (inst: Instance, k: number, at: number) => {
-        kn[k] = kSumEst[k] = kMaxEst[k] = kSumMem[k] = kMaxMem[k] = 0;
+        kn[k] = kSumEst[k] = kMaxEst[k] = kSumMem[k] = kMaxMem[k] = kSumSeen[k] = kMaxSeen[k] = 0;
         for (let j = k * slotsPerWorker; j < (k + 1) * slotsPerWorker; j++) {
           const r = inst.lastInSlot[j];
           if (r === undefined || r.finish <= at) continue;
@@ -670,6 +676,10 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           kSumMem[k] += r.mem;
           if (r.est > kMaxEst[k]) kMaxEst[k] = r.est;
           if (r.mem > kMaxMem[k]) kMaxMem[k] = r.mem;
+          if (r.start <= at - LEDGER_SAMPLE_S) {
+            kSumSeen[k] += r.mem;
+            if (r.mem > kMaxSeen[k]) kMaxSeen[k] = r.mem;
+          }
         }
       };
       let hottest = 0;
@@ -706,11 +716,13 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
             const est = (l: number) => Math.max(0, requestBytes(vs.v, l, scale) * error * a.estimateScale);
             // What the container holds while the request would start: the other workers' batches, and this worker's.
             holding(inst, worker, start);
-            // (The guard sees the other workers' estimates through the ledger; their real memory no per-process check sees.)
+            // What the ledger holds for the other workers: each one's resident memory (its requests' real memory once
+            // sampled) or its admitted estimates, whichever is more (runtime helper ledger: residents + reservations);
+            // their memory since the last sample no check sees, and no per-process backstop either.
             let otherEst = 0;
             for (let k = 0; k < kn.length; k++) {
               if (k === worker) continue;
-              otherEst += summed ? kSumEst[k] : kn[k] * kMaxEst[k];
+              otherEst += summed ? Math.max(kSumEst[k], kSumSeen[k]) : kn[k] * Math.max(kMaxEst[k], kMaxSeen[k]);
             }
             const [n, sumEst, maxEst, sumMem, maxMem] = [kn[worker], kSumEst[worker], kMaxEst[worker], kSumMem[worker], kMaxMem[worker]];
             // Padded batches (footprint model): a worker's batch costs its size × its longest request.
