@@ -16,10 +16,10 @@ describe('recommender example', () => {
     ({ recommender: stack, rec: t } = exampleStacks());
   });
 
-  test('scalable target min 2 max 6 on endpoint/<name>/variant/Primary', () => {
+  test('scalable target min 2 max 8 on endpoint/<name>/variant/Primary', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
       MinCapacity: 2,
-      MaxCapacity: 6,
+      MaxCapacity: 8,
       ServiceNamespace: 'sagemaker',
       ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
       ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Primary`,
@@ -29,12 +29,12 @@ describe('recommender example', () => {
     });
   });
 
-  test('target tracking at 3000 invocations per instance per minute (50 QPS), scale-out cooldown 90 s', () => {
+  test('target tracking at 2400 invocations per instance per minute (40 QPS), scale-out cooldown 90 s', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
       PolicyType: 'TargetTrackingScaling',
       TargetTrackingScalingPolicyConfiguration: {
         PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantInvocationsPerInstance' },
-        TargetValue: 3000,
+        TargetValue: 2400,
         ScaleOutCooldown: 90,
         ScaleInCooldown: 300,
       },
@@ -44,7 +44,7 @@ describe('recommender example', () => {
   test('the fallback autoscales too, up to the primary max', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
       MinCapacity: 1,
-      MaxCapacity: 6,
+      MaxCapacity: 8,
       ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Fallback`,
     });
   });

@@ -280,8 +280,8 @@ describe('seeing memory within seconds; acting while the endpoint is Updating', 
     t.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: Match.objectLike({
-          PRIMARY_CAPACITY: JSON.stringify({ min: 2, max: 6, qpsPerInstance: 50 }),
-          FALLBACK_CAPACITY: JSON.stringify({ min: 1, max: 6, qpsPerInstance: 500 }),
+          PRIMARY_CAPACITY: JSON.stringify({ min: 2, max: 8, qpsPerInstance: 40 }),
+          FALLBACK_CAPACITY: JSON.stringify({ min: 1, max: 8, qpsPerInstance: 500 }),
           TABLE_NAME: { Ref: Match.stringLikeRegexp('CircuitBreakerStateTable') },
         }),
       },

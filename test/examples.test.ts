@@ -109,12 +109,12 @@ describe('the examples as deployed', () => {
       ]);
     });
 
-    test('autoscaled 2–6 on 50 QPS per instance (3,000 invocations per minute); the fallback from its 1 instance to the same 6 at 500 QPS', () => {
+    test('autoscaled 2–8 on 40 QPS per instance (2,400 invocations per minute); the fallback from its 1 instance to the same 8 at 500 QPS', () => {
       // SageMakerVariantInvocationsPerInstance counts invocations per minute per instance (Application Auto
-      // Scaling's predefined metric for SageMaker): 50 QPS × 60; the lighter fallback 500 × 60.
+      // Scaling's predefined metric for SageMaker): 40 QPS × 60; the lighter fallback 500 × 60.
       expect(scaling(rec)).toEqual([
-        { variant: 'Primary', min: 2, max: 6, policies: [['SageMakerVariantInvocationsPerInstance', 3000]] },
-        { variant: 'Fallback', min: 1, max: 6, policies: [['SageMakerVariantInvocationsPerInstance', 30000]] },
+        { variant: 'Primary', min: 2, max: 8, policies: [['SageMakerVariantInvocationsPerInstance', 2400]] },
+        { variant: 'Fallback', min: 1, max: 8, policies: [['SageMakerVariantInvocationsPerInstance', 30000]] },
       ]);
     });
 
