@@ -22,6 +22,9 @@ options:
   -h, --help      this help
   -v, --version   the package's version
 
+time bound and exit codes: each command's --help (plan, simulate: no AWS access; doctor: 60 s by default;
+drill: --hold + --watch-back + 2 min)
+
 exit codes: 0 done, 1 the command failed, 2 a usage error`;
 
 const PLAN_USAGE = `usage: ${NAME} plan --latency MS --qps QPS [--safety 1.3] [--model-gib GIB] [--gpu-gib GIB] [--gpu] [--min-instances 2]
@@ -34,7 +37,9 @@ const PLAN_USAGE = `usage: ${NAME} plan --latency MS --qps QPS [--safety 1.3] [-
   --gpu-gib GIB         GPU memory of one model copy at peak, in GiB (implies --gpu)
   --gpu                 the model needs a GPU
   --min-instances N     the fewest instances (default 2: more than one spreads over Availability Zones)
-  -h, --help            this help`;
+  -h, --help            this help
+  Time bound: ends at once (arithmetic on the instance catalog; no AWS access, no network).
+  exit codes: 0 planned, 1 no instance type fits (the reason is printed), 2 a usage error`;
 
 const PLAN_FLAGS: FlagSpec = {
   latency: { type: 'string' },
