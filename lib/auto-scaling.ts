@@ -5,6 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from './instance-types';
 import { Described, PropErrors } from './validation';
+import { UNIT_PROPS, unitsChecked } from './private/unit-props';
 
 /**
  * Instance-count bounds of a variant: literal numbers, not tokens (the breaker's settings, the
@@ -148,6 +149,7 @@ export class VariantAutoScaling extends Construct {
 
   constructor(scope: Construct, id: string, props: VariantAutoScalingProps) {
     super(scope, id);
+    props = unitsChecked(this, props, UNIT_PROPS.VariantAutoScalingProps);
     const errors = validateAutoScaling(props);
     this.node.addValidation({ validate: () => errors.all });
     this.capacity = props.capacity ?? { min: props.initialInstanceCount, max: props.initialInstanceCount * 2 };

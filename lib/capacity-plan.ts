@@ -1,6 +1,8 @@
 import { Size } from 'aws-cdk-lib';
 import { SageMakerInstanceType } from './instance-types';
 import { MEMORY_BUDGET_SHARE, tuneModelServer, wholeBytes } from './model-server';
+import { checkUnitProps, UNIT_PROPS } from './private/unit-props';
+import { PropErrors } from './validation';
 
 /** Inputs of the capacity planner. */
 export interface CapacityPlanProps {
@@ -71,8 +73,11 @@ export class CapacityPlan {
   /** The arithmetic, line by line. */
   public readonly arithmetic: string[];
 
-  private constructor(p: CapacityPlanProps) {
-    const errors: string[] = [];
+  private constructor(props: CapacityPlanProps) {
+    // modelMemory: 2.1 from JavaScript (a number, not a Size): an error naming it, not a TypeError.
+    const units = new PropErrors();
+    const p = checkUnitProps(units, props, UNIT_PROPS.CapacityPlanProps);
+    const errors: string[] = units.all;
     if (!(p.p50LatencyMs > 0)) errors.push(`p50LatencyMs: got ${p.p50LatencyMs}; allowed: > 0`);
     if (!(p.peakQps > 0)) errors.push(`peakQps: got ${p.peakQps}; allowed: > 0`);
     const safety = p.safetyFactor ?? 1.3;

@@ -20,9 +20,11 @@ import {
   requireProps,
   storageSettings,
   validateEndpointName,
+  validateGuardBudgetOrder,
   validateInstanceType,
   validateVariantName,
 } from './private/prop-checks';
+import { checkUnitProps, UNIT_PROPS } from './private/unit-props';
 import { grantRollbackAlarms, grantSageMakerRuntime, grantStageMetrics } from './private/grants';
 import { createModel, tuneVariant } from './private/models';
 import { resolveVariants } from './private/variants';
@@ -117,7 +119,9 @@ export class ResilientEndpoint extends EndpointBase {
     addResourceLimitCheck(this);
     addMetricsInsightsAlarmCheck(this);
     // Plain-JavaScript (and jsii) callers can omit required props: report them, keep synthesizing.
-    const props = requireProps(this.errors, propsIn);
+    // Duration and Size props that are not (plain JavaScript): an error each, and their defaults apply.
+    const props = checkUnitProps(this.errors, requireProps(this.errors, propsIn), UNIT_PROPS.ResilientEndpointProps);
+    validateGuardBudgetOrder(this.errors, props);
 
     this.endpointName = validateEndpointName(
       this.errors,

@@ -32,6 +32,7 @@ import {
 import { BreakerConfig, DEFAULT_CONFIG } from './policy';
 import { SharedCircuitBreaker } from './shared-circuit-breaker';
 import { BreakerRuntime, createBreakerRuntime, grantScaling } from './wiring';
+import { UNIT_PROPS, unitsChecked } from '../private/unit-props';
 
 export type { BreakerConfig } from './policy';
 
@@ -231,6 +232,7 @@ export class CircuitBreaker extends Construct {
 
   constructor(scope: Construct, id: string, props: CircuitBreakerProps) {
     super(scope, id);
+    props = unitsChecked(this, props, UNIT_PROPS.CircuitBreakerProps);
     this.props = props;
     const errors = validateBreaker(props);
     this.node.addValidation({ validate: () => errors.all });

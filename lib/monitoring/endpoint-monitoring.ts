@@ -12,6 +12,7 @@ import { DEFAULT_APPLICATION_NAMESPACE } from '../breaker/contract';
 import { fractionWarning, PropErrors, stackLabel, stackPartitions } from '../validation';
 import { createAlarm } from './alarm-factory';
 import { EndpointMetricFactory } from './metrics';
+import { UNIT_PROPS, unitsChecked } from '../private/unit-props';
 
 /** Default namespace of the application-tier metrics the container publishes (per-stage memory, the guard's). */
 export { DEFAULT_APPLICATION_NAMESPACE };
@@ -220,6 +221,7 @@ export class EndpointMonitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: EndpointMonitoringProps) {
     super(scope, id);
+    props = unitsChecked(this, props, UNIT_PROPS.EndpointMonitoringProps);
     this.props = props;
     const errors = validateMonitoring(props);
     this.node.addValidation({ validate: () => errors.all });
