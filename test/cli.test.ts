@@ -159,6 +159,11 @@ describe('plan: mistakes are usage errors naming the flag (exit 2), and nothing 
     expect(ok.out).toMatch(/memory headroom\s+\d+ %/);
     const gpu = await run('plan', '--latency', '120', '--qps', '100', '--gpu-gib', '4', '--gpu');
     expect(gpu.out).toMatch(/instance type\s+ml\.g5\.xlarge/);
+    // Headroom only where the memory is known (it used to print "memory headroom 100 %" without --model-gib).
+    expect(gpu.out).toMatch(/^GPU memory headroom\s+33 %$/m);
+    expect(gpu.out).toMatch(/^host memory headroom\s+not known: .*--model-gib/m);
+    const bare = await run('plan', '--latency', '50', '--qps', '200');
+    expect(bare.out).not.toMatch(/headroom\s+\d+ %/);
     const none = await run('plan', '--latency', '50', '--qps', '10', '--gpu-gib', '30');
     expect(none.code).toBe(1);
     expect(none.err).toMatch(/no instance type fits one model copy/);
