@@ -21,7 +21,7 @@ export const APPLICATION_NAMESPACE_ENV = 'RESILIENT_ENDPOINT_METRICS_NAMESPACE';
 
 /**
  * The partitions AWS Budgets has an endpoint in: botocore's endpoints.json lists `budgets` in `aws` and
- * `aws-cn` only; GovCloud budgets are created in the associated commercial account (real-account.md item 42).
+ * `aws-cn` only; GovCloud budgets are created in the associated commercial account.
  */
 export const BUDGETS_PARTITIONS: readonly string[] = ['aws', 'aws-cn'];
 
