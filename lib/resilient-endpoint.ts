@@ -1,4 +1,4 @@
-import { Annotations, Arn, ArnFormat, Duration, Names, Tags, Token, Validations } from 'aws-cdk-lib';
+import { Arn, ArnFormat, Duration, Names, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
@@ -368,7 +368,8 @@ export class ResilientEndpoint extends EndpointBase {
       this.errors,
     );
     this.cfnEndpoint.deploymentConfig = plan.config;
-    if (plan.note) Annotations.of(this).addInfo(plan.note);
+    // (plan.note, the all-at-once default of a 1-instance variant, is the documented default of
+    // deployment.trafficShift: not an annotation that every synth of such an endpoint would print.)
     grantRollbackAlarms(this.role, alarms);
   }
 

@@ -490,7 +490,7 @@ export class EndpointMonitoring extends Construct {
     );
     if (!added.statementAdded) {
       Annotations.of(this).addWarning(
-        `monitoring.alarmTopic is an imported topic, so this construct cannot add to its policy: make sure it lets cloudwatch.amazonaws.com sns:Publish (aws:SourceArn ${this.props.endpointName}-* alarms), or alarm notifications are dropped.`,
+        `monitoring.alarmTopic is an imported topic, so this construct cannot add to its policy: make sure it lets cloudwatch.amazonaws.com sns:Publish (aws:SourceArn ${this.nameForMessages()}-* alarms), or alarm notifications are dropped.`,
       );
     }
   }
@@ -503,10 +503,19 @@ export class EndpointMonitoring extends Construct {
     if (ownTopic && count === 0) {
       Validations.of(this).addWarning(
         'RE-AlarmTopicUnsubscribed',
-        `the alarm topic of ${this.props.endpointName} has no subscription, so its alarms reach no one. ` +
+        `the alarm topic of ${this.nameForMessages()} has no subscription, so its alarms reach no one. ` +
           "Fix: monitoring: { notify: { emails: ['oncall@example.com'] } } (or notify.subscriptions for a pager or chat), or pass your own monitoring.alarmTopic.",
       );
     }
+  }
+
+  /**
+   * The endpoint's name as a message shows it: the name, or — when it is known only at deploy (a token,
+   * which would print as `${Token[TOKEN.15]}`) — the endpoint's construct path.
+   */
+  private nameForMessages(): string {
+    const name = this.props.endpointName;
+    return Token.isUnresolved(name) ? `the endpoint at ${this.node.scope?.node.path ?? this.node.path} (its name is known at deploy)` : name;
   }
 
   private createTopic(): sns.ITopic {
