@@ -3,10 +3,12 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Size } from 'aws-cdk-lib';
 import { CapacityPlan } from '../lib/capacity-plan';
+import { closest } from '../lib/private/suggest';
 import { FlagSpec, numberFlag, packageVersion, parseFlags, UsageError } from './args';
 import { main as simulate } from './simulate';
 
 const NAME = 'sagemaker-resilient-endpoint';
+const COMMANDS = ['plan', 'simulate', 'doctor', 'drill'];
 
 const USAGE = `usage: ${NAME} <command> [options]
 
@@ -80,7 +82,11 @@ export function main(argv: string[]): number | Promise<number> {
     console.log(packageVersion());
     return 0;
   }
-  console.error(`${NAME}: unknown command '${cmd}'\n\n${USAGE}`);
+  // A misspelt command or option: the one probably meant.
+  const option = cmd.startsWith('-');
+  const known = option ? closest(cmd.replace(/^-+/, ''), ['help', 'version']) : closest(cmd, COMMANDS);
+  const near = known && (option ? `--${known}` : known);
+  console.error(`${NAME}: unknown ${option ? 'option' : 'command'} '${cmd}'${near ? ` (did you mean ${near}?)` : ''}\n\n${USAGE}`);
   return 2;
 }
 

@@ -39,7 +39,7 @@ function runSteps({
   };
   const order = serial ? [lanes.flat()] : lanes;
   say(
-    `${title}: ${Object.keys(steps).length} steps${serial ? ', one after another' : ` in ${order.length} lanes side by side`} ` +
+    `${title}: ${Object.keys(steps).length} steps${serial || order.length === 1 ? ', one after another' : ` in ${order.length} lanes side by side`} ` +
       `(${order.map(l => l.join(' → ')).join('; ')}); a line at least every ${heartbeatMs / 1000} s names what runs`,
   );
 
@@ -127,7 +127,7 @@ function runSteps({
   return Promise.all(order.map(lane)).then(
     () => {
       clearInterval(heartbeat);
-      say(`\nall checks passed in ${secs(Date.now() - started)}${serial ? ' (serial)' : ` (${order.length} lanes)`}`);
+      say(`\nall checks passed in ${secs(Date.now() - started)}${serial ? ' (serial)' : order.length > 1 ? ` (${order.length} lanes)` : ''}`);
       return true;
     },
     () => {

@@ -41,7 +41,13 @@ describe('sagemaker-resilient-endpoint: help and version', () => {
     expect(none.err).toMatch(/^usage: /);
     const unknown = await run('plna');
     expect(unknown.code).toBe(2);
-    expect(unknown.err).toMatch(/^sagemaker-resilient-endpoint: unknown command 'plna'/);
+    expect(unknown.err).toMatch(/^sagemaker-resilient-endpoint: unknown command 'plna' \(did you mean plan\?\)\n/);
+    const option = await run('--verison');
+    expect([option.code, option.err.split('\n')[0]]).toEqual([
+      2,
+      "sagemaker-resilient-endpoint: unknown option '--verison' (did you mean --version?)",
+    ]);
+    expect((await run('deploy')).err.split('\n')[0]).toBe("sagemaker-resilient-endpoint: unknown command 'deploy'");
   });
 
   test.each([

@@ -470,8 +470,13 @@ describe("the guard budget against the breaker's trigger (issue 40: 75 with the 
   });
 });
 
-/** An interface's props, its own and those of the interfaces it extends. */
+/** An interface's props, its own and those of the interfaces it extends (each interface read once). */
+const propsCache = new Map<string, ReturnType<typeof interfaceProps>>();
 function allProps(name: string): ReturnType<typeof interfaceProps> {
+  if (!propsCache.has(name)) propsCache.set(name, readAllProps(name));
+  return propsCache.get(name)!;
+}
+function readAllProps(name: string): ReturnType<typeof interfaceProps> {
   const bases = libSources()
     .map(([, src]) => new RegExp(`export interface ${name} extends ([\\w, ]+)\\{`).exec(src)?.[1])
     .find(Boolean);
