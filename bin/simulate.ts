@@ -13,20 +13,26 @@ import {
   poissonTrace,
   pulseTrace,
   renderChart,
+  levelChangeList,
   resultRecord,
+  SCENARIOS,
   SimAssumptions,
   steadyTrace,
   Trace,
 } from '../lib/simulation';
-import { goalTable, guardMatrix, matrixSummary, matrixTable } from '../lib/simulation/matrix';
+import { dayTable, DEFAULT_WORKLOADS, goalTable, guardMatrix, matrixSummary, matrixTable, normalDayMatrix } from '../lib/simulation/matrix';
 import { FlagSpec, numberFlag, parseFlags, UsageError } from './args';
 
 const USAGE = `usage: sagemaker-resilient-endpoint simulate (or npm run simulate --)
-  --matrix [--seeds 1,7,42,123] [--factors 17,25] [--examples recommender,clustering] [--qps 40] [--ways all] [--out DIR]
-      the layers' goal table: both examples through 17x and 25x pulses for each seed, footprint memory model,
-      guard on, default delays (--ways all adds: without the guard, and without 10-second data)
+  --matrix [--seeds 1,7,42,123] [--factors 17,25] [--examples recommender,clustering] [--qps 40] [--ways all] [--no-days] [--out DIR]
+      the layers' goals, each example on its own workload (the clustering example also on incident A's, labelled):
+      through 17x and 25x pulses of 40 QPS for each seed (0 OOM, refused + failed <= 1 %, CLOSED again within
+      15 minutes of the traffic's return), and a normal day with no incident - steady at its off-peak, steady at its
+      nominal peak, a daily curve between them (degraded <= 90 s, nothing refused by the guard); guard on, default
+      delays (--ways all adds: without the guard, and without 10-second data). About 3 minutes of CPU a seed.
   --example recommender|clustering --trace pulse|steady|poisson|abusive|csv [--csv FILE] [--qps OFF_PEAK_QPS] [--seed N] [--out DIR]
-      the four scenarios on one trace (footprint memory model unless --memory-model profile)
+      the four scenarios on one trace, on the example's own workload (--memory-model footprint|profile to choose);
+      the as-deployed run's level changes are listed with what moved each
   assumptions, all sweepable (seconds unless said; defaults and sources in the simulator docs):
     [--provisioning S] [--metric-delay S] [--metric-delay-10s S] [--guard-metric-delay S] [--alarm-eval S] [--event-delay S]
     [--level-poll S] [--weight-delay S] [--restart S] [--estimate-error SD]
@@ -37,7 +43,7 @@ time bound: no AWS access; it ends when the simulated time does: one --example r
 exit codes: 0 done, 1 the simulation failed, 2 a usage error`;
 
 /** Flags that take no value. */
-const SWITCHES = ['matrix', 'no-guard', 'no-ten-second-data', 'no-guard-ten-second-data', 'help'];
+const SWITCHES = ['matrix', 'no-days', 'no-guard', 'no-ten-second-data', 'no-guard-ten-second-data', 'help'];
 /** Flags that take a value. */
 const VALUES = ['seeds', 'factors', 'examples', 'out', 'example', 'trace', 'csv', 'qps', 'seed', 'memory-model', 'ways'];
 /** The simulator's assumptions a flag sets (seconds, unless said). */
@@ -111,7 +117,7 @@ function runMatrix(o: Record<string, string>): number {
     seeds,
     factors,
     offPeakQps: o.qps === undefined ? undefined : Number(o.qps),
-    memoryModels: [assumptions.memoryModel ?? 'footprint'],
+    memoryModels: assumptions.memoryModel ? [assumptions.memoryModel] : undefined,
     ways:
       o.ways === 'all'
         ? [
@@ -124,6 +130,15 @@ function runMatrix(o: Record<string, string>): number {
     onRun: (r, done, total) => process.stderr.write(`\r${done}/${total} ${r.example} ${r.memoryModel} ${r.factor}x seed ${r.seed}`.padEnd(60)),
   });
   process.stderr.write('\n');
+  const days = o['no-days']
+    ? []
+    : normalDayMatrix(endpoints, {
+        seeds,
+        workloads: DEFAULT_WORKLOADS,
+        assumptions: { ...assumptions, memoryModel: undefined },
+        onRun: (r, done, total) => process.stderr.write(`\r${done}/${total} ${r.example} ${r.day} seed ${r.seed}`.padEnd(60)),
+      });
+  if (days.length) process.stderr.write('\n');
   const out = o.out ?? 'sim-out';
   const goal = goalTable(
     rows.filter(r => r.guard && r.tenSecondData),
@@ -131,17 +146,18 @@ function runMatrix(o: Record<string, string>): number {
   );
   const summary = matrixSummary(rows);
   const table = matrixTable(rows);
+  const day = days.length ? `\n\n## A normal day\n\n${dayTable(days)}` : '';
   fs.mkdirSync(out, { recursive: true });
-  fs.writeFileSync(path.join(out, 'matrix.md'), `# The layers' goal\n\n${goal}\n\n## Every run\n\n${summary}\n\n${table}\n`);
+  fs.writeFileSync(path.join(out, 'matrix.md'), `# The layers' goal\n\n${goal}${day}\n\n## Every run\n\n${summary}\n\n${table}\n`);
   fs.writeFileSync(
     path.join(out, 'matrix.json'),
     JSON.stringify(
-      rows.map(({ result: { series: _s, ...r }, ...k }) => ({ ...k, ...r })),
+      [...rows, ...days].map(({ result: { series: _s, ...r }, ...k }) => ({ ...k, ...r })),
       null,
       2,
     ),
   );
-  console.log(`${goal}\n\n${summary}\n\nwrote ${out}/matrix.md, ${out}/matrix.json in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`${goal}${day}\n\n${summary}\n\nwrote ${out}/matrix.md, ${out}/matrix.json in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return 0;
 }
 
@@ -197,9 +213,12 @@ export function main(argv: string[]): number {
     const trace = traceFrom(o);
     const out = o.out ?? 'sim-out';
     const started = Date.now();
-    // The footprint model by default: the one under which the unprotected scenarios fail as the incidents
-    // did (the examples' measured curves are tiny); --memory-model profile for a measured profile.
-    const assumptions = { memoryModel: 'footprint' as const, ...definedOnly(assumptionsFrom(o)) };
+    // Each example on its own workload by default (the recommender: the footprint model on its own 5–3,000-event
+    // distribution, its profile being a CPU one; the clustering model: its measured profile, in rows);
+    // --memory-model footprint runs the clustering example on incident A's workload, a borrowed stress test.
+    const own = DEFAULT_WORKLOADS[example]?.own ?? 'footprint';
+    const assumptions = { memoryModel: own, ...definedOnly(assumptionsFrom(o)) };
+    const workload = assumptions.memoryModel === own ? `its own workload (${own} model)` : `a borrowed workload (${assumptions.memoryModel} model)`;
     const rows = compareScenarios(trace, endpoint, {
       seed: Number(o.seed ?? 42),
       assumptions,
@@ -211,8 +230,10 @@ export function main(argv: string[]): number {
         ),
     });
     process.stderr.write('\n');
-    const table = comparisonTable(rows);
-    const title = `${example}: ${trace.name}, seed ${o.seed ?? 42}`;
+    const deployed = rows.find(r => r.scenario === SCENARIOS.BREAKER);
+    const changes = deployed ? `\n\nWhat moved the level (${SCENARIOS.BREAKER}):\n\n${levelChangeList(deployed.result)}` : '';
+    const table = comparisonTable(rows) + changes;
+    const title = `${example}: ${trace.name}, seed ${o.seed ?? 42}, on ${workload}`;
     fs.mkdirSync(out, { recursive: true });
     fs.writeFileSync(path.join(out, 'table.md'), `# ${title}\n\n${table}\n`);
     fs.writeFileSync(path.join(out, 'chart.svg'), renderChart(rows, title));

@@ -3,9 +3,11 @@ import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { GUARD_METRICS } from './breaker/contract';
 import { SageMakerInstanceType } from './instance-types';
 import { Described, PropErrors } from './validation';
 import { UNIT_PROPS, unitsChecked } from './private/unit-props';
+import { guardResourceTypes } from './region-resource-types';
 
 /**
  * Instance-count bounds of a variant: literal numbers, not tokens (the breaker's settings, the
@@ -81,9 +83,20 @@ export interface AutoScalingOptions {
    * memory at a request rate the QPS target never reaches): a second target-tracking policy on the
    * variant's memory, in percent per instance — `MemoryUtilization` (namespace `/aws/sagemaker/Endpoints`,
    * statistic Average over the variant's instances), or on GPU types `GPUMemoryUtilization`, whose
-   * per-instance figure sums the GPUs, so the target is this × the GPU count. With several
-   * target-tracking policies Application Auto Scaling scales out when any policy asks and in only when
-   * all agree, so memory can hold capacity that the QPS target would release.
+   * per-instance figure sums the GPUs, so the target is this × the GPU count.
+   *
+   * Memory held by the model copies, and by the allocators' caches after a peak (PyTorch's CUDA caching
+   * allocator, glibc's heap), does not fall as instances are added, while target tracking needs a metric that
+   * "must increase or decrease proportionally to the capacity" (Application Auto Scaling user guide). So a model
+   * with a `memoryProfile` (whose container runs the memory guard) is tracked on the guard's **in-flight memory**
+   * (`GuardInFlightPercent`: what the guard has admitted for requests in flight, of the container's budget —
+   * the load alone), with the target translated so that static occupancy plus in-flight memory stays at this
+   * percent, scaling in as well as out. Without a profile it tracks SageMaker's memory metric and **only adds
+   * capacity: its scale-in is disabled**, since Application Auto Scaling scales in only when every policy *with
+   * scale-in enabled* agrees and memory that does not fall would hold the fleet at its maximum; the QPS target
+   * releases capacity. `cdk synth` fails where the tuned static occupancy (workers × the profile's warm
+   * baseline, else × the footprint; on GPUs plus 0.5 GiB of CUDA context a process) is at or above this, and
+   * warns from 0.9 × this.
    * Keep it below the breaker's degrade trigger (80 %) so capacity is added before the breaker degrades.
    * @default - off
    * @see https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-target-tracking.html#target-tracking-considerations
@@ -97,6 +110,30 @@ export interface AutoScalingOptions {
   readonly schedules?: ScheduledCapacity[];
 }
 
+/**
+ * How a memory target tracks the container guard's in-flight memory (`GuardInFlightPercent`), the load-proportional
+ * part of memory: the target on it is `(memoryTargetPercent − staticPercent) ÷ budgetPercent × 100`, so that static
+ * occupancy plus what requests hold stays at `memoryTargetPercent` of the instance's memory.
+ */
+export interface GuardInFlightTracking {
+  /** The namespace the container publishes its guard metrics in (`RESILIENT_ENDPOINT_METRICS_NAMESPACE`). */
+  readonly namespace: string;
+  /** The memory the model fills before any request, percent of the instance's (per GPU on GPU types). */
+  readonly staticPercent: number;
+  /** The container's budget, percent of the instance's memory (`model.guardBudgetPercent`). */
+  readonly budgetPercent: number;
+}
+
+/** What a memory target tracks, as synthesized. */
+export interface MemoryTracking {
+  /** The metric's name (`GuardInFlightPercent`, `MemoryUtilization` or `GPUMemoryUtilization`). */
+  readonly metricName: string;
+  /** The policy's target on that metric, per instance. */
+  readonly targetValue: number;
+  /** Whether the policy scales in too (only on a load-proportional metric). */
+  readonly scaleIn: boolean;
+}
+
 /** Props of {@link VariantAutoScaling}. */
 export interface VariantAutoScalingProps extends AutoScalingOptions {
   /** Endpoint name (literal). */
@@ -107,6 +144,12 @@ export interface VariantAutoScalingProps extends AutoScalingOptions {
   readonly instanceType: SageMakerInstanceType;
   /** Initial instance count of the variant. */
   readonly initialInstanceCount: number;
+  /**
+   * Track `memoryTargetPercent` on the container guard's in-flight memory (load-proportional: it falls as
+   * instances are added, so the policy may scale in too) instead of SageMaker's memory metrics.
+   * @default - SageMaker's `MemoryUtilization` / `GPUMemoryUtilization`, with the policy's scale-in disabled
+   */
+  readonly guardInFlight?: GuardInFlightTracking;
 }
 
 /** QPS per instance → the per-minute `SageMakerVariantInvocationsPerInstance` target. */
@@ -146,10 +189,15 @@ export class VariantAutoScaling extends Construct {
   public readonly scaleInCooldown: Duration;
   /** Memory target (% per instance, per GPU on GPU types) in force, if any. */
   public readonly memoryTargetPercent?: number;
+  /** What the memory target tracks (undefined without one). */
+  public readonly memoryTracking?: MemoryTracking;
+  /** Whether scheduled actions change this variant's bounds (the breaker then holds them while not CLOSED). */
+  public readonly hasSchedules: boolean;
 
   constructor(scope: Construct, id: string, props: VariantAutoScalingProps) {
     super(scope, id);
     props = unitsChecked(this, props, UNIT_PROPS.VariantAutoScalingProps);
+    guardResourceTypes(this);
     const errors = validateAutoScaling(props);
     this.node.addValidation({ validate: () => errors.all });
     this.capacity = props.capacity ?? { min: props.initialInstanceCount, max: props.initialInstanceCount * 2 };
@@ -157,6 +205,7 @@ export class VariantAutoScaling extends Construct {
     this.scaleOutCooldown = props.scaleOutCooldown ?? Duration.seconds(90);
     this.scaleInCooldown = props.scaleInCooldown ?? Duration.seconds(300);
     this.memoryTargetPercent = props.memoryTargetPercent;
+    this.hasSchedules = (props.schedules ?? []).some(s => s.minCapacity !== undefined || s.maxCapacity !== undefined);
     const stack = Stack.of(this);
     this.scalableTarget = new appscaling.ScalableTarget(this, 'Target', {
       serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
@@ -192,18 +241,34 @@ export class VariantAutoScaling extends Construct {
     }
     if (props.memoryTargetPercent !== undefined) {
       const gpus = props.instanceType.spec.gpuCount;
+      const g = props.guardInFlight;
+      const dims = { EndpointName: props.endpointName, VariantName: props.variantName };
+      // On the guard's in-flight memory (load-proportional: it may scale in), else on SageMaker's memory, which model
+      // copies and allocator caches keep up however many instances there are: it adds capacity, never holds it
+      // (AAS scales in only when every policy with scale-in enabled agrees).
+      this.memoryTracking = g
+        ? {
+            metricName: GUARD_METRICS.IN_FLIGHT,
+            targetValue: Math.max(1, Math.round((10 * 100 * (props.memoryTargetPercent - g.staticPercent)) / g.budgetPercent) / 10),
+            scaleIn: true,
+          }
+        : {
+            metricName: gpus > 0 ? 'GPUMemoryUtilization' : 'MemoryUtilization',
+            targetValue: props.memoryTargetPercent * Math.max(1, gpus),
+            scaleIn: false,
+          };
       this.memoryPolicy = this.scalableTarget.scaleToTrackMetric('MemoryUtilization', {
-        // SageMaker's instance metrics: per instance, in percent (GPU memory summed over the instance's GPUs).
         customMetric: new cloudwatch.Metric({
-          namespace: '/aws/sagemaker/Endpoints',
-          metricName: gpus > 0 ? 'GPUMemoryUtilization' : 'MemoryUtilization',
-          dimensionsMap: { EndpointName: props.endpointName, VariantName: props.variantName },
+          namespace: g ? g.namespace : '/aws/sagemaker/Endpoints',
+          metricName: this.memoryTracking.metricName,
+          dimensionsMap: dims,
           statistic: cloudwatch.Stats.AVERAGE,
           period: Duration.minutes(1),
         }),
-        targetValue: props.memoryTargetPercent * Math.max(1, gpus),
+        targetValue: this.memoryTracking.targetValue,
         scaleOutCooldown: this.scaleOutCooldown,
         scaleInCooldown: this.scaleInCooldown,
+        disableScaleIn: !this.memoryTracking.scaleIn,
       });
     }
     (props.schedules ?? []).forEach((s, i) => {

@@ -8,6 +8,7 @@ import { Construct } from 'constructs';
 import { acknowledgeWildcard } from './nag';
 import { Described, PropErrors } from './validation';
 import { UNIT_PROPS, unitsChecked } from './private/unit-props';
+import { guardResourceTypes } from './region-resource-types';
 
 /** Which side of each invocation is captured. */
 export enum CaptureMode {
@@ -90,6 +91,7 @@ export class DataCapture extends Construct {
 
   constructor(scope: Construct, id: string, props: DataCaptureProps) {
     super(scope, id);
+    guardResourceTypes(this);
     // Server access logs are granted through a bucket policy, never the legacy `AccessControl`
     // (LogDeliveryWrite ACL), whatever the consumer's app sets: aws-cdk-lib reads this feature flag
     // from the construct tree, so setting it here, before the buckets exist, scopes it to them.

@@ -7,6 +7,7 @@ import { createAlarmTopic } from './monitoring/endpoint-monitoring';
 import { ResilientEndpoint } from './resilient-endpoint';
 import { ResilientEndpointProps } from './resilient-endpoint-props';
 import { CFN_RESOURCE_LIMIT } from './resource-limit';
+import { guardResourceTypes } from './region-resource-types';
 
 /** Props of {@link ResilientEndpointFleet}. */
 export interface ResilientEndpointFleetProps {
@@ -50,6 +51,7 @@ export class ResilientEndpointFleet extends Construct {
 
   constructor(scope: Construct, id: string, props: ResilientEndpointFleetProps = {}) {
     super(scope, id);
+    guardResourceTypes(this);
     this.shareTopic = props.sharedAlarmTopic ?? true;
     // Judged once the app is complete (an aspect runs at synthesis, after every addEndpoint).
     const completeFleet: IAspect = {

@@ -34,7 +34,14 @@ export { SharedCircuitBreaker } from './breaker/shared-circuit-breaker';
 export type { SharedBreakerEndpoint, SharedCircuitBreakerProps } from './breaker/shared-circuit-breaker';
 export type { BreakerRuntime } from './breaker/wiring';
 export { VariantAutoScaling } from './auto-scaling';
-export type { AutoScalingOptions, CapacityProps, ScheduledCapacity, VariantAutoScalingProps } from './auto-scaling';
+export type {
+  AutoScalingOptions,
+  CapacityProps,
+  GuardInFlightTracking,
+  MemoryTracking,
+  ScheduledCapacity,
+  VariantAutoScalingProps,
+} from './auto-scaling';
 export { TrafficShift } from './deployment';
 export type { DeploymentContext, DeploymentOptions, DeploymentPlan } from './deployment';
 export { ProductionReadinessChecks, RuleLevel } from './checks';

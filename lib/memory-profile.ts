@@ -118,6 +118,26 @@ export class MemoryProfile {
     return a + b * size + c * size * size;
   }
 
+  /**
+   * The mean latency of a request of the profiled distribution, milliseconds: the measured latency by size
+   * (interpolated on a log-log scale between the points, held beyond them), averaged over the distribution
+   * (`powerlaw:LO:HI[:ALPHA]`). What one busy slot (a vCPU, a model copy) spends per request on average, so
+   * it sets how many requests a second an instance serves — the mean, not the median: with a long tail the
+   * few large requests take much of the time. Undefined without two measured points or a power-law
+   * distribution.
+   */
+  public meanLatencyMs(): number | undefined {
+    const bounds = /^powerlaw:([\d.]+):([\d.]+)(?::([\d.]+))?$/.exec(this.distribution);
+    if (!bounds || this.points.length < 2) return undefined;
+    const [lo, hi, alpha] = [Number(bounds[1]), Number(bounds[2]), Number(bounds[3] ?? 1)];
+    if (!(lo > 0 && hi > lo && alpha > 0)) return undefined;
+    // E[latency] = ∫₀¹ latency(F⁻¹(u)) du, the midpoint rule on 4,000 quantiles of the bounded Pareto.
+    const n = 4000;
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += latencyAt(this.points, boundedParetoQuantile((i + 0.5) / n, lo, hi, alpha));
+    return sum / n;
+  }
+
   /** The largest whole size whose request fits in `bytes` above the baseline (0 when none does). */
   public largestSizeWithin(bytes: number): number {
     const { a, b, c } = this.curve;
@@ -127,4 +147,28 @@ export class MemoryProfile {
     if (b > 0) return Math.floor(room / b);
     return Number.MAX_SAFE_INTEGER;
   }
+}
+
+/**
+ * A bounded Pareto (power law) quantile: the size below which a share `u` of requests on [lo, hi] with
+ * exponent `alpha` fall (the inverse of its distribution function).
+ */
+export function boundedParetoQuantile(u: number, lo: number, hi: number, alpha: number): number {
+  const la = Math.pow(lo, alpha);
+  const ha = Math.pow(hi, alpha);
+  return Math.pow(-(u * ha - u * la - ha) / (ha * la), -1 / alpha);
+}
+
+/**
+ * The latency of a request of `size` from measured (size, latency ms) points sorted by size: interpolated on a
+ * log-log scale between the two points around it, held at the first and last beyond them.
+ */
+export function latencyAt(points: readonly { size: number; latencyMs: number }[], size: number): number {
+  const x = Math.max(points[0].size, Math.min(points[points.length - 1].size, size));
+  let k = 1;
+  while (k < points.length - 1 && points[k].size < x) k++;
+  const [p0, p1] = [points[k - 1], points[k]];
+  const f = p1.size > p0.size ? (Math.log(x) - Math.log(p0.size)) / (Math.log(p1.size) - Math.log(p0.size)) : 0;
+  const l0 = Math.log(Math.max(1e-3, p0.latencyMs));
+  return Math.exp(l0 + f * (Math.log(Math.max(1e-3, p1.latencyMs)) - l0));
 }

@@ -3,6 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
 import { AutoScalingOptions, VariantAutoScaling } from './auto-scaling';
+import { wholeBytes } from './model-server';
 import { CircuitBreaker, CircuitBreakerOptions } from './breaker/circuit-breaker';
 import { DEGRADE_PARAMETER_ENV } from './breaker/contract';
 import { DataCapture } from './data-capture';
@@ -26,8 +27,9 @@ import {
 } from './private/prop-checks';
 import { checkUnitProps, UNIT_PROPS } from './private/unit-props';
 import { grantRollbackAlarms, grantSageMakerRuntime, grantStageMetrics } from './private/grants';
-import { createModel, tuneVariant } from './private/models';
+import { createModel, guardBudgetPercent, tuneVariant } from './private/models';
 import { resolveVariants } from './private/variants';
+import { guardResourceTypes } from './region-resource-types';
 
 export { ENDPOINT_NAME_ENV, VARIANT_NAME_ENV } from './private/models';
 
@@ -114,6 +116,7 @@ export class ResilientEndpoint extends EndpointBase {
 
   constructor(scope: Construct, id: string, propsIn: ResilientEndpointProps) {
     super(scope, id);
+    guardResourceTypes(this);
     this.node.addValidation({ validate: () => this.errors.all });
     Object.defineProperty(this, RESILIENT_ENDPOINT_SYMBOL, { value: true });
     addResourceLimitCheck(this);
@@ -208,15 +211,58 @@ export class ResilientEndpoint extends EndpointBase {
       return this.autoScaling[variantName];
     }
     const idPart = Token.isUnresolved(variantName) ? `Variant${this.variants.indexOf(v)}` : variantName.replace(/[^A-Za-z0-9]/g, '');
+    // A memory target on a guarded model tracks the guard's in-flight memory (load-proportional); the containers
+    // then publish the guard's metrics (the application namespace, as the breaker reads it).
+    const occupancy = staticOccupancyPercent(v);
+    const guarded = options.memoryTargetPercent !== undefined && occupancy !== undefined && hasGuard(v);
+    if (guarded) this.publishApplicationMetrics(this.monitoring?.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE);
     const scaling = new VariantAutoScaling(this, `AutoScaling${idPart}`, {
       ...options,
       endpointName: this.endpointName,
       variantName,
       instanceType: v.instanceType,
       initialInstanceCount: v.instanceCount,
+      guardInFlight: guarded
+        ? { namespace: this.applicationNamespace!, staticPercent: occupancy.percent, budgetPercent: guardBudgetPercent(v.model) }
+        : undefined,
     });
     scaling.node.addDependency(this.cfnEndpoint);
     this.autoScaling[variantName] = scaling;
+    if (occupancy !== undefined && scaling.memoryTargetPercent !== undefined) {
+      const target = scaling.memoryTargetPercent;
+      const what =
+        `autoScaling[${variantName}].memoryTargetPercent ${target}: the model's static occupancy is ${occupancy.percent.toFixed(1)} % of ${v.instanceType.name}'s ${occupancy.device} memory ` +
+        `(${occupancy.how}), memory that does not fall as instances are added`;
+      if (occupancy.percent >= target) {
+        this.errors.add(
+          `autoScaling[${variantName}].memoryTargetPercent`,
+          target,
+          `above the static occupancy (${occupancy.percent.toFixed(1)} %): a target it never falls below scales the variant out to its maximum at once`,
+          `raise memoryTargetPercent above ${Math.ceil(occupancy.percent / 0.9)} (occupancy ÷ 0.9), use fewer workers (modelServer.workers) or a larger instance, or leave memory to the breaker`,
+        );
+      } else if (occupancy.percent >= 0.9 * target) {
+        Validations.of(this).addWarning(
+          'MemoryTargetNearStaticOccupancy',
+          `${what}: within 10 % of the target, so any load scales out. Use a target of at least ${Math.ceil(occupancy.percent / 0.9)}.`,
+        );
+      }
+    }
+    if (scaling.memoryTargetPercent !== undefined && v.instanceType.isGpu && !guarded) {
+      Validations.of(this).addWarning(
+        'GpuMemoryTargetWithoutGuard',
+        `autoScaling[${variantName}].memoryTargetPercent on ${v.instanceType.name} tracks GPUMemoryUtilization, which model copies and PyTorch's caching allocator (memory stays reserved at its peak until empty_cache) keep up however many instances there are: ` +
+          "the policy only adds capacity (its scale-in is disabled) and may add it again after every scale-in. Give the model a memoryProfile (and its GPU footprint) so the target tracks the guard's in-flight memory, which falls as instances are added.",
+      );
+    }
+    const served = profiledQps(v);
+    if (served !== undefined && scaling.qpsPerInstance > QPS_TARGET_UTILISATION * served.qps) {
+      Validations.of(this).addWarning(
+        'QpsTargetAboveCapacity',
+        `autoScaling[${variantName}].qpsPerInstance is ${scaling.qpsPerInstance}, but one ${v.instanceType.name} serves about ${Math.floor(served.qps)} requests/s of this model ` +
+          `(${served.slots} busy vCPUs × 1000 / ${+served.meanLatencyMs.toFixed(1)} ms, the mean latency of model.memoryProfile's distribution): target tracking adds capacity only ` +
+          `after the queue has grown. Use at most ${Math.floor(QPS_TARGET_UTILISATION * served.qps)} (${100 * QPS_TARGET_UTILISATION} % of it).`,
+      );
+    }
     return scaling;
   }
 
@@ -422,4 +468,62 @@ export class ResilientEndpoint extends EndpointBase {
     this.monitoring?.addDashboardRow(...breaker.dashboardWidgets());
     return breaker;
   }
+}
+
+/** The share of what an instance serves that the QPS target should ask of it (headroom for the scale-out's minutes). */
+export const QPS_TARGET_UTILISATION = 0.7;
+
+/**
+ * Requests a second one instance of a CPU variant serves by its measured profile: its busy vCPUs (workers up to
+ * the vCPUs, as the capacity planner counts them) over the profile's mean latency. Undefined on GPU types (a
+ * profile measured on the CPU says nothing of GPU latency) or without a usable profile.
+ */
+export function profiledQps(v: VariantInfo): { qps: number; slots: number; meanLatencyMs: number } | undefined {
+  const profile = v.model.memoryProfile;
+  if (!profile || profile.problem || v.instanceType.isGpu || v.instanceType.specUnknown || profile.device !== 'cpu') return undefined;
+  const meanLatencyMs = profile.meanLatencyMs();
+  if (meanLatencyMs === undefined || !(meanLatencyMs > 0)) return undefined;
+  const slots = Math.max(1, Math.min(v.tuning.workers, v.instanceType.spec.vCpus));
+  return { qps: (slots * 1000) / meanLatencyMs, slots, meanLatencyMs };
+}
+
+/** CUDA context and allocator slack a worker process holds on its GPU besides its model (inferred: PyTorch's context is 0.3–0.5 GiB). */
+export const GPU_PROCESS_ALLOWANCE_BYTES = 0.5 * 1024 ** 3;
+
+/**
+ * The memory a variant's tuning fills before any request, as a percent of its instance's memory (host), or of its
+ * GPUs' (GPU types): on GPUs the model copies at their stated GPU footprint (what the caching allocator keeps after
+ * a peak) plus {@link GPU_PROCESS_ALLOWANCE_BYTES} a process; on CPUs the workers × the profile's warm baseline, else
+ * × the stated host footprint. Undefined where nothing is stated or the hardware is unknown.
+ */
+export function staticOccupancyPercent(v: VariantInfo): { percent: number; device: 'GPU' | 'host'; how: string } | undefined {
+  const t = v.instanceType;
+  if (t.specUnknown) return undefined;
+  const workers = v.tuning.workers;
+  const GIB = 1024 ** 3;
+  const fp = v.model.memoryFootprint;
+  if (t.isGpu) {
+    if (!fp?.gpu || !(t.spec.gpuMemoryGiB > 0)) return undefined;
+    const copy = wholeBytes(fp.gpu);
+    const bytes = workers * (copy + GPU_PROCESS_ALLOWANCE_BYTES);
+    return {
+      percent: (100 * bytes) / (t.spec.gpuCount * t.spec.gpuMemoryGiB * GIB),
+      device: 'GPU',
+      how: `${workers} copies × (${(copy / GIB).toFixed(2)} GiB + 0.5 GiB of CUDA context) of ${t.spec.gpuCount} × ${t.spec.gpuMemoryGiB} GiB`,
+    };
+  }
+  const profile = v.model.memoryProfile;
+  const each = profile && !profile.problem && profile.device === 'cpu' ? profile.baselineBytes : fp?.host && wholeBytes(fp.host);
+  if (!each) return undefined;
+  return {
+    percent: (100 * workers * each) / (t.spec.memoryGiB * GIB),
+    device: 'host',
+    how: `${workers} workers × ${(each / GIB).toFixed(2)} GiB (${profile && !profile.problem && profile.device === 'cpu' ? "the profile's warm baseline" : 'the stated footprint'}) of ${t.spec.memoryGiB} GiB`,
+  };
+}
+
+/** Whether the variant's container runs the memory guard with a curve (a usable profile: the construct writes its curve). */
+function hasGuard(v: VariantInfo): boolean {
+  const p = v.model.memoryProfile;
+  return p !== undefined && !p.problem;
 }

@@ -1,11 +1,11 @@
 // Autoscaling on QPS per instance (lib/auto-scaling.ts).
-import { CfnParameter, Duration, TimeZone, Token } from 'aws-cdk-lib';
+import { CfnParameter, Duration, Size, TimeZone, Token } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
-import { ContainerImage, ResilientEndpoint, SageMakerInstanceType, VariantAutoScaling } from '../lib';
+import { ContainerImage, MemoryProfile, ResilientEndpoint, SageMakerInstanceType, VariantAutoScaling } from '../lib';
 import { cronProblems, validateAutoScaling } from '../lib/auto-scaling';
 import { RecommenderStack } from '../lib/examples/recommender-stack';
-import { newStack, synthError, exampleStacks } from './util';
+import { newStack, synthError, exampleStacks, warnings } from './util';
 
 const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1');
 
@@ -16,10 +16,10 @@ describe('recommender example', () => {
     ({ recommender: stack, rec: t } = exampleStacks());
   });
 
-  test('scalable target min 2 max 4 on endpoint/<name>/variant/Primary', () => {
+  test('scalable target min 2 max 6 on endpoint/<name>/variant/Primary', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
       MinCapacity: 2,
-      MaxCapacity: 4,
+      MaxCapacity: 6,
       ServiceNamespace: 'sagemaker',
       ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
       ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Primary`,
@@ -29,12 +29,12 @@ describe('recommender example', () => {
     });
   });
 
-  test('target tracking at 9000 invocations per instance per minute (150 QPS), scale-out cooldown 90 s', () => {
+  test('target tracking at 3000 invocations per instance per minute (50 QPS), scale-out cooldown 90 s', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
       PolicyType: 'TargetTrackingScaling',
       TargetTrackingScalingPolicyConfiguration: {
         PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantInvocationsPerInstance' },
-        TargetValue: 9000,
+        TargetValue: 3000,
         ScaleOutCooldown: 90,
         ScaleInCooldown: 300,
       },
@@ -44,9 +44,169 @@ describe('recommender example', () => {
   test('the fallback autoscales too, up to the primary max', () => {
     t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
       MinCapacity: 1,
-      MaxCapacity: 4,
+      MaxCapacity: 6,
       ResourceId: `endpoint/${stack.endpoint.endpointName}/variant/Fallback`,
     });
+  });
+});
+
+describe('a QPS target a CPU instance cannot reach before its queue grows (the profile’s latency)', () => {
+  // A profile whose requests take 40 ms each (every point), on an ml.m5.xlarge (4 vCPUs, 6 workers): 4 busy vCPUs
+  // serve 4 × 1000 / 40 = 100 requests/s an instance; 70 % of it is 70.
+  const profile = MemoryProfile.fromJson(
+    JSON.stringify({
+      sizeUnit: 'rows',
+      device: 'cpu',
+      distribution: 'powerlaw:10:1000',
+      baselineBytes: 100 * 2 ** 20,
+      curve: { a: 0, b: 100, c: 0 },
+      percentiles: { p50: { size: 20, bytes: 2000 }, p99: { size: 900, bytes: 90000 }, p999: { size: 990, bytes: 99000 } },
+      points: [
+        { size: 10, peakBytes: 1000, latencyMs: 40 },
+        { size: 1000, peakBytes: 100000, latencyMs: 40 },
+      ],
+    }),
+  );
+  const warningsOf = (qpsPerInstance: number | undefined, instanceType = SageMakerInstanceType.ML_M5_XLARGE) => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', { model: { image, memoryProfile: profile }, instanceType, autoScaling: { qpsPerInstance } });
+    return warnings(stack).filter(w => w.includes('QpsTargetAboveCapacity'));
+  };
+
+  test('above 70 % of what the busy vCPUs serve: a warning naming the variant, the figure, how it was found and the fix', () => {
+    expect(profile.meanLatencyMs()).toBeCloseTo(40, 6);
+    const [w] = warningsOf(undefined); // the default 150
+    expect(w).toMatch(
+      /autoScaling\[Primary\]\.qpsPerInstance is 150, but one ml\.m5\.xlarge serves about 100 requests\/s of this model \(4 busy vCPUs × 1000 \/ 40 ms, the mean latency of model\.memoryProfile's distribution\).*Use at most 70 \(70 % of it\)\./,
+    );
+    expect(warningsOf(71)).toHaveLength(1);
+    expect(warningsOf(70)).toEqual([]);
+  });
+
+  test('not on a GPU type (a CPU profile says nothing of GPU latency), nor without a profile', () => {
+    expect(warningsOf(150, SageMakerInstanceType.ML_G4DN_XLARGE)).toEqual([]);
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', { model: { image }, instanceType: SageMakerInstanceType.ML_M5_XLARGE });
+    expect(warnings(stack).filter(w => w.includes('QpsTargetAboveCapacity'))).toEqual([]);
+  });
+
+  test('the mean latency weighs the long tail: latency growing with size gives more than the median request', () => {
+    const tail = MemoryProfile.fromJson(
+      JSON.stringify({
+        ...JSON.parse(
+          JSON.stringify({
+            baselineBytes: 1,
+            curve: { a: 0, b: 0, c: 0 },
+            percentiles: { p50: { size: 1, bytes: 0 }, p99: { size: 1, bytes: 0 }, p999: { size: 1, bytes: 0 } },
+          }),
+        ),
+        distribution: 'powerlaw:10:1000',
+        points: [
+          { size: 10, peakBytes: 0, latencyMs: 10 },
+          { size: 1000, peakBytes: 0, latencyMs: 1000 },
+        ],
+      }),
+    );
+    // Latency proportional to size (log-log line through (10, 10) and (1000, 1000)), sizes on a bounded Pareto
+    // with α 1 on [10, 1000]: E[size] = 10 × 1000 / (1000 − 10) × ln(100) = 46.5 ms.
+    expect(tail.meanLatencyMs()).toBeCloseTo((10 * 1000 * Math.log(100)) / 990, 1);
+    expect(MemoryProfile.fromJson(JSON.stringify({ ...JSON.parse('{}') })).meanLatencyMs()).toBeUndefined();
+  });
+});
+
+describe('a memory target that scales: the guard’s in-flight memory where the model has a profile, else memory with its scale-in disabled', () => {
+  const policies = (t: Template) =>
+    (Object.values(t.findResources('AWS::ApplicationAutoScaling::ScalingPolicy')) as any[]).map(
+      p => p.Properties.TargetTrackingScalingPolicyConfiguration,
+    );
+  const memoryPolicy = (t: Template) => policies(t).find(c => c.CustomizedMetricSpecification);
+  // A CPU model with a profile: 6 workers on an ml.m5.xlarge (16 GiB) with a warm baseline of 256 MiB each → 9.375 %.
+  const profile = MemoryProfile.fromJson(
+    JSON.stringify({
+      device: 'cpu',
+      distribution: 'powerlaw:10:1000',
+      baselineBytes: 256 * 2 ** 20,
+      curve: { a: 0, b: 100, c: 0 },
+      percentiles: { p50: { size: 20, bytes: 2000 }, p99: { size: 900, bytes: 90000 }, p999: { size: 990, bytes: 99000 } },
+    }),
+  );
+
+  test('a guarded model: GuardInFlightPercent in the application namespace, the target translated ((70 − 9.375) ÷ 90 × 100 = 67.4), scaling in too', () => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      model: { image, memoryProfile: profile },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      autoScaling: { memoryTargetPercent: 70 },
+    });
+    const t = Template.fromStack(stack);
+    expect(memoryPolicy(t)).toEqual({
+      CustomizedMetricSpecification: {
+        MetricName: 'GuardInFlightPercent',
+        Namespace: 'ResilientEndpoint/Application',
+        Dimensions: [
+          { Name: 'EndpointName', Value: expect.anything() },
+          { Name: 'VariantName', Value: 'Primary' },
+        ],
+        Statistic: 'Average',
+      },
+      TargetValue: 67.4,
+      DisableScaleIn: false,
+      ScaleInCooldown: 300,
+      ScaleOutCooldown: 90,
+    });
+    // The containers publish the guard's metrics there (they learn the namespace).
+    const env = (Object.values(t.findResources('AWS::SageMaker::Model')) as any[])[0].Properties.PrimaryContainer.Environment;
+    expect(env.RESILIENT_ENDPOINT_METRICS_NAMESPACE).toBe('ResilientEndpoint/Application');
+  });
+
+  test('without a profile: SageMaker memory, scale-in disabled (memory that does not fall must not veto the QPS target); on a GPU a warning', () => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      model: { image },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      autoScaling: { memoryTargetPercent: 70 },
+    });
+    expect(memoryPolicy(Template.fromStack(stack))).toMatchObject({
+      CustomizedMetricSpecification: { MetricName: 'MemoryUtilization', Namespace: '/aws/sagemaker/Endpoints', Statistic: 'Average' },
+      TargetValue: 70,
+      DisableScaleIn: true,
+    });
+    const gpu = newStack();
+    new ResilientEndpoint(gpu.stack, 'E', {
+      // One copy of 8 GiB (+ 0.5 GiB of context) of the T4's 16 GiB: 53 %, under the target.
+      model: { image, memoryFootprint: { gpu: Size.gibibytes(8) } },
+      instanceType: SageMakerInstanceType.ML_G4DN_XLARGE,
+      autoScaling: { memoryTargetPercent: 70 },
+    });
+    expect(memoryPolicy(Template.fromStack(gpu.stack))).toMatchObject({
+      CustomizedMetricSpecification: { MetricName: 'GPUMemoryUtilization' },
+      DisableScaleIn: true,
+    });
+    expect(warnings(gpu.stack).join('\n')).toMatch(
+      /tracks GPUMemoryUtilization, which model copies and PyTorch's caching allocator.*\[ack: Annotation::GpuMemoryTargetWithoutGuard\]/,
+    );
+  });
+
+  test('static occupancy at or above the target is a synth error naming the prop and the fix; within 10 % of it a warning', () => {
+    // 3 copies × (4 GiB + 0.5 GiB of CUDA context) of the T4's 16 GiB = 84.4 % (the recommender's tuning).
+    const { app, stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      model: { image, memoryFootprint: { gpu: Size.gibibytes(4), host: Size.gibibytes(3) } },
+      instanceType: SageMakerInstanceType.ML_G4DN_2XLARGE,
+      autoScaling: { memoryTargetPercent: 70 },
+    });
+    expect(synthError(app)).toMatch(
+      /autoScaling\[Primary\]\.memoryTargetPercent: got 70; allowed: above the static occupancy \(84\.4 %\).*Fix: raise memoryTargetPercent above 94 \(occupancy ÷ 0\.9\)/,
+    );
+    const near = newStack();
+    new ResilientEndpoint(near.stack, 'E', {
+      model: { image, memoryFootprint: { gpu: Size.gibibytes(4), host: Size.gibibytes(3) } },
+      instanceType: SageMakerInstanceType.ML_G4DN_2XLARGE,
+      autoScaling: { memoryTargetPercent: 90 },
+    });
+    expect(warnings(near.stack).join('\n')).toMatch(
+      /84\.4 % of ml\.g4dn\.2xlarge's GPU memory.*Use a target of at least 94\. \[ack: Annotation::MemoryTargetNearStaticOccupancy\]/,
+    );
   });
 });
 

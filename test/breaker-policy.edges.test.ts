@@ -111,7 +111,7 @@ describe('what is stored: only a real change is written', () => {
     const d = decide(open, { memory: at(97) }, inService(0, 1), V, DEFAULT_CONFIG, NOW);
     expect(d.next).toEqual(open);
     expect(d.changed).toBe(false);
-    expect(d.reasons[0]).toMatch(/still critical/);
+    expect(d.reasons[0]).toBe('holding OPEN: memory 97 % ≥ critical 95 %');
   });
 
   test('OPEN, errors still high at normal memory: held', () => {

@@ -378,6 +378,39 @@ describe('enforcement that does not wait for InService', () => {
     expect(d2.setWeights).toEqual({ Primary: 0.5, Fallback: 0.5 });
   });
 
+  test('a primary with scheduled actions has its scheduled scaling held too while not CLOSED (a scheduled lower maximum scales in all the same); one without has none', () => {
+    const scheduled = { ...capacity, primaryCapacity: { ...capacity.primaryCapacity!, scheduled: true } };
+    for (const [state, share] of [
+      ['DEGRADED', 0.5],
+      ['OPEN', 1],
+      ['RECOVERING', 1 / 3],
+    ] as const) {
+      const prev: BreakerState = { state, since: 0, share, entryShare: share, step: state === 'RECOVERING' ? 1 : 0 };
+      const d = decide(prev, { memory: [] }, view('InService', [1 - share, share], [4, 2]), scheduled, DEFAULT_CONFIG, MIN);
+      expect(d.capacity).toMatchObject({ suspendPrimaryScaleIn: true, suspendPrimaryScheduled: true });
+      expect(decide(prev, { memory: [] }, view('InService', [1 - share, share], [4, 2]), capacity, DEFAULT_CONFIG, MIN).capacity).not.toHaveProperty(
+        'suspendPrimaryScheduled',
+      );
+    }
+    const closed = decide(
+      initialState(0),
+      { memory: [{ t: 9 * MIN, v: 50 }] },
+      view('InService', [1, 0], [4, 1]),
+      scheduled,
+      DEFAULT_CONFIG,
+      10 * MIN,
+    );
+    expect(closed.capacity).toEqual({ suspendPrimaryScaleIn: false, suspendPrimaryScheduled: false, fallbackMinCapacity: 1 });
+    // Without a fallback too.
+    const alone = { primary: 'Primary', primaryCapacity: scheduled.primaryCapacity };
+    expect(
+      decide(initialState(0), hot, view('InService', [1, 0], [4, 0]), alone, { ...DEFAULT_CONFIG, hasFallback: false }, 10 * MIN).capacity,
+    ).toEqual({
+      suspendPrimaryScaleIn: true,
+      suspendPrimaryScheduled: true,
+    });
+  });
+
   test('capacity follows the state: held while not CLOSED, released on CLOSED', () => {
     fc.assert(
       fc.property(fc.constantFrom('CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'), fc.integer({ min: 1, max: 8 }), (state, primaryNow) => {
@@ -423,7 +456,9 @@ describe('enforcement that does not wait for InService', () => {
     const pts = Array.from({ length: 6 }, (_, i) => ({ t: now - 90_000 - (5 - i) * MIN, v: 30 })).filter((_, i) => i !== 3);
     const d = decide(prev, { memory: pts }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
     expect(d.next.state).toBe('DEGRADED');
-    expect(d.reasons.join()).toMatch(/not below 70 % for 300 s/);
+    expect(d.reasons.join()).toMatch(
+      /^holding DEGRADED: a gap of 120 s in the memory data within the last 300 s \(it could hide a hot point\) — recovery needs 300 s below 70 %/,
+    );
   });
 });
 
@@ -442,7 +477,7 @@ describe('de-escalation waits for settled capacity; recovery is a probe that end
   test('no step back while the endpoint is Updating (a scale-out in flight means load outgrew the fleet)', () => {
     const d = decide(degraded(), { memory: coolFor(now) }, { status: 'Updating', weights: { Primary: 0.5, Fallback: 0.5 } }, V, DEFAULT_CONFIG, now);
     expect(d.next.state).toBe('DEGRADED');
-    expect(d.reasons.join()).toMatch(/Updating: holding DEGRADED until capacity settles/);
+    expect(d.reasons.join()).toMatch(/^holding DEGRADED: the endpoint is Updating \(capacity is changing\): recovery waits until it is InService/);
     const ok = decide(degraded(), { memory: coolFor(now) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, now);
     expect(ok.next.state).toBe('RECOVERING');
   });
@@ -465,7 +500,9 @@ describe('de-escalation waits for settled capacity; recovery is a probe that end
     const memory = coolFor(now).map((p, i) => (i === 2 ? { ...p, v: 72 } : p));
     const d = decide(rec, { memory }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, now);
     expect(d.next).toEqual(rec);
-    expect(d.reasons.join()).toMatch(/not below 70 % for 300 s: holding RECOVERING at step 1/);
+    expect(d.reasons.join()).toMatch(
+      /^holding RECOVERING at step 1: memory 72 % ≥ 70 % within the last 300 s \(the newest such point 180 s before the newest point\) — recovery needs/,
+    );
     expect(decide(rec, { memory: coolFor(now) }, inService(2 / 3, 1 / 3), V, DEFAULT_CONFIG, now).next.step).toBe(2);
   });
 
@@ -510,7 +547,9 @@ describe('de-escalation waits for settled capacity; recovery is a probe that end
     const d4 = (elapsedMin: number) =>
       decide(degraded(0, 4), { memory: coolFor(elapsedMin * MIN) }, inService(0.5, 0.5), V, DEFAULT_CONFIG, elapsedMin * MIN);
     expect(d4(9).next.state).toBe('DEGRADED');
-    expect(d4(9).reasons.join()).toMatch(/DEGRADED for 540 s < 600 s \(4 failed probes\): holding/);
+    expect(d4(9).reasons.join()).toMatch(
+      /^holding DEGRADED: 540 s of the 600 s wait after 4 failed probes \(traffic unknown; the last probe failed at an unknown rate\)/,
+    );
     expect(d4(10).next).toMatchObject({ state: 'RECOVERING', failedProbes: 4 });
   });
 

@@ -204,6 +204,12 @@ test('RE-Network: each variant isolated or in a VPC', () => {
       }),
     ),
   ).toEqual(['Primary has neither network isolation nor a VPC', 'S has neither network isolation nor a VPC']);
+  // The fix is a VPC with endpoints: network isolation would cut the container off the degrade level (SSM)
+  // and the guard metrics (CloudWatch) the breaker reads.
+  const { fix } = ProductionReadinessChecks.RULES.find(r => r.id === 'RE-Network')!;
+  expect(fix).toMatch(/^Set model\.vpc, with interface VPC endpoints for SSM and CloudWatch/);
+  expect(fix).not.toMatch(/networkIsolation: true/);
+  expect(fix).toMatch(/Not model\.networkIsolation, which cuts it off from both/);
 });
 
 test('RE-NvmeStorage: no VolumeSizeInGB on a local-NVMe type', () => {

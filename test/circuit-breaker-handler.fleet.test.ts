@@ -204,7 +204,7 @@ test('endpoints of one period share a GetMetricData over the widest of their win
     EndTime: new Date(Math.floor(NOW / 10_000) * 10_000),
     ScanBy: 'TimestampAscending',
   });
-  const each = (e: string) => ['mem', 'merr', 'e4', 'dce', 'inv', 'gp', 'gr'].map(q => `${e}_${q}`);
+  const each = (e: string) => ['mem', 'merr', 'e4', 'dce', 'inv', 'invf', 'gp', 'gr'].map(q => `${e}_${q}`);
   expect(input.MetricDataQueries!.map(q => q.Id)).toEqual([...each('e0'), ...each('e1')]);
 });
 

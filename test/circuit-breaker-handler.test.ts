@@ -893,9 +893,9 @@ describe('seen within seconds, on every GPU', () => {
     expect(await run(8)).toBe('CLOSED'); // every 4XX was the container's own (too long, refused): no death
   });
 
-  test("the guard's refusals and pressure reach the breaker: any memory refusal degrades, pressure ≥ 95 % for 30 s opens, while instance memory reads 60 %", async () => {
+  test("the guard's refusals and pressure reach the breaker: refusals at 1 % of requests degrade, a few at high traffic do not, pressure ≥ 95 % for 30 s opens, while instance memory reads 60 %", async () => {
     const APP = 'ResilientEndpoint/Application';
-    const run = async (pressure: number, refusals: number, state: BreakerState = CLOSED) => {
+    const run = async (pressure: number, refusals: number, perMinute = 100, state: BreakerState = CLOSED) => {
       await stored(state);
       endpoint();
       const fake = new CloudWatchFake(20);
@@ -905,15 +905,55 @@ describe('seen within seconds, on every GPU', () => {
         fake.put(APP, 'GuardPressure', DIMS, t, i < 55 ? 50 : pressure);
         fake.put(APP, 'GuardMemoryRefusals', DIMS, t, i === 57 ? refusals : 0);
       }
+      fake.putMinutes('AWS/SageMaker', 'Invocations', DIMS, LAST_MINUTE - MIN, Array(10).fill(perMinute));
       serve(fake);
       return evaluate(alarmEvent, tenSecond, clients, NOW);
     };
-    const refused = await run(70, 4);
+    // 100 requests a minute: 4 refusals in 120 s are 2 % of them.
+    const refused = await run(50, 4);
     expect(refused.state).toBe('DEGRADED');
-    expect(refused.reasons.join()).toMatch(/4 memory refusals by the container guard/);
+    expect(refused.reasons[0]).toBe('4 memory refusals by the container guard in 1 of its 10-s intervals (2 % of requests) ≥ 1 %: DEGRADED');
+    // 6,000 a minute: the same 4 are 0.03 %, in one interval, with memory at 60 % and pressure 50 %: not an incident.
+    const few = await run(50, 4, 6000);
+    expect(few.state).toBe('CLOSED');
+    expect(few.reasons[0]).toMatch(
+      /^memory 60 % < 80 %: CLOSED \(4 memory refusals by the container guard in 1 of its 10-s intervals \(0.03 % of requests\): not an incident\)$/,
+    );
     expect((await run(96, 0)).state).toBe('OPEN');
     expect((await run(82, 0)).state).toBe('DEGRADED');
     expect((await run(70, 0)).state).toBe('CLOSED');
+  });
+
+  test('OPEN at 40 % memory with its own tier refusals at level 2 (0.45 % of 300 requests/s, as an older container counts them) is CLOSED within 540 s, evaluation by evaluation', async () => {
+    const APP = 'ResilientEndpoint/Application';
+    const single: HandlerSettings = { ...tenSecond, fallbackVariant: undefined, config: { ...tenSecond.config, hasFallback: false } };
+    sm.on(DescribeEndpointCommand).resolves({
+      EndpointStatus: 'InService',
+      ProductionVariants: [{ VariantName: 'Primary', DesiredWeight: 1, CurrentInstanceCount: 2 }],
+    });
+    // CloudWatch as it fills: every 10 s host memory 40 %, guard pressure 30 %, 13 or 14 refusals (0.45 % of 3,000
+    // requests); Invocations 18,000 a minute. The evaluations read it at their own time, 20 s behind.
+    const fake = new CloudWatchFake(20);
+    const opened = NOW - 30 * MIN;
+    for (let t = opened - 20 * MIN; t < opened + 30 * MIN; t += 10_000) {
+      fake.put('/aws/sagemaker/Endpoints', 'MemoryUtilization', DIMS, t, 40);
+      fake.put(APP, 'GuardPressure', DIMS, t, 30);
+      fake.put(APP, 'GuardMemoryRefusals', DIMS, t, (t / 10_000) % 2 ? 13 : 14);
+      if (t % MIN === 0) fake.put('AWS/SageMaker', 'Invocations', DIMS, t, 18_000);
+    }
+    let at = opened;
+    cw.on(GetMetricDataCommand).callsFake(input => fake.getMetricData(input, at));
+    await stored({ state: 'OPEN', since: opened, share: 1, entryShare: 1, step: 0 });
+    const states: string[] = [];
+    for (let k = 1; k <= 20; k++) {
+      at = opened + k * MIN;
+      states.push((await evaluate(schedule, single, clients, at)).state!);
+    }
+    // Held for the minimum dwell (300 s), then two recovery steps 120 s apart: CLOSED 9 minutes after it opened.
+    expect(states.indexOf('CLOSED') + 1).toBe(9);
+    expect(states.slice(0, 4)).toEqual(['OPEN', 'OPEN', 'OPEN', 'OPEN']);
+    expect(states.slice(8)).toEqual(Array(12).fill('CLOSED'));
+    expect(JSON.parse(parameter!)).toMatchObject({ level: 0, state: 'CLOSED' });
   });
 
   test('10-second data: degrades on the newest 10-s point (a 1-minute average would hide it)', async () => {

@@ -65,7 +65,30 @@ describe('what the breaker asks CloudWatch', () => {
 
   test('the queries: memory at the period, its 1-minute twin below 60 s, GPU memory only with GPUs, and the two 1-minute counts', () => {
     const ids = (o: Partial<HandlerSettings>) => metricQueries(breakerSettings('e', o), 'x_').map(q => q.Id);
-    const counts = ['x_merr', 'x_e4', 'x_dce', 'x_inv', 'x_gp', 'x_gr'];
+    // The fallback's Invocations too (the endpoint's traffic); an endpoint without a fallback has no such query.
+    const counts = ['x_merr', 'x_e4', 'x_dce', 'x_inv', 'x_invf', 'x_gp', 'x_gr'];
+    expect(ids({ metricPeriodSeconds: 60, gpuCount: 0, fallbackVariant: undefined })).toEqual([
+      'x_mem',
+      'x_merr',
+      'x_e4',
+      'x_dce',
+      'x_inv',
+      'x_gp',
+      'x_gr',
+    ]);
+    const invf = metricQueries(breakerSettings('e'), '').find(q => q.Id === 'invf')!.MetricStat!;
+    expect(invf).toEqual({
+      Metric: {
+        Namespace: 'AWS/SageMaker',
+        MetricName: 'Invocations',
+        Dimensions: [
+          { Name: 'EndpointName', Value: 'e' },
+          { Name: 'VariantName', Value: 'Fallback' },
+        ],
+      },
+      Period: 60,
+      Stat: 'Sum',
+    });
     expect(ids({ metricPeriodSeconds: 60, gpuCount: 0 })).toEqual(['x_mem', ...counts]);
     expect(ids({ metricPeriodSeconds: 60, gpuCount: 1 })).toEqual(['x_mem', 'x_gpu', ...counts]);
     expect(ids({ metricPeriodSeconds: 10, gpuCount: 0 })).toEqual(['x_mem', 'x_mem60', ...counts]);
@@ -238,6 +261,37 @@ describe("reading CloudWatch's answer", () => {
     expect(none.invocations).toBeUndefined();
   });
 
+  test('requests per minute: the primary’s alone (its guard’s refusals are a share of them) and every variant’s summed by minute (the endpoint’s traffic)', () => {
+    const r = parseReadings(
+      breakerSettings('e'),
+      [
+        result('inv', [
+          [MINUTE - 120_000, 300],
+          [MINUTE - 60_000, 200],
+        ]),
+        result('invf', [
+          [MINUTE - 180_000, 7],
+          [MINUTE - 60_000, 100],
+        ]),
+      ],
+      '',
+      [],
+      NOW,
+    );
+    expect(r.invocationsPerMinute).toEqual([
+      { t: MINUTE - 120_000, v: 300 },
+      { t: MINUTE - 60_000, v: 200 },
+    ]);
+    expect(r.endpointInvocationsPerMinute).toEqual([
+      { t: MINUTE - 180_000, v: 7 },
+      { t: MINUTE - 120_000, v: 300 },
+      { t: MINUTE - 60_000, v: 300 },
+    ]);
+    const none = parseReadings(breakerSettings('e'), [], '', [], NOW);
+    expect(none.invocationsPerMinute).toBeUndefined();
+    expect(none.endpointInvocationsPerMinute).toBeUndefined();
+  });
+
   // Dead workers, as SageMaker counts them (real-account.md items 38, 48): InvocationModelErrors counts
   // every answer that was not a 2XX; Invocation5XXErrors only the 5XX the model returned.
   const window = breakerSettings('e', { errorWindowSeconds: 120 });
@@ -398,6 +452,46 @@ describe('capacity holds', () => {
     expect(sameCapacity({ suspendPrimaryScaleIn: false, fallbackMinCapacity: 2 }, undefined, scaled)).toBe(false);
     const unscaled = breakerSettings('rec');
     expect(sameCapacity({ suspendPrimaryScaleIn: false, fallbackMinCapacity: undefined }, undefined, unscaled)).toBe(true);
+  });
+
+  test('a primary with scheduled actions: scheduled scaling suspended with scale-in while holding, resumed with it on release, and compared on its own', () => {
+    const sched = { suspendPrimaryScaleIn: true, suspendPrimaryScheduled: true, fallbackMinCapacity: 1 };
+    const resume = { suspendPrimaryScaleIn: false, suspendPrimaryScheduled: false, fallbackMinCapacity: 1 };
+    expect(capacityChanges(scaled, sched, live(target('Primary'), target('Fallback')), undefined)).toEqual([
+      {
+        what: 'Primary: scale-in suspended, scheduled scaling suspended until CLOSED (a scheduled action due meanwhile is not run later)',
+        input: {
+          ServiceNamespace: 'sagemaker',
+          ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
+          ResourceId: 'endpoint/rec/variant/Primary',
+          SuspendedState: { DynamicScalingInSuspended: true, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: true },
+        },
+      },
+    ]);
+    const held = target('Primary', {
+      SuspendedState: { DynamicScalingInSuspended: true, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: true },
+    });
+    expect(capacityChanges(scaled, sched, live(held, target('Fallback')), sched)).toEqual([]);
+    expect(capacityChanges(scaled, resume, live(held, target('Fallback')), sched).map(c => [c.what, c.input.SuspendedState])).toEqual([
+      [
+        'Primary: scale-in resumed, scheduled scaling resumed',
+        { DynamicScalingInSuspended: false, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: false },
+      ],
+    ]);
+    // A stack update reset scheduled scaling alone: it is suspended again, scale-in left as it is.
+    const reset = target('Primary', {
+      SuspendedState: { DynamicScalingInSuspended: true, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: false },
+    });
+    expect(capacityChanges(scaled, sched, live(reset, target('Fallback')), sched).map(c => c.what)).toEqual([
+      'Primary: scheduled scaling suspended until CLOSED again (the target was reset) (a scheduled action due meanwhile is not run later)',
+    ]);
+    // Without the targets read: the record decides.
+    expect(capacityChanges(scaled, sched, undefined, { ...sched, suspendPrimaryScheduled: false }).map(c => c.input.SuspendedState)).toEqual([
+      { DynamicScalingInSuspended: true, ScheduledScalingSuspended: true },
+    ]);
+    expect(sameCapacity(sched, { ...sched, suspendPrimaryScheduled: false }, scaled)).toBe(false);
+    expect(sameCapacity(sched, sched, scaled)).toBe(true);
+    expect(sameCapacity({ suspendPrimaryScaleIn: false, fallbackMinCapacity: 1 }, resume, scaled)).toBe(true);
   });
 
   test('the targets read are the scaled variants only, by resource id; a failed read says so and gives nothing', async () => {

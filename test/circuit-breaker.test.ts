@@ -2,6 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { App, Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -279,8 +280,8 @@ describe('seeing memory within seconds; acting while the endpoint is Updating', 
     t.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: Match.objectLike({
-          PRIMARY_CAPACITY: JSON.stringify({ min: 2, max: 4, qpsPerInstance: 150 }),
-          FALLBACK_CAPACITY: JSON.stringify({ min: 1, max: 4, qpsPerInstance: 150 }),
+          PRIMARY_CAPACITY: JSON.stringify({ min: 2, max: 6, qpsPerInstance: 50 }),
+          FALLBACK_CAPACITY: JSON.stringify({ min: 1, max: 6, qpsPerInstance: 500 }),
           TABLE_NAME: { Ref: Match.stringLikeRegexp('CircuitBreakerStateTable') },
         }),
       },
@@ -321,6 +322,25 @@ describe('seeing memory within seconds; acting while the endpoint is Updating', 
     for (const target of targets)
       expect(target.Properties.Tags).toEqual(expect.arrayContaining([{ Key: 'resilient-endpoint:circuit-breaker', Value: tagValue }]));
   });
+});
+
+test('a primary with scheduled actions tells the function so (it holds scheduled scaling while not CLOSED); a fallback without them does not', () => {
+  const { stack } = newStack();
+  new ResilientEndpoint(stack, 'E', {
+    model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') },
+    instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+    instanceCount: 2,
+    autoScaling: {
+      capacity: { min: 2, max: 6 },
+      schedules: [{ schedule: appscaling.Schedule.cron({ hour: '22', minute: '0' }), minCapacity: 2, maxCapacity: 2 }],
+    },
+    fallback: { model: { image: ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/m:1') }, instanceCount: 1 },
+  });
+  const env = (Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function')) as any[])
+    .map(f => f.Properties.Environment?.Variables ?? {})
+    .find(v => v.PRIMARY_CAPACITY);
+  expect(JSON.parse(env.PRIMARY_CAPACITY)).toEqual({ min: 2, max: 6, qpsPerInstance: 150, scheduled: true });
+  expect(JSON.parse(env.FALLBACK_CAPACITY)).not.toHaveProperty('scheduled');
 });
 
 test('multi-GPU types alarm on the hottest GPU (Metrics Insights MAX over per-GPU series) as well as the summed metric', () => {
@@ -473,7 +493,7 @@ test('every trigger alarm of the breaker, exactly: metric, period, threshold, de
       Dimensions: dims,
       AlarmName: 'big-Primary-breaker-GuardMemoryRefusals',
       AlarmDescription:
-        'Breaker trigger: the container guard refused a request for memory on Primary: the breaker degrades at least (ResilientEndpoint/Application).',
+        'Breaker trigger: the container guard refused a request for memory on Primary: the breaker evaluates (it degrades at 1 % of requests, or on refusals that recur while memory confirms) (ResilientEndpoint/Application).',
       Threshold: 1,
     },
     {

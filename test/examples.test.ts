@@ -109,12 +109,12 @@ describe('the examples as deployed', () => {
       ]);
     });
 
-    test('autoscaled 2–4 on 150 QPS per instance (9,000 invocations per minute); the fallback from its 1 instance to the same 4', () => {
+    test('autoscaled 2–6 on 50 QPS per instance (3,000 invocations per minute); the fallback from its 1 instance to the same 6 at 500 QPS', () => {
       // SageMakerVariantInvocationsPerInstance counts invocations per minute per instance (Application Auto
-      // Scaling's predefined metric for SageMaker): 150 QPS × 60.
+      // Scaling's predefined metric for SageMaker): 50 QPS × 60; the lighter fallback 500 × 60.
       expect(scaling(rec)).toEqual([
-        { variant: 'Primary', min: 2, max: 4, policies: [['SageMakerVariantInvocationsPerInstance', 9000]] },
-        { variant: 'Fallback', min: 1, max: 4, policies: [['SageMakerVariantInvocationsPerInstance', 9000]] },
+        { variant: 'Primary', min: 2, max: 6, policies: [['SageMakerVariantInvocationsPerInstance', 3000]] },
+        { variant: 'Fallback', min: 1, max: 6, policies: [['SageMakerVariantInvocationsPerInstance', 30000]] },
       ]);
     });
 
@@ -151,19 +151,23 @@ describe('the examples as deployed', () => {
   });
 
   describe('clustering (incident B)', () => {
-    test('ml.m5.xlarge (not the ml.t2.medium of the incident): one Primary variant of 2 instances, no fallback', () => {
-      expect(variants(clu)).toEqual([{ name: 'Primary', type: 'ml.m5.xlarge', count: 2, weight: 1 }]);
+    test('ml.m5.xlarge (not the ml.t2.medium of the incident): one Primary variant of 7 instances, sized for the 17× peak, no fallback', () => {
+      // The planner on the profile's mean latency (30.47 ms over powerlaw:100:200000): 30.47 ms × 680 QPS / 1000 × 1.3
+      // = 26.9 → 27 busy vCPUs; an ml.m5.xlarge has 4 (6 workers, 4 vCPUs) → 7 instances.
+      expect(variants(clu)).toEqual([{ name: 'Primary', type: 'ml.m5.xlarge', count: 7, weight: 1 }]);
     });
 
-    test('autoscaled 2–24 on memory (70 % MemoryUtilization) as well as on requests (150 QPS per instance)', () => {
+    test('autoscaled 7–24 on memory (70 %: the guard’s in-flight memory, load-proportional) as well as on requests (91 QPS per instance: 70 % of what 4 busy vCPUs serve)', () => {
+      // The in-flight target: (70 − the static 10.95 % of 6 workers × the profile's 299 MiB warm baseline of 16 GiB) ÷ 90 × 100 = 65.6.
+      // 4 × 1000 / 30.47 ms = 131.3 requests/s an instance; 70 % of it is 91.9 → 91 QPS → 5,460 a minute.
       expect(scaling(clu)).toEqual([
         {
           variant: 'Primary',
-          min: 2,
+          min: 7,
           max: 24,
           policies: [
-            ['SageMakerVariantInvocationsPerInstance', 9000],
-            ['MemoryUtilization', 70],
+            ['SageMakerVariantInvocationsPerInstance', 5460],
+            ['GuardInFlightPercent', 65.6],
           ],
         },
       ]);

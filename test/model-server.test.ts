@@ -83,6 +83,30 @@ test('an unknown image gets the toolkit contract with a warning that says how to
   expect(envOf(stack).MMS_MAX_REQUEST_SIZE).toBe('6291456');
 });
 
+test("a SAGEMAKER_TS_* variable of the user's own on TorchServe warns that AWS's toolkit would run 1 worker, unless both worker variables are set", () => {
+  // aws/sagemaker-pytorch-inference-toolkit: once any SAGEMAKER_TS_* variable is set, torchserve.py writes the model's
+  // configuration with minWorkers/maxWorkers from SAGEMAKER_TS_MIN_WORKERS/_MAX_WORKERS (ts_environment.py: default 1).
+  const run = (environment: Record<string, string>) => {
+    const { stack } = newStack();
+    new ResilientEndpoint(stack, 'E', {
+      model: {
+        image: ContainerImage.fromDlc('pytorch-inference', '2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker'),
+        environment,
+        memoryFootprint: { gpu: Size.gibibytes(4) },
+      },
+      instanceType: SageMakerInstanceType.ML_G4DN_2XLARGE,
+    });
+    return warnings(stack).filter(w => w.includes('TorchServeWorkersReset'));
+  };
+  const [w] = run({ SAGEMAKER_TS_BATCH_SIZE: '8' });
+  expect(w).toMatch(
+    /model\.environment sets SAGEMAKER_TS_BATCH_SIZE: AWS's PyTorch toolkit then configures the model with SAGEMAKER_TS_MIN_WORKERS and SAGEMAKER_TS_MAX_WORKERS, which default to 1 worker, not the 3 tuned\. Set SAGEMAKER_TS_MIN_WORKERS and SAGEMAKER_TS_MAX_WORKERS to 3 too\./,
+  );
+  expect(run({ SAGEMAKER_TS_BATCH_SIZE: '8', SAGEMAKER_TS_MIN_WORKERS: '3' })).toHaveLength(1);
+  expect(run({ SAGEMAKER_TS_BATCH_SIZE: '8', SAGEMAKER_TS_MIN_WORKERS: '3', SAGEMAKER_TS_MAX_WORKERS: '3' })).toEqual([]);
+  expect(run({ MAX_SEQ_LEN: '1024' })).toEqual([]);
+});
+
 describe('units and unsupported tuning', () => {
   const m5 = SageMakerInstanceType.ML_M5_XLARGE;
   test('MMS timeouts in whole minutes (rounded up), the seconds variants in seconds; TorchServe and gunicorn in seconds', () => {

@@ -20,6 +20,15 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { mockClient } from 'aws-sdk-client-mock';
 import { fixFor, opsClients, resolveRegion } from '../bin/ops/aws';
 import { doctor, formatReport, readStored, SIMULATOR_DELAYS, spacingSeconds, STALE_AFTER_S } from '../bin/ops/doctor';
+import {
+  FAMILY_METRICS,
+  gpuMemoryHeld,
+  liveVariants,
+  metricFamily,
+  PROBE_NAMESPACE,
+  QUIET_MINUTES,
+  utilisationMetrics,
+} from '../bin/ops/doctor-live';
 import { doctorMain } from '../bin/ops/index';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { BREAKER_TAG } from '../lib/breaker/contract';
@@ -72,6 +81,8 @@ const ENV = {
  * carries the topic (real-account.md item 46).
  */
 let DEPLOYED: { metric: MetricAlarm[]; composite: CompositeAlarm[] };
+/** The rollback alarms the synthesized endpoint's deployment names (AutoRollbackConfiguration). */
+let ROLLBACK: string[];
 beforeAll(() => {
   const { stack } = newStack();
   new ResilientEndpoint(stack, 'Rec', {
@@ -81,6 +92,11 @@ beforeAll(() => {
     monitoring: { notify: { emails: ['oncall@example.com'] } },
   });
   const t = Template.fromStack(stack);
+  // Each a Ref to one of the stack's alarms: its (literal) name.
+  const resources = t.toJSON().Resources;
+  ROLLBACK = (Object.values(t.findResources('AWS::SageMaker::Endpoint'))[0] as any).Properties.DeploymentConfig.AutoRollbackConfiguration.Alarms.map(
+    (a: any) => resources[a.AlarmName.Ref].Properties.AlarmName,
+  );
   const topics = Object.keys(t.findResources('AWS::SNS::Topic'));
   // A Ref to the stack's topic is the topic's ARN; the alarm names are literal (a literal endpoint name).
   const arn = (x: any): string => (topics.includes(x?.Ref) ? TOPIC : typeof x === 'string' ? x : JSON.stringify(x));
@@ -141,9 +157,46 @@ function describeEndpoint(over: Record<string, unknown> = {}): any {
       DestinationS3Uri: 's3://rec-capture/datacapture',
     },
     MetricsConfig: { EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 10 },
+    // The deployment guardrails the construct writes: its rollback alarms.
+    LastDeploymentConfig: { AutoRollbackConfiguration: { Alarms: ROLLBACK.map(AlarmName => ({ AlarmName })) } },
     ...over,
   };
 }
+
+/**
+ * GetMetricData's answer to a request with math expressions, which CloudWatchFake does not evaluate: what
+ * doctor reports for each answer CloudWatch may give is what these tests pin. The FILL probe over a series
+ * with no point: 30 points of -1 (`fillOfEmpty`) or none; an alarm's own expression: 30 values.
+ */
+function expressionAnswer(input: GetMetricDataCommandInput, fillOfEmpty: boolean): any {
+  return {
+    MetricDataResults: (input.MetricDataQueries ?? [])
+      .filter(q => q.ReturnData !== false)
+      .map(q => {
+        const fill = /^FILL\(liveNone, -1\)$/.test(q.Expression ?? '');
+        const n = fill && !fillOfEmpty ? 0 : 30;
+        return {
+          Id: q.Id,
+          Timestamps: Array.from({ length: n }, (_, i) => new Date(NOW - (i + 1) * 60_000)),
+          Values: Array(n).fill(fill ? -1 : 0),
+          StatusCode: 'Complete',
+        };
+      }),
+    $metadata: {},
+  };
+}
+
+/** DescribeEndpointConfig's answer with these two variants' types and, if given, a publishing period. */
+const endpointConfigOf = (types: [string, string], seconds?: number): any => ({
+  EndpointConfigName: 'rec-config-1',
+  EndpointConfigArn: 'arn:aws:sagemaker:us-east-1:123456789012:endpoint-config/rec-config-1',
+  CreationTime: new Date(NOW - 86_400_000),
+  ProductionVariants: [
+    { VariantName: 'Primary', ModelName: 'm1', InstanceType: types[0], InitialInstanceCount: 2 },
+    { VariantName: 'Fallback', ModelName: 'm2', InstanceType: types[1], InitialInstanceCount: 1 },
+  ],
+  ...(seconds ? { MetricsConfig: { EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: seconds } } : {}),
+});
 
 /** A healthy account: the recommender on g4dn.2xlarge with 10-s enhanced metrics, as deployed by the construct. */
 function healthy(
@@ -161,6 +214,8 @@ function healthy(
     guard?: false | { every?: number; until?: number; namespace?: string };
     /** Seconds after its timestamp a point becomes readable (CloudWatchFake's delay). */
     readableAfterS?: number;
+    /** Whether CloudWatch's FILL gives points over a series with no point at all (default: it does). */
+    fillOfEmpty?: boolean;
   } = {},
 ): CloudWatchFake {
   sm.on(DescribeEndpointCommand).resolves(describeEndpoint());
@@ -207,24 +262,42 @@ function healthy(
   cw.on(ListMetricsCommand, { Namespace: 'ResilientEndpoint/Drift' }).resolves({
     Metrics: [{ Namespace: 'ResilientEndpoint/Drift', MetricName: 'DriftRecords', Dimensions: [{ Name: 'EndpointName', Value: EP }] }],
   });
-  cw.on(GetMetricDataCommand).callsFake(input => fake.getMetricData(input, NOW));
+  cw.on(GetMetricDataCommand).callsFake(input =>
+    input.MetricDataQueries?.some((q: { Expression?: string }) => q.Expression)
+      ? expressionAnswer(input, opts.fillOfEmpty ?? true)
+      : fake.getMetricData(input, NOW),
+  );
   const variantLevel = [
     { Name: 'EndpointName', Value: EP },
     { Name: 'VariantName', Value: 'Primary' },
   ];
+  const fallbackLevel = [
+    { Name: 'EndpointName', Value: EP },
+    { Name: 'VariantName', Value: 'Fallback' },
+  ];
   cw.on(ListMetricsCommand, { MetricName: 'MemoryUtilization' }).resolves({
-    Metrics: [{ Namespace: '/aws/sagemaker/Endpoints', MetricName: 'MemoryUtilization', Dimensions: variantLevel }],
+    Metrics: [variantLevel, fallbackLevel].map(Dimensions => ({
+      Namespace: '/aws/sagemaker/Endpoints',
+      MetricName: 'MemoryUtilization',
+      Dimensions,
+    })),
+  });
+  cw.on(ListMetricsCommand, { MetricName: 'GPUUtilization' }).resolves({
+    Metrics: [variantLevel, fallbackLevel].map(Dimensions => ({ Namespace: '/aws/sagemaker/Endpoints', MetricName: 'GPUUtilization', Dimensions })),
   });
   const gpuSets = opts.gpuDims ?? [
     ['EndpointName', 'VariantName'],
     ['AcceleratorId', 'EndpointName', 'InstanceId', 'VariantName'],
   ];
   cw.on(ListMetricsCommand, { MetricName: 'GPUMemoryUtilization' }).resolves({
-    Metrics: gpuSets.map(set => ({
-      Namespace: '/aws/sagemaker/Endpoints',
-      MetricName: 'GPUMemoryUtilization',
-      Dimensions: set.map(Name => ({ Name, Value: Name === 'EndpointName' ? EP : Name === 'VariantName' ? 'Primary' : 'x' })),
-    })),
+    Metrics: [
+      ...gpuSets.map(set => ({
+        Namespace: '/aws/sagemaker/Endpoints',
+        MetricName: 'GPUMemoryUtilization',
+        Dimensions: set.map(Name => ({ Name, Value: Name === 'EndpointName' ? EP : Name === 'VariantName' ? 'Primary' : 'x' })),
+      })),
+      { Namespace: '/aws/sagemaker/Endpoints', MetricName: 'GPUMemoryUtilization', Dimensions: fallbackLevel },
+    ],
   });
   cw.on(DescribeAlarmsCommand).resolves({
     MetricAlarms: opts.alarms ?? DEPLOYED.metric,
@@ -284,7 +357,8 @@ beforeEach(() => {
 test('a healthy deployment: every check passes, nothing fails, exit code 0', async () => {
   healthy();
   const { r } = await byId();
-  expect(r.checks.filter(x => x.result !== 'PASS')).toEqual([]);
+  // Traffic never stopped in the last 3 hours (and the fallback had none): GPU memory at rest cannot be judged.
+  expect(r.checks.filter(x => x.result !== 'PASS').map(x => `${x.id} ${x.result}`)).toEqual(['gpu-memory-held SKIP', 'gpu-memory-held SKIP']);
   expect(r.checks.map(x => x.id)).toEqual([
     'endpoint',
     'breaker-function',
@@ -306,6 +380,12 @@ test('a healthy deployment: every check passes, nothing fails, exit code 0', asy
     'parameter-store-throughput',
     'drift-runs-kl',
     'drift-runs-wasserstein',
+    'utilisation-metrics',
+    'utilisation-metrics',
+    'fill-empty-series',
+    'rollback-alarms',
+    'gpu-memory-held',
+    'gpu-memory-held',
   ]);
   expect(r.ok).toBe(true);
   expect(r.checks.find(x => x.id === 'ten-second-data')!.saw).toMatch(/MemoryUtilization: \d+ points, 10 s apart/);
@@ -431,7 +511,7 @@ test('the table has a row per check and the counts', async () => {
   const text = formatReport(await doctor(clients, EP, NOW));
   expect(text).toMatch(/^doctor: rec at 2026-12-01T12:00:30.000Z/);
   expect(text).toMatch(/\| alarm-subscribers \| FAIL \| rec-alarms: no subscription: an alarm reaches no one \| set monitoring.notify/);
-  expect(text).toMatch(/19 PASS, 0 WARN, 1 FAIL, 0 SKIP: FAILED$/);
+  expect(text).toMatch(/23 PASS, 0 WARN, 1 FAIL, 2 SKIP: FAILED$/);
 });
 
 test('when AWS cannot be reached at all the report fails (a pipeline must not read it as healthy)', async () => {
@@ -1033,4 +1113,175 @@ test("the guard check within doctor's bound: a GetMetricData that never answers 
     .find(c => c.args[0].input.MetricDataQueries![0].MetricStat!.Metric!.Namespace === 'ResilientEndpoint/Application')!;
   expect((guardCall.args as unknown as [unknown, { abortSignal: AbortSignal }])[1].abortSignal.aborted).toBe(true);
   expect(r.ok).toBe(false);
+});
+
+describe('what is live, and what no AWS text settles (issue 39)', () => {
+  const liveVariant = (instanceType: string, variantName = 'Primary') => ({
+    variantName,
+    instanceTypes: [instanceType],
+    from: 'live endpoint' as const,
+  });
+
+  test('ten-second-data reads the live endpoint’s publishing, not its config’s', async () => {
+    healthy();
+    // The config that created it said nothing (60 s); the live endpoint publishes every 10 s: the 10-s data is looked for.
+    sm.on(DescribeEndpointConfigCommand).resolves({ ...endpointConfigOf(['ml.g4dn.2xlarge', 'ml.g4dn.2xlarge']), MetricsConfig: undefined });
+    expect(await check('ten-second-data')).toMatchObject({ result: 'PASS', saw: expect.stringMatching(/10 s apart/) });
+    // The config says 10 s, the live endpoint 60 s: nothing finer to look for, and where that was read.
+    sm.on(DescribeEndpointCommand).resolves(
+      describeEndpoint({ MetricsConfig: { EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 60 } }),
+    );
+    sm.on(DescribeEndpointConfigCommand).resolves(endpointConfigOf(['ml.g4dn.2xlarge', 'ml.g4dn.2xlarge'], 10));
+    expect(await check('ten-second-data')).toMatchObject({
+      result: 'SKIP',
+      saw: expect.stringMatching(/^the endpoint publishes every 60 s: nothing finer .*; as the live endpoint says\)$/),
+    });
+  });
+
+  test('the live instance types: the endpoint’s instance pools, else the config it runs', () => {
+    const ep = describeEndpoint({
+      ProductionVariants: [
+        { VariantName: 'Primary', InstancePools: [{ InstanceType: 'ml.inf2.xlarge', CurrentInstanceCount: 2 }] },
+        { VariantName: 'Fallback' },
+      ],
+    });
+    expect(liveVariants(ep, endpointConfigOf(['ml.g5.xlarge', 'ml.c5.xlarge']) as any)).toEqual([
+      { variantName: 'Primary', instanceTypes: ['ml.inf2.xlarge'], from: 'live endpoint' },
+      { variantName: 'Fallback', instanceTypes: ['ml.c5.xlarge'], from: 'endpoint config' },
+    ]);
+    expect(
+      [
+        'ml.g4dn.xlarge',
+        'ml.p5.48xlarge',
+        'ml.inf1.xlarge',
+        'ml.inf2.48xlarge',
+        'ml.trn1.32xlarge',
+        'ml.trn2.48xlarge',
+        'ml.m5.large',
+        'ml.c7i.large',
+      ].map(metricFamily),
+    ).toEqual(['gpu', 'gpu', 'neuron', 'neuron', 'neuron', 'neuron', 'cpu', 'cpu']);
+    expect(FAMILY_METRICS.neuron).not.toContain('GPUMemoryUtilization');
+  });
+
+  test('Neuron types (inf, trn) publish no GPUMemoryUtilization: not looked for, and said what it means', async () => {
+    healthy();
+    sm.on(DescribeEndpointConfigCommand).resolves(endpointConfigOf(['ml.inf2.xlarge', 'ml.trn1.2xlarge'], 10));
+    cw.on(ListMetricsCommand, { MetricName: 'GPUMemoryUtilization' }).resolves({ Metrics: [] });
+    cw.on(ListMetricsCommand, { MetricName: 'GPUUtilization' }).resolves({ Metrics: [] });
+    const { r, c } = await byId();
+    const asked = cw
+      .commandCalls(GetMetricDataCommand)
+      .flatMap(x => x.args[0].input.MetricDataQueries!)
+      .map(q => q.MetricStat?.Metric?.MetricName);
+    expect(asked).toContain('MemoryUtilization');
+    expect(asked).not.toContain('GPUMemoryUtilization');
+    expect(c['ten-second-data'].measured).toEqual({ MemoryUtilization: expect.anything() });
+    const u = r.checks.filter(x => x.id === 'utilisation-metrics');
+    expect(u.map(x => x.result)).toEqual(['PASS', 'PASS']);
+    expect(u[0].saw).toMatch(
+      /^Primary \(ml\.inf2\.xlarge, Neuron: Inferentia\/Trainium, from the endpoint config\): MemoryUtilization: SageMaker publishes no device-memory metric/,
+    );
+    expect(u[0].saw).toMatch(/the alarms and the breaker judge host memory only/);
+    expect(c['gpu-memory-held:0'] ?? c['gpu-memory-held']).toMatchObject({ result: 'SKIP', saw: 'no GPU variant' });
+  });
+
+  test('a GPU type without GPUMemoryUtilization, or a GPU metric on a Neuron type: WARN with what it means', async () => {
+    const queries: string[] = [];
+    cw.on(ListMetricsCommand).callsFake(input => {
+      queries.push(input.MetricName);
+      const has = input.MetricName === 'MemoryUtilization' || (input.MetricName === 'GPUUtilization' && input.Dimensions[1].Value === 'Neuron');
+      return { Metrics: has ? [{ MetricName: input.MetricName, Dimensions: input.Dimensions }] : [] };
+    });
+    const [gpu, neuron] = await utilisationMetrics(clients, EP, [liveVariant('ml.g5.xlarge'), liveVariant('ml.inf2.xlarge', 'Neuron')]);
+    expect(gpu).toMatchObject({ result: 'WARN', saw: expect.stringMatching(/no GPUMemoryUtilization on a GPU type$/) });
+    expect(gpu.fix).toMatch(/the GPU-memory alarms and the breaker's GPU trigger have no data/);
+    expect(neuron).toMatchObject({
+      result: 'WARN',
+      saw: expect.stringMatching(/GPUUtilization on a Neuron type, which SageMaker documents only for GPUs$/),
+    });
+    expect(queries).toEqual([
+      'MemoryUtilization',
+      'GPUMemoryUtilization',
+      'GPUUtilization',
+      'MemoryUtilization',
+      'GPUMemoryUtilization',
+      'GPUUtilization',
+    ]);
+  });
+
+  test('FILL over a series with no point at all: asked of CloudWatch; points → PASS, nothing → WARN saying what the error alarms then lack', async () => {
+    healthy();
+    const ok = await check('fill-empty-series');
+    expect(ok).toMatchObject({
+      result: 'PASS',
+      saw: expect.stringMatching(/^FILL\(m, -1\) over a series with no point in 30 minutes gave 30 points \(-1\)/),
+    });
+    expect(ok.saw).toMatch(/rec-Primary-business-ModelErrorRate: 30 values in the last 30 minutes/);
+    const probe = cw
+      .commandCalls(GetMetricDataCommand)
+      .find(x => x.args[0].input.MetricDataQueries!.some(q => q.Expression === 'FILL(liveNone, -1)'))!;
+    expect(probe.args[0].input.MetricDataQueries![0].MetricStat!.Metric!.Namespace).toBe(PROBE_NAMESPACE);
+    healthy({ fillOfEmpty: false });
+    const none = await check('fill-empty-series');
+    expect(none).toMatchObject({
+      result: 'WARN',
+      saw: expect.stringMatching(/^FILL\(m, -1\) over a series with no point in 30 minutes gave nothing; /),
+    });
+    expect(none.fix).toMatch(/the ModelErrorRate alarm \(a rollback alarm\) and the breaker error alarm may then see no data/);
+  });
+
+  test("the live endpoint's rollback alarms by kind: the construct's mix PASSes naming the math ones; a missing one, or no single-metric one, WARNs", async () => {
+    healthy();
+    const x = await check('rollback-alarms');
+    expect(x.result).toBe('PASS');
+    expect(x.saw).toMatch(/rec-Primary-infra-HostMemory \(single metric\)/);
+    expect(x.saw).toMatch(/rec-Primary-business-ModelErrorRate \(metric math\)/);
+    expect(x.saw).toMatch(/whether it honours metric-math and Metrics Insights alarms is not documented/);
+    sm.on(DescribeEndpointCommand).resolves(
+      describeEndpoint({ LastDeploymentConfig: { AutoRollbackConfiguration: { Alarms: [{ AlarmName: 'gone' }] } } }),
+    );
+    expect(await check('rollback-alarms')).toMatchObject({
+      result: 'WARN',
+      fix: expect.stringMatching(/^no alarm named gone: it can never trip a rollback/),
+    });
+    const math = ROLLBACK.filter(n => /ModelErrorRate/.test(n)).map(AlarmName => ({ AlarmName }));
+    sm.on(DescribeEndpointCommand).resolves(describeEndpoint({ LastDeploymentConfig: { AutoRollbackConfiguration: { Alarms: math } } }));
+    expect(await check('rollback-alarms')).toMatchObject({ result: 'WARN', saw: expect.stringMatching(/none reads a single metric$/) });
+    sm.on(DescribeEndpointCommand).resolves(describeEndpoint({ LastDeploymentConfig: undefined }));
+    expect(await check('rollback-alarms')).toMatchObject({ result: 'SKIP' });
+  });
+
+  test('GPU memory at rest: held at its peak through quiet minutes → WARN (the allocator’s cache); falling with the traffic → PASS', async () => {
+    const run = async (quietValue: number, quietMinutes = 20) => {
+      const fake = new CloudWatchFake();
+      const minute = Math.floor(NOW / 60_000) * 60_000;
+      for (let k = 60; k >= 1; k--) {
+        const t = minute - k * 60_000;
+        const busy = k > quietMinutes;
+        fake.put('AWS/SageMaker', 'Invocations', DIMS, t, busy ? 6000 : 0);
+        fake.put('/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', DIMS, t, busy ? 80 : quietValue);
+      }
+      cw.on(GetMetricDataCommand).callsFake(input => fake.getMetricData(input, NOW));
+      return (await gpuMemoryHeld(clients, EP, [liveVariant('ml.g5.xlarge')], NOW))[0];
+    };
+    const held = await run(79);
+    expect(held).toMatchObject({
+      result: 'WARN',
+      saw: 'Primary: GPUMemoryUtilization 80.0 in the busy minutes, at least 79.0 through the 20 quiet minutes after them: GPU memory stays taken when the traffic stops',
+    });
+    expect(held.fix).toMatch(/the breaker's recovery \(below 70 % for 5 minutes\) waits for it/);
+    expect(await run(30)).toMatchObject({
+      result: 'PASS',
+      saw: expect.stringMatching(/at least 30\.0 through the 20 quiet minutes after them: it falls with the traffic/),
+    });
+    // The edges: 2 points under the peak is still held, more is falling; 10 quiet minutes judge, 9 do not.
+    expect((await run(78)).result).toBe('WARN');
+    expect((await run(77.9)).result).toBe('PASS');
+    expect(await run(30, QUIET_MINUTES)).toMatchObject({ result: 'PASS', saw: expect.stringMatching(/through the 10 quiet minutes/) });
+    expect(await run(30, QUIET_MINUTES - 1)).toMatchObject({
+      result: 'SKIP',
+      saw: expect.stringMatching(/^Primary: no stretch of 10 minutes without invocations after traffic/),
+    });
+  });
 });

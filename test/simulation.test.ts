@@ -5,7 +5,20 @@ import * as os from 'os';
 import * as path from 'path';
 import * as simulation from '../lib/simulation';
 import { assumptionsFrom, exampleEndpoint, main } from '../bin/simulate';
-import { goalTable, guardMatrix, matrixSummary, matrixTable, meetsGoal, refusedOrFailedPercent } from '../lib/simulation/matrix';
+import {
+  backToClosed,
+  dayTable,
+  GOAL_BACK_TO_CLOSED_S,
+  goalTable,
+  guardMatrix,
+  matrixSummary,
+  matrixTable,
+  meetsDayGoal,
+  meetsGoal,
+  normalDayMatrix,
+  pulseReturnS,
+  refusedOrFailedPercent,
+} from '../lib/simulation/matrix';
 import { Simulator } from '../lib/simulation/api';
 import { ContainerImage, ResilientEndpoint, SageMakerInstanceType } from '../lib';
 import { containerBudget } from '../lib/simulation';
@@ -50,7 +63,10 @@ describe('simulator', () => {
     expect(primary).toMatchObject({ workers: 3, maxSeqLen: 1024, degradedMaxSeqLen: 512, initialCount: 2 });
     expect(primary.spec).toMatchObject({ gpuMemoryGiB: 16, vCpus: 8 });
     expect(primary.footprintBytes).toBe(4 * 1024 ** 3);
-    expect(primary.scaling).toEqual({ min: 2, max: 4, qpsPerInstance: 150, scaleOutCooldownS: 90, scaleInCooldownS: 300 });
+    expect(primary.scaling).toEqual({ min: 2, max: 6, qpsPerInstance: 50, scaleOutCooldownS: 90, scaleInCooldownS: 300 });
+    // TorchServe's job queue (100) for the PyTorch image; gunicorn's backlog for the scikit-learn one.
+    expect(primary.queueLimit).toBe(100);
+    expect(simVariantsFrom(exampleEndpoint('clustering')).primary.queueLimit).toBe(2048);
     expect(fallback).toMatchObject({ name: 'Fallback', maxSeqLen: 256, initialCount: 1 });
     expect(rows.map(r => r.scenario)).toEqual([SCENARIOS.STATIC, SCENARIOS.AUTOSCALING, SCENARIOS.WEIGHTS_ONLY, SCENARIOS.BREAKER]);
   });
@@ -148,17 +164,31 @@ describe('simulator', () => {
     expect(by[SCENARIOS.BREAKER].series.some(s => s.level > 0)).toBe(true); // the same trace does degrade the current breaker
   });
 
-  test('a memory target scales a fleet out that requests per instance never would, and holds it (autoScaling.memoryTargetPercent)', () => {
-    // 40 QPS over 2 instances is far below 150 QPS per instance; on the footprint model the instances'
-    // average memory is well above 15 % (the weights alone), so only the memory policy scales out.
-    const trace = steadyTrace(40, 1200);
-    const cfg = { autoscaling: true, seed: 1, assumptions: { memoryModel: 'footprint' as const } };
-    const most = (r: simulation.SimResult) => Math.max(...r.series.map(p => p.instP));
-    const qpsOnly = runSimulation(trace, { ...cfg, primary });
-    const withMemory = runSimulation(trace, { ...cfg, primary: { ...primary, scaling: { ...primary.scaling!, memoryTargetPercent: 15 } } });
-    expect(most(qpsOnly)).toBe(2);
-    expect(most(withMemory)).toBe(4); // up to the max, and scale-in never undoes it: all policies must agree
-    expect(withMemory.series.at(-1)!.instP).toBe(4);
+  test('a memory target on SageMaker memory that does not fall pins the fleet at its maximum; on the guard’s in-flight memory it scales in with the load (autoScaling.memoryTargetPercent)', () => {
+    // PyTorch's caching allocator keeps each worker's peak reserved (allocatorRetainsPeak): after a 10× pulse the GPU
+    // metric stays high however many instances there are. 2 copies (static ~56 %, under the 70 % target).
+    const trace = pulseTrace(40, 10, { before: 300, ramp: 300, hold: 600, after: 3000 });
+    const run = (scaling: Partial<NonNullable<simulation.SimVariant['scaling']>>) =>
+      runSimulation(trace, {
+        primary: { ...primary, workers: 2, scaling: { ...primary.scaling!, ...scaling } },
+        autoscaling: true,
+        seed: 1,
+        metricPeriodS: 10,
+        assumptions: { memoryModel: 'footprint', allocatorRetainsPeak: true },
+      });
+    const last30min = (r: simulation.SimResult) => r.series.filter(p => p.t >= trace.seconds - 1800).map(p => p.instP);
+    // The old policy (scale-in enabled on GPU memory): the pulse scales it to the maximum and it never comes back.
+    const pinned = run({ memoryTargetPercent: 70, memoryScaleIn: true, memoryMetric: 'memory' });
+    expect(Math.min(...last30min(pinned))).toBe(6);
+    // The construct's policy on a guarded model: the guard's in-flight memory, which falls with the load.
+    const inFlight = run({ memoryTargetPercent: 40, memoryScaleIn: true, memoryMetric: 'inFlight' });
+    expect(Math.max(...inFlight.series.map(p => p.instP))).toBe(6); // it did scale out for the pulse
+    expect(Math.max(...last30min(inFlight))).toBe(2);
+    expect(inFlight.instanceMinutes).toBeLessThan(pinned.instanceMinutes);
+    // Without the guard the construct disables the memory policy's scale-in: the QPS target releases capacity (the
+    // memory policy may add it again while memory stays up: the warning GpuMemoryTargetWithoutGuard says so).
+    const noVeto = run({ memoryTargetPercent: 70, memoryScaleIn: false, memoryMetric: 'memory' });
+    expect(Math.min(...last30min(noVeto))).toBeLessThan(6);
   });
 
   test('a steady load well under capacity has no OOM and no failure', () => {
@@ -220,21 +250,26 @@ describe('simulator', () => {
   });
 });
 
-describe('calibration: incident A as it was (through the facade every language uses)', () => {
-  const report = Simulator.calibrateIncidentA(42);
+describe('calibration: incident A as it was (through the facade every language uses), at every seed of the matrix', () => {
+  const T = simulation.CALIBRATION_TOLERANCES;
+  const reports = [1, 7, 42, 123].map(seed => [seed, Simulator.calibrateIncidentA(seed)] as const);
 
-  test('reproduces the observed baseline and peak GPU memory and latency', () => {
-    expect(Math.abs(report.baselineGpuMemoryPercent - INCIDENT_A_OBSERVED.baselineGpuMemoryPercent)).toBeLessThanOrEqual(5);
-    expect(report.peakGpuMemoryPercent).toBeGreaterThanOrEqual(90);
+  test.each(reports)('seed %i: the observed baseline and peak GPU memory and latency, within the stated tolerances', (_seed, report) => {
+    expect(Math.abs(report.baselineGpuMemoryPercent - INCIDENT_A_OBSERVED.baselineGpuMemoryPercent)).toBeLessThanOrEqual(T.baselineMemoryPoints);
+    expect(report.peakGpuMemoryPercent).toBeGreaterThanOrEqual(T.peakMemoryAtLeast);
     expect(report.peakGpuMemoryPercent).toBeLessThan(100);
-    expect(Math.abs(report.baselineLatencyMs - INCIDENT_A_OBSERVED.baselineLatencyMs)).toBeLessThanOrEqual(20);
-    expect(Math.abs(report.peakLatencyMs - INCIDENT_A_OBSERVED.peakLatencyMs)).toBeLessThanOrEqual(400);
+    expect(Math.abs(report.baselineLatencyMs - INCIDENT_A_OBSERVED.baselineLatencyMs)).toBeLessThanOrEqual(T.baselineLatencyMs);
+    expect(Math.abs(report.peakLatencyMs - INCIDENT_A_OBSERVED.peakLatencyMs)).toBeLessThanOrEqual(T.peakLatencyMs);
   });
 
-  test('adding 2 instances only delays the crash', () => {
+  test.each(reports)('seed %i: adding 2 instances only delays the crash', (_seed, report) => {
     expect(report.firstOomMinuteWith4).toBeGreaterThan(0);
     expect(report.firstOomMinuteWith6!).toBeGreaterThan(report.firstOomMinuteWith4!);
     expect(report.oomEventsWith6).toBeGreaterThan(0);
+  });
+
+  test('the fit is made with the arrivals every other run uses (spread over each second)', () => {
+    expect(simulation.INCIDENT_A_ASSUMPTIONS.spreadArrivals ?? simulation.DEFAULT_ASSUMPTIONS.spreadArrivals).toBe(true);
   });
 });
 
@@ -302,9 +337,31 @@ describe('the container side in the simulator: measured memory and the memory gu
     expect(refusedOrFailedPercent(heard)).toBeLessThanOrEqual(1);
   });
 
-  test('the backstop catches requests that outgrow their estimate; an exact estimate needs none', () => {
-    expect(onFootprint({ estimateErrorSd: 0.3 }).rejectedByBackstop).toBeGreaterThan(0);
-    expect(onFootprint({ estimateErrorSd: 0 }).rejectedByBackstop).toBe(0);
+  test('the backstop is per process, as the product’s: on the GPU (the CUDA fraction at the container’s budget) it lets workers that outgrow their estimates together run the instance out of memory', () => {
+    expect(onFootprint({ estimateErrorSd: 0 })).toMatchObject({ oomEvents: 0, rejectedByBackstop: 0 });
+    // A curve 50 times too small (a profile of other code): the guard admits what does not fit, and no
+    // container-wide check exists to stop it.
+    expect(onFootprint({ estimateScale: 1 / 50 }, false).oomEvents).toBeGreaterThan(0);
+  });
+
+  test('on the CPU the backstop (RLIMIT_DATA per worker, armed while the worker runs one request) catches requests that outgrow their estimate plus what the container has left', () => {
+    const clustering = simVariantsFrom(exampleEndpoint('clustering')).primary;
+    const run = (estimateErrorSd: number, batchPerWorker: number) =>
+      runSimulation(shortPulse(), {
+        primary: clustering,
+        autoscaling: true,
+        metricPeriodS: 10,
+        seed: 7,
+        assumptions: { memoryModel: 'footprint', estimateErrorSd, batchPerWorker },
+      });
+    // One request per worker: armed for each.
+    const alone = run(0.3, 1);
+    expect(alone.rejectedByBackstop).toBeGreaterThan(0);
+    expect(run(0, 1).rejectedByBackstop).toBe(0);
+    // Batches of 8 a worker: rarely one request alone, so rarely armed — estimates 30 % off then reach the instance.
+    const batched = run(0.3, 8);
+    expect(batched.rejectedByBackstop).toBeLessThan(alone.rejectedByBackstop);
+    expect(batched.oomEvents).toBeGreaterThan(0);
   });
 
   test('a container without a budget (no guard in it) is not protected, whatever the assumption says', () => {
@@ -379,7 +436,7 @@ describe('the guard matrix and the sweep flags', () => {
     // The goal table: one row per run and the count of runs that meet it.
     const goal = goalTable([rows[0]], () => true);
     expect(goal).toContain(
-      `| recommender | 17× | 7 | 0 | ${guarded.failed} | ${guarded.rejectedByGuard + guarded.rejectedByBackstop} | ${refusedOrFailedPercent(guarded).toFixed(2)} % |`,
+      `| recommender | footprint (its own) | 17× | 7 | 0 | ${guarded.failed} | ${guarded.rejectedByGuard + guarded.rejectedByBackstop} | ${guarded.rejectedByFallback} | ${refusedOrFailedPercent(guarded).toFixed(2)} % |`,
     );
     expect(goal).toMatch(new RegExp(`met in ${meetsGoal(guarded, true) ? 1 : 0} of 1 runs`));
   });
@@ -388,7 +445,8 @@ describe('the guard matrix and the sweep flags', () => {
     const ok = {
       oomEvents: 0,
       rejectedByGuard: 50,
-      rejectedByBackstop: 40,
+      rejectedByBackstop: 30,
+      rejectedByFallback: 10,
       failed: 10,
       arrivals: 10_000,
       servedByFallback: 1,
@@ -401,7 +459,18 @@ describe('the guard matrix and the sweep flags', () => {
     expect(meetsGoal({ ...ok, servedByFallback: 0 }, false)).toBe(true);
     expect(
       goalTable(
-        [{ example: 'x', memoryModel: 'footprint', factor: 17, seed: 1, guard: true, tenSecondData: true, result: { ...ok, oomEvents: 2 } as any }],
+        [
+          {
+            example: 'x',
+            workload: 'own',
+            memoryModel: 'footprint',
+            factor: 17,
+            seed: 1,
+            guard: true,
+            tenSecondData: true,
+            result: { ...ok, oomEvents: 2 } as any,
+          },
+        ],
         () => true,
       ),
     ).toMatch(/\*\*not met\*\*[\s\S]*met in 0 of 1 runs/);
@@ -450,5 +519,78 @@ describe('the guard matrix and the sweep flags', () => {
     } finally {
       log.mockRestore();
     }
+  });
+});
+
+describe('a normal day and the way back (issue 36): the protection does not fire when nothing is wrong, and lets go after', () => {
+  // Half an hour here (CPU in the test run); `simulate --matrix` runs whole days.
+  const hour = 1800;
+
+  test('each example at its nominal peak for half an hour, on its own workload, settled as autoscaling holds it: never degraded, nothing refused by the guard, nothing failed', () => {
+    const rows = normalDayMatrix(
+      { recommender: exampleEndpoint('recommender'), clustering: exampleEndpoint('clustering') },
+      { seeds: [7], seconds: hour, days: ['steady peak'] },
+    );
+    expect(rows.map(r => [r.example, r.day, r.qps])).toEqual([
+      ['recommender', 'steady peak', '300'],
+      ['clustering', 'steady peak', '200'],
+    ]);
+    for (const { result: r } of rows) {
+      expect(r.arrivals).toBeGreaterThan(0.95 * 200 * hour);
+      expect(r).toMatchObject({ timeDegradedS: 0, rejectedByGuard: 0, rejectedByBackstop: 0, failed: 0, oomEvents: 0 });
+      expect(r.stateSeconds.CLOSED).toBe(hour + 600);
+      expect(meetsDayGoal(r)).toBe(true);
+    }
+    // The recommender as it was (150 QPS an instance, up to 4): the same half hour is degraded for much of it.
+    const { primary, fallback } = simVariantsFrom(exampleEndpoint('recommender'));
+    const before = runSimulation(poissonTrace(300, hour), {
+      primary: { ...primary, initialCount: 2, scaling: { ...primary.scaling!, qpsPerInstance: 150, max: 4 } },
+      fallback,
+      autoscaling: true,
+      breaker: exampleEndpoint('recommender').circuitBreaker!.config,
+      metricPeriodS: 10,
+      seed: 7,
+      assumptions: { memoryModel: 'footprint' },
+    });
+    expect(before.timeDegradedS).toBeGreaterThan(hour / 4);
+    expect(meetsDayGoal(before)).toBe(false);
+  });
+
+  test('after a 17× pulse the breaker is CLOSED again within 15 minutes of the traffic’s return, and the table says when', () => {
+    const trace = pulseTrace(40, 17, { before: 300, ramp: 300, hold: 600, after: 1500 });
+    expect(pulseReturnS(trace)).toBe(1500);
+    const [row] = guardMatrix({ recommender: exampleEndpoint('recommender') }, { seeds: [7], factors: [17], trace: () => trace });
+    expect(row.result.levelChanges.length).toBeGreaterThan(0); // the pulse did move the breaker
+    expect(row.backToClosedS).toBeDefined();
+    expect(row.backToClosedS!).toBeLessThanOrEqual(GOAL_BACK_TO_CLOSED_S);
+    expect(goalTable([row], () => true)).toContain(`| ${(row.backToClosedS! / 60).toFixed(1)} min | met |`);
+  });
+
+  test('backToClosed: the first CLOSED after the return that holds for the probation (or to the end); a later escalation on normal traffic does not count; never CLOSED, no time', () => {
+    const series = (states: number[]) => ({ series: states.map((state, i) => ({ t: i * 10, state })) }) as unknown as simulation.SimResult;
+    expect(backToClosed(series([0, 1, 1, 3, 0, 0]), 20)).toBe(20);
+    expect(backToClosed(series([0, 1, 0, 0, 0, 0]), 50)).toBe(0);
+    expect(backToClosed(series([1, 1, 0, 0, 0, 0, 1, 1]), 0, 40)).toBe(20); // CLOSED 40 s, then a new escalation
+    expect(backToClosed(series([1, 0, 1, 1, 0, 0, 0, 0, 0]), 0, 40)).toBe(40); // a failed probe 10 s after CLOSED
+    expect(backToClosed(series([0, 0, 1, 1]), 0)).toBeUndefined();
+    expect(backToClosed(series([]), 0)).toBeUndefined();
+  });
+
+  test('the normal-day goal: ≤ 90 s degraded, nothing refused by the guard, no OOM; the table names what first moved the level', () => {
+    const ok = { oomEvents: 0, timeDegradedS: 90, rejectedByGuard: 0, rejectedByBackstop: 0 } as simulation.SimResult;
+    expect(meetsDayGoal(ok)).toBe(true);
+    expect(meetsDayGoal({ ...ok, timeDegradedS: 91 })).toBe(false);
+    expect(meetsDayGoal({ ...ok, rejectedByGuard: 1 })).toBe(false);
+    expect(meetsDayGoal({ ...ok, rejectedByBackstop: 1 })).toBe(false);
+    expect(meetsDayGoal({ ...ok, oomEvents: 1 })).toBe(false);
+    const r = {
+      ...ok,
+      failed: 3,
+      stateSeconds: { CLOSED: 100, DEGRADED: 60, OPEN: 0, RECOVERING: 30 },
+      levelChanges: [{ t: 7200, level: 1, state: 'DEGRADED', why: 'memory 81 % ≥ 80 %: DEGRADED' }],
+    } as unknown as simulation.SimResult;
+    const table = dayTable([{ example: 'x', day: 'diurnal', qps: '40–200', seed: 1, result: r }]);
+    expect(table).toContain('| x | diurnal | 40–200 | 1 | 90 s | 90 s | 0 | 3 | 0 | 1 | 2.00 h: memory 81 % ≥ 80 %: DEGRADED | met |');
+    expect(table).toMatch(/met in 1 of 1 runs/);
   });
 });

@@ -21,6 +21,7 @@ import { publishedFrom } from '../../lambda/circuit-breaker/state-store';
 import { BREAKER_TAG, DEFAULT_APPLICATION_NAMESPACE, GUARD_METRIC_PERIOD_SECONDS, GUARD_METRICS } from '../../lib/breaker/contract';
 import { tryParseState } from '../../lib/breaker/policy';
 import { errorName, fixFor, isAccessDenied, isThrottling, OpsClients, withAbort } from './aws';
+import { liveChecks, livePublishing, liveVariants, metricFamily } from './doctor-live';
 import { driftRuns } from './drift-check';
 import { findBreaker, FoundBreaker } from './discover';
 
@@ -221,7 +222,7 @@ export async function doctor(clients: OpsClients, endpointName: string, now: num
     })),
   );
 
-  checks.push(...(await attempt('ten-second-data', () => tenSecondData(c, endpointName, variant, cfg, now))));
+  checks.push(...(await attempt('ten-second-data', () => tenSecondData(c, endpointName, variant, ep!, cfg, now))));
   const namespace = s?.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE;
   checks.push(...(await attempt('guard-metrics', () => guardMetrics(c, endpointName, variant, namespace, !!s, now))));
   checks.push(...(await attempt('series', () => series(c, endpointName, variant, s?.gpuCount ?? 0, s?.perGpuMetrics ?? false))));
@@ -304,6 +305,7 @@ export async function doctor(clients: OpsClients, endpointName: string, now: num
   checks.push(...(await attempt('capture-objects', () => captureObjects(c, endpointName, variant, capture(ep!, cfg), now))));
   checks.push(...(await attempt('parameter-store-throughput', () => ssmThroughput(c, ep!))));
   checks.push(...(await attempt('drift-runs', () => driftRuns(c, endpointName, now)))); // bin/ops/drift-check.ts
+  checks.push(...(await liveChecks(c, ep!, cfg, now, attempt))); // bin/ops/doctor-live.ts
   return report(endpointName, now, checks);
 }
 
@@ -524,18 +526,21 @@ async function tenSecondData(
   c: OpsClients,
   endpointName: string,
   variant: string | undefined,
+  ep: DescribeEndpointCommandOutput,
   cfg: DescribeEndpointConfigCommandOutput | undefined,
   now: number,
 ): Promise<Check> {
   const id = 'ten-second-data';
   if (!variant) return skip(id, 'no variant');
-  const period = cfg?.MetricsConfig?.MetricPublishFrequencyInSeconds;
-  if (period === undefined || period >= 60)
+  // What the live endpoint does, not what its config says (bin/ops/doctor-live.ts).
+  const { seconds: period, from } = livePublishing(ep, cfg);
+  if (period >= 60)
     return skip(
       id,
-      `the endpoint publishes every ${period ?? 60} s: nothing finer to look for (the breaker works on 1-minute data: the simulator's ${SIMULATOR_DELAYS.sageMaker.noTenSecond})`,
+      `the endpoint publishes every ${period} s: nothing finer to look for (the breaker works on 1-minute data: the simulator's ${SIMULATOR_DELAYS.sageMaker.noTenSecond}; as the ${from === 'default' ? "endpoint's config, without MetricsConfig, leaves it" : `${from} says`})`,
     );
-  const gpu = (cfg?.ProductionVariants ?? []).some(v => /^ml\.(g|p|inf|trn)/.test(v.InstanceType ?? ''));
+  // GPU types publish GPUMemoryUtilization; Neuron (inf, trn) and CPU types do not.
+  const gpu = liveVariants(ep, cfg).some(v => v.instanceTypes.some(t => metricFamily(t) === 'gpu'));
   const dims = { EndpointName: endpointName, VariantName: variant };
   const metrics = [['mem', 'MemoryUtilization'], ...(gpu ? [['gpu', 'GPUMemoryUtilization']] : [])];
   const r = await metricData(
@@ -650,7 +655,7 @@ async function noGuardMetrics(c: OpsClients, id: string, endpointName: string, w
     for (const m of page.Metrics ?? []) found.push({ ns: m.Namespace ?? '', dims: (m.Dimensions ?? []).map(d => `${d.Name}=${d.Value}`).join(', ') });
     token = page.NextToken;
   } while (token);
-  const saw = `no ${Object.values(GUARD_METRICS).join(', ')} point in ${where} in the last 15 minutes: the container publishes nothing the breaker reads`;
+  const saw = `no ${[GUARD_METRICS.PRESSURE, GUARD_METRICS.MEMORY_REFUSALS, GUARD_METRICS.DELIBERATE_4XX].join(', ')} point in ${where} in the last 15 minutes: the container publishes nothing the breaker reads`;
   const elsewhere = [...new Set(found.filter(f => f.ns !== namespace).map(f => f.ns))];
   if (elsewhere.length)
     return warn(

@@ -25,7 +25,11 @@ const resourceId = (s: HandlerSettings, variant: string) => `endpoint/${s.endpoi
 /** True when the recorded settings are the plan (nothing recorded means the template's: scale-in on, the configured minimum). */
 export function sameCapacity(want: CapacityPlan, have: CapacityPlan | undefined, s: HandlerSettings): boolean {
   const h = have ?? { suspendPrimaryScaleIn: false, fallbackMinCapacity: s.fallbackCapacity?.min };
-  return want.suspendPrimaryScaleIn === h.suspendPrimaryScaleIn && want.fallbackMinCapacity === h.fallbackMinCapacity;
+  return (
+    want.suspendPrimaryScaleIn === h.suspendPrimaryScaleIn &&
+    (want.suspendPrimaryScheduled ?? false) === (h.suspendPrimaryScheduled ?? false) &&
+    want.fallbackMinCapacity === h.fallbackMinCapacity
+  );
 }
 
 /** The endpoint's scalable targets by resource id, or undefined when they cannot be read (then the record stands in). */
@@ -100,17 +104,42 @@ export function capacityChanges(
     const id = resourceId(s, s.primaryVariant);
     const target = live?.get(id);
     const suspended = live ? (target?.SuspendedState?.DynamicScalingInSuspended ?? false) : (recorded?.suspendPrimaryScaleIn ?? false);
-    if (want.suspendPrimaryScaleIn !== suspended && (!live || target)) {
+    // Scheduled scaling is held only for a primary with scheduled actions (want.suspendPrimaryScheduled set).
+    const holdSchedule = want.suspendPrimaryScheduled !== undefined;
+    const scheduled = live ? (target?.SuspendedState?.ScheduledScalingSuspended ?? false) : (recorded?.suspendPrimaryScheduled ?? false);
+    const scaleInDiffers = want.suspendPrimaryScaleIn !== suspended;
+    const scheduleDiffers = holdSchedule && want.suspendPrimaryScheduled !== scheduled;
+    if ((scaleInDiffers || scheduleDiffers) && (!live || target)) {
+      const reset = (same: boolean) => (live && same ? ' again (the target was reset)' : '');
+      const what = [
+        ...(scaleInDiffers
+          ? [
+              `scale-in ${want.suspendPrimaryScaleIn ? 'suspended' : 'resumed'}${reset(recorded?.suspendPrimaryScaleIn === want.suspendPrimaryScaleIn)}`,
+            ]
+          : []),
+        ...(scheduleDiffers
+          ? [
+              want.suspendPrimaryScheduled
+                ? `scheduled scaling suspended until CLOSED${reset(recorded?.suspendPrimaryScheduled === true)} (a scheduled action due meanwhile is not run later)`
+                : `scheduled scaling resumed${reset(recorded?.suspendPrimaryScheduled === false)}`,
+            ]
+          : []),
+      ];
       changes.push({
-        what: `${s.primaryVariant}: scale-in ${want.suspendPrimaryScaleIn ? 'suspended' : 'resumed'}${live && recorded?.suspendPrimaryScaleIn === want.suspendPrimaryScaleIn ? ' again (the target was reset)' : ''}`,
+        what: `${s.primaryVariant}: ${what.join(', ')}`,
         input: {
           ...SCALABLE_TARGET_KEY,
           ResourceId: id,
           SuspendedState: {
             DynamicScalingInSuspended: want.suspendPrimaryScaleIn,
-            // The other two as they are (when read): a suspension someone else set stays.
+            // The others as they are (when read): a suspension someone else set stays; scheduled scaling as the
+            // plan wants it when the breaker holds it.
             ...(target ? { DynamicScalingOutSuspended: target.SuspendedState?.DynamicScalingOutSuspended ?? false } : {}),
-            ...(target ? { ScheduledScalingSuspended: target.SuspendedState?.ScheduledScalingSuspended ?? false } : {}),
+            ...(holdSchedule
+              ? { ScheduledScalingSuspended: want.suspendPrimaryScheduled }
+              : target
+                ? { ScheduledScalingSuspended: target.SuspendedState?.ScheduledScalingSuspended ?? false }
+                : {}),
           },
         },
       });

@@ -45,9 +45,9 @@ export function metricQueries(s: HandlerSettings, prefix: string): MetricDataQue
   ];
   const app = s.applicationNamespace ?? DEFAULT_APPLICATION_NAMESPACE;
   const G = GUARD_METRIC_PERIOD_SECONDS;
-  const q = (id: string, Namespace: string, MetricName: string, Stat: string, Period: number): MetricDataQuery => ({
+  const q = (id: string, Namespace: string, MetricName: string, Stat: string, Period: number, variant = s.primaryVariant): MetricDataQuery => ({
     Id: prefix + id,
-    MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims(s.primaryVariant) }, Period, Stat },
+    MetricStat: { Metric: { Namespace, MetricName, Dimensions: dims(variant) }, Period, Stat },
   });
   const P = s.metricPeriodSeconds;
   return [
@@ -59,6 +59,8 @@ export function metricQueries(s: HandlerSettings, prefix: string): MetricDataQue
     q('e4', 'AWS/SageMaker', 'Invocation4XXErrors', 'Sum', 60),
     q('dce', app, GUARD_METRICS.DELIBERATE_4XX, 'Sum', 60),
     q('inv', 'AWS/SageMaker', 'Invocations', 'Sum', 60),
+    // The fallback's requests too: the endpoint's traffic, which a weight shift does not change (a failed probe is remembered with it).
+    ...(s.fallbackVariant ? [q('invf', 'AWS/SageMaker', 'Invocations', 'Sum', 60, s.fallbackVariant)] : []),
     q('gp', app, GUARD_METRICS.PRESSURE, 'Maximum', G),
     q('gr', app, GUARD_METRICS.MEMORY_REFUSALS, 'Sum', G),
   ];
@@ -131,9 +133,15 @@ export function parseReadings(s: HandlerSettings, results: MetricDataResult[], p
     const pts = series(id);
     return pts.length ? pts : undefined;
   };
+  // Requests per minute: the primary's (what its guard's refusals are a share of) and the endpoint's (every variant).
+  const perMinute = series('inv');
+  const byMinute = new Map<number, number>();
+  for (const p of [...perMinute, ...series('invf')]) byMinute.set(p.t, (byMinute.get(p.t) ?? 0) + p.v);
   return {
     memory,
     minuteMemory: fine ? minute : undefined,
+    invocationsPerMinute: perMinute.length ? perMinute : undefined,
+    endpointInvocationsPerMinute: byMinute.size ? [...byMinute.entries()].sort((a, b) => a[0] - b[0]).map(([t, v]) => ({ t, v })) : undefined,
     maxSpacingSeconds: Math.max(60, s.metricPeriodSeconds),
     errors,
     invocations,

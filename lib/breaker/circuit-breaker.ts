@@ -29,10 +29,11 @@ import {
   DEFAULT_APPLICATION_NAMESPACE,
   ENDPOINT_EVENT_TYPES,
 } from './contract';
-import { BreakerConfig, DEFAULT_CONFIG } from './policy';
+import { BreakerConfig, DEFAULT_CONFIG, VariantCapacity } from './policy';
 import { SharedCircuitBreaker } from './shared-circuit-breaker';
 import { BreakerRuntime, createBreakerRuntime, grantScaling } from './wiring';
 import { UNIT_PROPS, unitsChecked } from '../private/unit-props';
+import { guardResourceTypes } from '../region-resource-types';
 
 export type { BreakerConfig } from './policy';
 
@@ -233,6 +234,7 @@ export class CircuitBreaker extends Construct {
   constructor(scope: Construct, id: string, props: CircuitBreakerProps) {
     super(scope, id);
     props = unitsChecked(this, props, UNIT_PROPS.CircuitBreakerProps);
+    guardResourceTypes(this);
     this.props = props;
     const errors = validateBreaker(props);
     this.node.addValidation({ validate: () => errors.all });
@@ -376,7 +378,7 @@ export class CircuitBreaker extends Construct {
       'GuardMemoryRefusals',
       m.guardMemoryRefusals(),
       1,
-      `Breaker trigger: the container guard refused a request for memory on ${props.primaryVariantName}: the breaker degrades at least (${applicationNamespace}).`,
+      `Breaker trigger: the container guard refused a request for memory on ${props.primaryVariantName}: the breaker evaluates (it degrades at ${+(config.guardRefusalRate * 100).toFixed(4)} % of requests, or on refusals that recur while memory confirms) (${applicationNamespace}).`,
     );
     const window = ERROR_WINDOW;
     alarm(
@@ -492,8 +494,8 @@ export function breakerConfig(p: CircuitBreakerOptions, hasFallback: boolean): B
 }
 
 /** What the function needs to know of a variant's autoscaling. */
-function capacityOf(s: VariantAutoScaling): { min: number; max: number; qpsPerInstance: number } {
-  return { min: s.capacity.min, max: s.capacity.max, qpsPerInstance: s.qpsPerInstance };
+function capacityOf(s: VariantAutoScaling): VariantCapacity {
+  return { min: s.capacity.min, max: s.capacity.max, qpsPerInstance: s.qpsPerInstance, ...(s.hasSchedules ? { scheduled: true } : {}) };
 }
 
 /** Pure validation of breaker options. */

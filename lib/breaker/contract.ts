@@ -107,6 +107,10 @@ export const GUARD_METRICS = {
    * malformed, wrong content type): subtracted from `InvocationModelErrors` so that what remains is
    * what the container did not choose — dead and hung workers, 5XX. */
   DELIBERATE_4XX: 'DeliberateClientErrors',
+  /** Percent: the memory the guard has admitted for requests in flight (their estimates), summed over the
+   * instance's workers, against the container's budget; the interval's average. It carries the load alone —
+   * no model copies, no allocator cache — so it falls as instances are added: what a memory target tracks. */
+  IN_FLIGHT: 'GuardInFlightPercent',
 } as const;
 
 /** How often (seconds) the container publishes {@link GUARD_METRICS}. */

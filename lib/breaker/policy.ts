@@ -15,7 +15,16 @@
  * RECOVERING, or within the probation after CLOSED, re-escalates it and counts a failed probe; after
  * `maxFailedProbes` of them in a row the wait before the next probe doubles each time (up to
  * `maxProbeWaitSeconds`), so at steady traffic the endpoint is neither stuck degraded for good nor
- * released every few minutes. Without fresh data it holds its state.
+ * released every few minutes; a probe that failed at a higher request rate than now does not count
+ * towards that wait (traffic that fell to 75 % or less of it is a new situation). Without fresh data it
+ * holds its state.
+ *
+ * The container guard's memory refusals are a signal, not proof of an incident: one request too large for
+ * what is left of the budget is answered with a 413 and the endpoint is otherwise well. Refusals escalate
+ * when they are a rate (`guardRefusalRate` of the requests in the guard's window) or recur (in
+ * `guardRefusalIntervals` of its 10-s intervals) while memory or the guard's pressure confirms the container
+ * is full (at or above the recovery level). Refusals by design — too long for MAX_SEQ_LEN, over the degraded
+ * cap at level 2 — are not memory refusals: the container counts them as deliberate 4XX only.
  *
  * Enforcement, in the order the handler applies it (each step works whatever the previous one's
  * effect on the endpoint; see `Decision`):
@@ -26,7 +35,9 @@
  *     instances in service can take (capacity-proportional share), so a shift cannot overload it;
  *  3. capacity — through Application Auto Scaling's own settings, never instance counts: while not
  *     CLOSED the primary's dynamic scale-in is suspended (a primary whose traffic drops must not shrink
- *     to its minimum), and the fallback's minimum is raised to what the target share needs.
+ *     to its minimum), and so is its scheduled scaling when it has scheduled actions (a scheduled lower
+ *     maximum would scale it in all the same), and the fallback's minimum is raised to what the target
+ *     share needs. All of it is restored when the breaker is CLOSED again.
  *     These calls go to Application Auto Scaling, which is not refused while the endpoint is Updating,
  *     and they come after the weight call so the scale-out they start does not lock out the weights.
  */
@@ -84,6 +95,18 @@ export interface BreakerConfig {
    * an admission, so a single padded batch reads as a peak; refusals need no such wait.
    */
   readonly guardPressureSustainSeconds: number;
+  /**
+   * The guard's memory refusals escalate at this share (0–1) of the requests in `guardSignalSeconds`
+   * (the request rate from the newest `Invocations` minutes), whatever memory reads: the layers' goal is at
+   * most 1 % refused or failed.
+   */
+  readonly guardRefusalRate: number;
+  /**
+   * Below that rate, refusals escalate when they fall in at least this many of the guard's 10-s intervals in
+   * `guardSignalSeconds` while memory or the guard's pressure is at or above `recoverBelowPercent` (the
+   * container is full: a refusal there is the blunt layer acting first). One refusal is not an incident.
+   */
+  readonly guardRefusalIntervals: number;
   /** Whether a fallback variant exists (otherwise only the degrade level is published). */
   readonly hasFallback: boolean;
 }
@@ -106,6 +129,8 @@ export const DEFAULT_CONFIG: BreakerConfig = {
   probationSeconds: 600,
   guardSignalSeconds: 120,
   guardPressureSustainSeconds: 30,
+  guardRefusalRate: 0.01,
+  guardRefusalIntervals: 2,
   hasFallback: true,
 };
 
@@ -126,6 +151,11 @@ export interface BreakerState {
   readonly failedProbes?: number;
   /** CLOSED only: when recovery reached CLOSED (epoch ms), for the probation. */
   readonly recoveredAt?: number;
+  /**
+   * The request rate (per second) when the newest probe failed, when known: once traffic is at 75 % of it or
+   * less, the failed probes no longer lengthen the wait (the load that failed them has gone).
+   */
+  readonly failedAtRate?: number;
   /** A game day in progress (`sagemaker-resilient-endpoint drill`): the state is held at least at `drill.to` until it expires. */
   readonly drill?: DrillOverride;
 }
@@ -193,6 +223,18 @@ export interface Readings {
   readonly guardRefusals?: MemoryPoint[];
   /** Invocations in the error window (undefined = no data). */
   readonly invocations?: number;
+  /**
+   * `Invocations` per minute (Sum, 1-minute points), oldest first: the request rate the guard's refusals are
+   * judged against, and the rate a failed probe is remembered with.
+   * @default - none (refusals are then judged by their recurrence and what memory confirms)
+   */
+  readonly invocationsPerMinute?: MemoryPoint[];
+  /**
+   * `Invocations` per minute of every variant together (primary and fallback), oldest first: the endpoint's
+   * traffic, which a weight shift does not change, for remembering the rate a probe failed at.
+   * @default - `invocationsPerMinute`
+   */
+  readonly endpointInvocationsPerMinute?: MemoryPoint[];
 }
 
 /** What DescribeEndpoint said (undefined when unknown). */
@@ -209,6 +251,12 @@ export interface VariantCapacity {
   readonly min: number;
   readonly max: number;
   readonly qpsPerInstance: number;
+  /**
+   * Scheduled actions change the variant's bounds: a scheduled lower maximum scales a primary in whatever
+   * its dynamic scale-in's suspension says, so the breaker suspends scheduled scaling too while not CLOSED.
+   * @default false
+   */
+  readonly scheduled?: boolean;
 }
 
 /** Variant names the weights apply to, and their autoscaling (when the construct scales them). */
@@ -223,6 +271,13 @@ export interface Variants {
 export interface CapacityPlan {
   /** Suspend the primary's dynamic scale-in (true while not CLOSED). */
   readonly suspendPrimaryScaleIn: boolean;
+  /**
+   * Suspend the primary's scheduled scaling (true while not CLOSED), when it has scheduled actions: Application
+   * Auto Scaling "does not initiate the scaling actions that are scheduled to run during the suspension period.
+   * When you resume scheduled scaling, Application Auto Scaling only evaluates scheduled actions whose execution
+   * time has not yet passed" (user guide, application-auto-scaling-suspend-resume-scaling). Absent: not held.
+   */
+  readonly suspendPrimaryScheduled?: boolean;
   /** The fallback's minimum capacity (its configured minimum when CLOSED), when it is autoscaled. */
   readonly fallbackMinCapacity?: number;
 }
@@ -261,7 +316,16 @@ const EPS = 1e-6;
  * cannot pass for coarse data.
  */
 export function coolFor(points: MemoryPoint[], below: number, dwellSeconds: number, maxSpacingSeconds = 60): boolean {
-  if (points.length < 2) return false;
+  return whyNotCool(points, below, dwellSeconds, maxSpacingSeconds) === undefined;
+}
+
+/**
+ * Why memory has not been below `below` for the dwell ({@link coolFor}'s test, as words for the decision log),
+ * or undefined when it has: too few points, data that does not reach back over the dwell, a gap that could
+ * hide a hot bucket, or the highest point in the dwell and how long before the newest it was.
+ */
+export function whyNotCool(points: MemoryPoint[], below: number, dwellSeconds: number, maxSpacingSeconds = 60): string | undefined {
+  if (points.length < 2) return `${points.length ? 'one memory point' : 'no fresh memory data'}: ${dwellSeconds} s below ${below} % cannot be shown`;
   let spacing = maxSpacingSeconds * 1000;
   for (let i = 1; i < points.length; i++) {
     const gap = points[i].t - points[i - 1].t;
@@ -270,9 +334,19 @@ export function coolFor(points: MemoryPoint[], below: number, dwellSeconds: numb
   const end = points[points.length - 1].t + spacing;
   const from = end - dwellSeconds * 1000;
   const window = points.filter(p => p.t >= from - spacing / 2);
-  if (!window.length || window[0].t > from + spacing / 2) return false;
-  for (let i = 1; i < window.length; i++) if (window[i].t - window[i - 1].t > 1.5 * spacing) return false;
-  return window.every(p => p.v < below);
+  if (!window.length || window[0].t > from + spacing / 2) {
+    return `memory data reaches back ${Math.round((end - (window[0]?.t ?? end)) / 1000)} s, not the ${dwellSeconds} s below ${below} % recovery needs`;
+  }
+  for (let i = 1; i < window.length; i++) {
+    const gap = window[i].t - window[i - 1].t;
+    if (gap > 1.5 * spacing)
+      return `a gap of ${Math.round(gap / 1000)} s in the memory data within the last ${dwellSeconds} s (it could hide a hot point)`;
+  }
+  const hot = window.filter(p => !(p.v < below));
+  if (!hot.length) return undefined;
+  const top = hot.reduce((a, p) => (p.v >= a.v ? p : a));
+  const last = hot[hot.length - 1];
+  return `memory ${+top.v.toFixed(1)} % ≥ ${below} % within the last ${dwellSeconds} s (the newest such point ${Math.round((window[window.length - 1].t - last.t) / 1000)} s before the newest point)`;
 }
 
 /** The points of a series at most `seconds` old at `now`. */
@@ -300,44 +374,135 @@ export function sustained(points: MemoryPoint[], seconds: number, spacingSeconds
 }
 
 /**
- * The container guard's escalation (pure): any memory refusal within `guardSignalSeconds` is at least
- * DEGRADED (the guard refuses only at its hard edge, above the breaker's thresholds, so a refusal means
- * the graceful layer is late); its newest pressure within that time, held for `guardPressureSustainSeconds`,
- * is judged like memory (≥ degrade: DEGRADED, ≥ critical: OPEN). `why` says which, for the decision log.
+ * The request rate (per second) of the newest `Invocations` minutes (at most five of them, the newest at most
+ * `staleAfterSeconds` old) of the primary variant, or with `endpoint` of every variant; undefined without such data.
  */
-export function guardSignals(readings: Readings, config: BreakerConfig, now: number): { hot: boolean; critical: boolean; why: string } {
+export function requestRate(readings: Readings, config: BreakerConfig, now: number, endpoint = false): number | undefined {
+  const series = endpoint ? (readings.endpointInvocationsPerMinute ?? readings.invocationsPerMinute) : readings.invocationsPerMinute;
+  const minutes = (series ?? []).filter(p => Number.isFinite(p.v) && p.v >= 0);
+  const newest = minutes.at(-1);
+  if (!newest || now - newest.t > config.staleAfterSeconds * 1000) return undefined;
+  const last = minutes.slice(-5);
+  return last.reduce((n, p) => n + p.v, 0) / (60 * last.length);
+}
+
+/**
+ * The endpoint's traffic (requests/s) a weight shift must be sized for: the newest minute of every variant's
+ * `Invocations`, projected over two more minutes by its growth since the minute before (CloudWatch's 1-minute
+ * data is 1–2 minutes late, and weights cannot change again while the endpoint is Updating), never below the
+ * newest. Undefined without fresh data.
+ */
+export function trafficRate(readings: Readings, config: BreakerConfig, now: number): number | undefined {
+  const minutes = (readings.endpointInvocationsPerMinute ?? readings.invocationsPerMinute ?? []).filter(p => Number.isFinite(p.v) && p.v >= 0);
+  const newest = minutes.at(-1);
+  if (!newest || now - newest.t > config.staleAfterSeconds * 1000) return undefined;
+  const before = minutes.at(-2);
+  const growth = before && newest.t - before.t === 60_000 ? Math.max(0, newest.v - before.v) : 0;
+  return (newest.v + 2 * growth) / 60;
+}
+
+/** The guard's memory refusals in the last `seconds`: their count, the 10-s intervals they fell in, their share of the requests. */
+export interface RefusalStats {
+  readonly count: number;
+  readonly intervals: number;
+  /** Refusals ÷ requests in the window (undefined: no request rate known). */
+  readonly share?: number;
+  /** The highest pressure point in the window (%), undefined without pressure data. */
+  readonly peakPressure?: number;
+}
+
+export function refusalStats(readings: Readings, config: BreakerConfig, seconds: number, now: number): RefusalStats {
+  const refused = recent(readings.guardRefusals, seconds, now).filter(p => p.v > 0);
+  const count = refused.reduce((n, p) => n + p.v, 0);
+  const rate = requestRate(readings, config, now);
+  const pressure = recent(readings.guardPressure, seconds, now);
+  return {
+    count,
+    intervals: refused.length,
+    share: rate !== undefined && rate > 0 ? count / (rate * seconds) : undefined,
+    peakPressure: pressure.length ? Math.max(...pressure.map(p => p.v)) : undefined,
+  };
+}
+
+/**
+ * Whether refusals are an incident (pure): at least `guardRefusalRate` of the requests, or in at least
+ * `guardRefusalIntervals` intervals while memory (`memory`, the newest point) or the guard's pressure (its
+ * highest point in the window) is at or above the recovery level. `why` names the case for the decision log.
+ */
+export function refusalsHot(r: RefusalStats, memory: number | undefined, config: BreakerConfig): { hot: boolean; why: string } {
+  if (r.count <= 0) return { hot: false, why: '' };
+  const share = r.share !== undefined ? ` (${+(100 * r.share).toFixed(2)} % of requests)` : '';
+  const what = `${r.count} memory refusals by the container guard in ${r.intervals} of its 10-s intervals${share}`;
+  if (r.share !== undefined && r.share >= config.guardRefusalRate) {
+    return { hot: true, why: `${what} ≥ ${100 * config.guardRefusalRate} %` };
+  }
+  const line = config.recoverBelowPercent;
+  const confirm =
+    memory !== undefined && memory >= line
+      ? `memory ${+memory.toFixed(1)} %`
+      : r.peakPressure !== undefined && r.peakPressure >= line
+        ? `guard pressure ${+r.peakPressure.toFixed(1)} %`
+        : undefined;
+  if (r.intervals >= config.guardRefusalIntervals && confirm) return { hot: true, why: `${what} with ${confirm} ≥ ${line} %` };
+  return { hot: false, why: what };
+}
+
+/**
+ * The container guard's escalation (pure): its memory refusals in the last `guardSignalSeconds` when they
+ * are an incident ({@link refusalsHot}: a rate, or recurring while memory confirms), and its newest pressure
+ * within that time, held for `guardPressureSustainSeconds`, judged like memory (≥ degrade: DEGRADED,
+ * ≥ critical: OPEN). `why` says which, for the decision log.
+ */
+export function guardSignals(
+  readings: Readings,
+  config: BreakerConfig,
+  now: number,
+  memory?: number,
+): { hot: boolean; critical: boolean; why: string } {
   const held = sustained(
     recent(readings.guardPressure, config.guardSignalSeconds + config.guardPressureSustainSeconds, now),
     config.guardPressureSustainSeconds,
   );
   const newest = held.at(-1);
   const pressure = newest && now - newest.t <= config.guardSignalSeconds * 1000 ? newest.v : undefined;
-  const refusals = recent(readings.guardRefusals, config.guardSignalSeconds, now).reduce((n, p) => n + p.v, 0);
+  const refusals = refusalsHot(refusalStats(readings, config, config.guardSignalSeconds, now), memory, config);
+  const pressing = pressure !== undefined && pressure >= config.degradeAtPercent;
   const parts = [
-    ...(refusals > 0 ? [`${refusals} memory refusals by the container guard in ${config.guardSignalSeconds} s`] : []),
-    ...(pressure !== undefined && pressure >= config.degradeAtPercent
-      ? [`guard pressure ${+pressure.toFixed(1)} % for ${config.guardPressureSustainSeconds} s`]
-      : []),
+    ...(refusals.hot ? [refusals.why] : []),
+    ...(pressing ? [`guard pressure ${+pressure.toFixed(1)} % for ${config.guardPressureSustainSeconds} s`] : []),
   ];
   return {
-    hot: refusals > 0 || (pressure !== undefined && pressure >= config.degradeAtPercent),
+    hot: refusals.hot || pressing,
     critical: pressure !== undefined && pressure >= config.criticalAtPercent,
     why: parts.join(', '),
   };
 }
 
 /**
- * Whether the container guard was quiet for the recovery dwell: no memory refusal, and its pressure never
- * held at or above the recovery level for `guardPressureSustainSeconds`. Silence counts as quiet (a container
- * without the guard publishes nothing), so the guard can hold recovery back but never hold the breaker
- * degraded for good.
+ * What of the container guard holds recovery back over the recovery dwell (pure): its pressure held at or
+ * above the recovery level for `guardPressureSustainSeconds`, or refusals that are an incident (memory is
+ * judged by the dwell itself). Empty when quiet. Silence counts as quiet (a container without the guard
+ * publishes nothing), and refusals below the rate that do not recur with a full container do not hold it:
+ * so the guard can hold recovery back but never hold the breaker degraded for good.
  */
-export function guardQuiet(readings: Readings, config: BreakerConfig, now: number): boolean {
+export function guardHolds(readings: Readings, config: BreakerConfig, now: number): string[] {
   const dwell = config.recoveryDwellSeconds + config.guardSignalSeconds;
-  return (
-    recent(readings.guardRefusals, dwell, now).every(p => p.v <= 0) &&
-    sustained(recent(readings.guardPressure, dwell, now), config.guardPressureSustainSeconds).every(p => p.v < config.recoverBelowPercent)
-  );
+  const held = sustained(recent(readings.guardPressure, dwell, now), config.guardPressureSustainSeconds);
+  const top = held.length ? Math.max(...held.map(p => p.v)) : 0;
+  const refusals = refusalsHot(refusalStats(readings, config, dwell, now), undefined, config);
+  return [
+    ...(top >= config.recoverBelowPercent
+      ? [
+          `guard pressure held at ${+top.toFixed(1)} % ≥ ${config.recoverBelowPercent} % for ${config.guardPressureSustainSeconds} s in the last ${dwell} s`,
+        ]
+      : []),
+    ...(refusals.hot ? [`${refusals.why} in the last ${dwell} s`] : []),
+  ];
+}
+
+/** Whether the container guard was quiet for the recovery dwell ({@link guardHolds} names nothing). */
+export function guardQuiet(readings: Readings, config: BreakerConfig, now: number): boolean {
+  return guardHolds(readings, config, now).length === 0;
 }
 
 /** The wait before the first recovery step (s): the minimum dwell, doubled per failed probe past the allowance. */
@@ -345,6 +510,9 @@ export function probeWaitSeconds(failedProbes: number, config: BreakerConfig): n
   const over = Math.max(0, failedProbes - config.maxFailedProbes);
   return Math.min(config.maxProbeWaitSeconds, config.minDwellSeconds * 2 ** over);
 }
+
+/** Traffic at or below this share of the rate at the newest failed probe is a new situation: the failed probes no longer lengthen the wait. */
+export const PROBE_RATE_RESET = 0.75;
 
 /** The pure decision function. */
 export function decide(
@@ -363,7 +531,9 @@ export function decide(
   const fresh = newest && now - newest.t <= config.staleAfterSeconds * 1000 ? valid : [];
   const latest = fresh.length ? fresh[fresh.length - 1].v : undefined;
   // The container guard's signals (the lower layer reports what it absorbs): its pressure and refusals.
-  const guard = guardSignals(readings, config, now);
+  const guard = guardSignals(readings, config, now, latest);
+  // The endpoint's request rate (every variant): what a failed probe is remembered with.
+  const rate = requestRate(readings, config, now, true);
   const errRate =
     readings.invocations !== undefined && readings.errors !== undefined && readings.invocations >= config.minInvocations
       ? readings.errors / readings.invocations
@@ -384,33 +554,44 @@ export function decide(
     // late), on the fine series or, where it has holes, on the 1-minute maxima.
     const minute = (readings.minuteMemory ?? []).filter(p => Number.isFinite(p.v));
     const minuteFresh = minute.length > 0 && now - minute[minute.length - 1].t <= config.staleAfterSeconds * 1000;
-    const cool =
-      (coolFor(fresh, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds) ||
-        (minuteFresh && coolFor(minute, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds))) &&
-      guardQuiet(readings, config, now);
+    const fineWhy = whyNotCool(fresh, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds);
+    const minuteWhy = minuteFresh
+      ? whyNotCool(minute, config.recoverBelowPercent, config.recoveryDwellSeconds, readings.maxSpacingSeconds)
+      : 'no minute data';
+    // What holds recovery back, each signal named (memory, the guard's pressure, its refusals): empty when cool.
+    const holds = [...(fineWhy !== undefined && minuteWhy !== undefined ? [fineWhy] : []), ...guardHolds(readings, config, now)];
+    const cool = holds.length === 0;
     // A re-escalation during recovery, or soon after it closed, is a failed probe.
     const probing =
       prev.state === 'RECOVERING' ||
       (prev.state === 'CLOSED' && prev.recoveredAt !== undefined && now - prev.recoveredAt < config.probationSeconds * 1000);
     const failedProbes = probing ? failed + 1 : prev.state === 'CLOSED' ? 0 : failed;
-    const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0, failedProbes });
+    // The rate a failed probe failed at (kept while no newer probe fails).
+    const failedAt = probing ? rate : prev.state === 'CLOSED' ? undefined : prev.failedAtRate;
+    const memo = (): Partial<BreakerState> => ({ failedProbes, ...(failedAt !== undefined ? { failedAtRate: failedAt } : {}) });
+    const kept = (): Partial<BreakerState> => ({
+      failedProbes: failed,
+      ...(prev.failedAtRate !== undefined ? { failedAtRate: prev.failedAtRate } : {}),
+    });
+    const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0, ...memo() });
     const degraded = (): BreakerState => ({
       state: 'DEGRADED',
       since: now,
       share: config.degradedFallbackShare,
       entryShare: config.degradedFallbackShare,
       step: 0,
-      failedProbes,
+      ...memo(),
     });
     const recoveringFrom = (entry: number, step: number): BreakerState => {
-      if (step >= config.recoverySteps)
-        return { state: 'CLOSED', since: now, share: 0, entryShare: 0, step: 0, failedProbes: failed, recoveredAt: now };
-      return { state: 'RECOVERING', since: now, share: entry * (1 - step / config.recoverySteps), entryShare: entry, step, failedProbes: failed };
+      if (step >= config.recoverySteps) return { state: 'CLOSED', since: now, share: 0, entryShare: 0, step: 0, ...kept(), recoveredAt: now };
+      return { state: 'RECOVERING', since: now, share: entry * (1 - step / config.recoverySteps), entryShare: entry, step, ...kept() };
     };
     const fmt = (x: number | undefined) => (x === undefined ? 'no data' : `${+x.toFixed(1)} %`);
     const probe = probing && failedProbes > 0 ? ` (failed probe ${failedProbes})` : '';
+    // One line an operator reads after an hour of degradation: the state held and every signal holding it.
+    const holding = (why: string) => `holding ${prev.state}${prev.state === 'RECOVERING' ? ` at step ${prev.step}` : ''}: ${why}`;
     const notCool = () =>
-      `memory ${fmt(latest)}${guard.why ? ` (${guard.why})` : ''}: not below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: holding ${prev.state}${prev.state === 'RECOVERING' ? ` at step ${prev.step}` : ''}`;
+      holding(`${holds.join('; ')} — recovery needs ${config.recoveryDwellSeconds} s below ${config.recoverBelowPercent} % with the guard quiet`);
 
     if ((critical || erroring) && prev.state !== 'OPEN') {
       next = open();
@@ -427,14 +608,30 @@ export function decide(
     } else if (prev.state !== 'CLOSED' && endpoint && endpoint.status !== 'InService') {
       // De-escalation waits while capacity is still changing: memory measured under the degraded
       // mode says little about memory after it, and a scale-out in flight means load outgrew the fleet.
-      reasons.push(`endpoint is ${endpoint.status}: holding ${prev.state} until capacity settles`);
+      reasons.push(holding(`the endpoint is ${endpoint.status} (capacity is changing): recovery waits until it is InService`));
     } else if (prev.state === 'DEGRADED' || prev.state === 'OPEN') {
-      const wait = probeWaitSeconds(failed, config);
+      // The failed probes lengthen the wait unless the traffic that failed them has gone.
+      const calmer = rate !== undefined && prev.failedAtRate !== undefined && rate <= PROBE_RATE_RESET * prev.failedAtRate;
+      const backoff = probeWaitSeconds(failed, config);
+      const wait = calmer ? config.minDwellSeconds : backoff;
+      const perSecond = (x: number) => `${+x.toFixed(1)} requests/s`;
       if (prev.state === 'OPEN' && (critical || erroring)) {
-        reasons.push('still critical: OPEN');
+        reasons.push(
+          holding(
+            memoryCritical
+              ? `memory ${fmt(latest)} ≥ critical ${config.criticalAtPercent} %`
+              : critical
+                ? `${guard.why} ≥ critical ${config.criticalAtPercent} %`
+                : `error rate ${fmt(100 * errRate!)} (dead or hung workers, 5XX) ≥ ${100 * config.errorRateOpen} %`,
+          ),
+        );
       } else if (elapsed < wait) {
         reasons.push(
-          `${prev.state} for ${Math.round(elapsed)} s < ${wait > config.minDwellSeconds ? `${wait} s (${failed} failed probes)` : `minimum dwell ${config.minDwellSeconds} s`}: holding`,
+          holding(
+            wait > config.minDwellSeconds
+              ? `${Math.round(elapsed)} s of the ${wait} s wait after ${failed} failed probes (traffic ${rate === undefined ? 'unknown' : perSecond(rate)}; the last probe failed at ${prev.failedAtRate === undefined ? 'an unknown rate' : perSecond(prev.failedAtRate)})`
+              : `${Math.round(elapsed)} s of the minimum dwell ${config.minDwellSeconds} s${calmer && backoff > wait ? ` (traffic ${perSecond(rate!)} ≤ ${100 * PROBE_RATE_RESET} % of the ${perSecond(prev.failedAtRate!)} the last probe failed at: no back-off)` : ''}`,
+          ),
         );
       } else if (!cool) {
         reasons.push(notCool());
@@ -444,7 +641,11 @@ export function decide(
       }
     } else if (prev.state === 'RECOVERING') {
       if (elapsed < config.recoveryStepSeconds) {
-        reasons.push(`recovery step ${prev.step}/${config.recoverySteps} for ${Math.round(elapsed)} s < ${config.recoveryStepSeconds} s: holding`);
+        reasons.push(
+          holding(
+            `${Math.round(elapsed)} s of the ${config.recoveryStepSeconds} s between recovery steps (step ${prev.step}/${config.recoverySteps})`,
+          ),
+        );
       } else if (!cool) {
         reasons.push(notCool());
       } else {
@@ -452,7 +653,11 @@ export function decide(
         reasons.push(next.state === 'CLOSED' ? 'last recovery step: CLOSED' : `recovery step ${next.step}/${config.recoverySteps}`);
       }
     } else {
-      reasons.push(`memory ${fmt(latest)} < ${config.degradeAtPercent} %: CLOSED`);
+      // Refusals that are not an incident are named, so the log explains a 413 with the endpoint CLOSED.
+      const quietRefusals = refusalStats(readings, config, config.guardSignalSeconds, now);
+      reasons.push(
+        `memory ${fmt(latest)} < ${config.degradeAtPercent} %: CLOSED${quietRefusals.count > 0 ? ` (${refusalsHot(quietRefusals, latest, config).why}: not an incident)` : ''}`,
+      );
       // Past the probation the failed probes are forgotten.
       if (prev.recoveredAt !== undefined && now - prev.recoveredAt >= config.probationSeconds * 1000) {
         next = { state: 'CLOSED', since: prev.since, share: 0, entryShare: 0, step: 0 };
@@ -484,7 +689,8 @@ export function decide(
   // Weights follow the state, capped by what the fallback's instances in service can carry; reconcile
   // with what the endpoint has (idempotent, self-healing).
   let setWeights: Record<string, number> | undefined;
-  const effectiveShare = capShare(next.share, endpoint, variants);
+  const traffic = trafficRate(readings, config, now);
+  const effectiveShare = capShare(next.share, endpoint, variants, traffic);
   if (effectiveShare < next.share - EPS && config.hasFallback && variants.fallback) {
     reasons.push(`fallback share held at ${round(effectiveShare)} of ${round(next.share)} until its instances are in service`);
   }
@@ -511,25 +717,28 @@ export function decide(
     Math.abs(next.share - prev.share) > EPS ||
     (next.failedProbes ?? 0) !== failed ||
     next.recoveredAt !== prev.recoveredAt ||
+    next.failedAtRate !== prev.failedAtRate ||
     next.drill?.until !== prev.drill?.until;
-  const capacity = capacityPlan(next, endpoint, variants, config);
+  const capacity = capacityPlan(next, endpoint, variants, config, traffic);
   return { next, level: LEVEL[next.state], changed, setWeights, effectiveShare, capacity, reasons };
 }
 
 /**
  * The fallback share the weights may carry: the target share, but no more than the fallback's
- * instances in service can take at their per-instance QPS, relative to the traffic the primary's
- * fleet carries (so a shift never sends the fallback more than it can serve). Rounded down to 5 % steps, so weights change only
- * when instance counts do. Without capacity information the target share is used.
+ * instances in service can take at their per-instance QPS, relative to the endpoint's traffic (so a shift
+ * never sends the fallback more than it can serve). The traffic is the endpoint's measured request rate
+ * (every variant's `Invocations`, projected by its growth: {@link trafficRate}) when known — in a surge it is far
+ * above what the primary's fleet is scaled for — and at least what the primary's fleet carries at its target. Rounded down to 5 % steps, so weights change only
+ * when instance counts (or the traffic, by a step) do. Without capacity information the target share is used.
  */
-function capShare(target: number, endpoint: EndpointView | undefined, v: Variants): number {
+function capShare(target: number, endpoint: EndpointView | undefined, v: Variants, rate?: number): number {
   if (target <= 0 || !v.fallback || !v.primaryCapacity || !v.fallbackCapacity || !endpoint?.instances) return target;
   const fb = endpoint.instances[v.fallback];
   const pr = endpoint.instances[v.primary];
   if (fb === undefined || pr === undefined) return target;
-  // The endpoint's traffic is what the primary's fleet is scaled for (target tracking keeps it near
-  // instances × QPS per instance); the fallback can take its instances × its QPS per instance of it.
-  const total = pr * v.primaryCapacity.qpsPerInstance;
+  // The endpoint's traffic: measured, or what the primary's fleet is scaled for (target tracking keeps it
+  // near instances × QPS per instance, at most); the fallback can take its instances × its QPS per instance of it.
+  const total = Math.max(rate ?? 0, pr * v.primaryCapacity.qpsPerInstance);
   const cap = total > 0 ? (fb * v.fallbackCapacity.qpsPerInstance) / total : 1;
   return Math.min(target, Math.floor((cap + EPS) * 20) / 20);
 }
@@ -539,16 +748,17 @@ function capShare(target: number, endpoint: EndpointView | undefined, v: Variant
  * raise the fallback's minimum to the instances its target share needs (the primary's traffic at
  * that share, at the fallback's per-instance QPS), within its bounds.
  */
-function capacityPlan(next: BreakerState, endpoint: EndpointView | undefined, v: Variants, config: BreakerConfig): CapacityPlan {
+function capacityPlan(next: BreakerState, endpoint: EndpointView | undefined, v: Variants, config: BreakerConfig, rate?: number): CapacityPlan {
   const suspendPrimaryScaleIn = next.state !== 'CLOSED';
+  const primary = { suspendPrimaryScaleIn, ...(v.primaryCapacity?.scheduled ? { suspendPrimaryScheduled: suspendPrimaryScaleIn } : {}) };
   const fc = v.fallbackCapacity;
-  if (!fc || !v.fallback || !config.hasFallback) return { suspendPrimaryScaleIn };
-  if (next.share <= 0) return { suspendPrimaryScaleIn, fallbackMinCapacity: fc.min };
+  if (!fc || !v.fallback || !config.hasFallback) return primary;
+  if (next.share <= 0) return { ...primary, fallbackMinCapacity: fc.min };
   const primaryNow = endpoint?.instances?.[v.primary] ?? v.primaryCapacity?.min ?? 1;
-  const primaryQps = primaryNow * (v.primaryCapacity?.qpsPerInstance ?? fc.qpsPerInstance);
+  const primaryQps = Math.max(rate ?? 0, primaryNow * (v.primaryCapacity?.qpsPerInstance ?? fc.qpsPerInstance));
   // Traffic the fallback must carry: share × total, where the total is what the primary carried before the shift.
   const need = Math.ceil((next.share * primaryQps) / Math.max(1e-9, fc.qpsPerInstance) - EPS);
-  return { suspendPrimaryScaleIn, fallbackMinCapacity: Math.min(fc.max, Math.max(fc.min, need)) };
+  return { ...primary, fallbackMinCapacity: Math.min(fc.max, Math.max(fc.min, need)) };
 }
 
 function withoutDrill(s: BreakerState): BreakerState {
@@ -581,6 +791,7 @@ export function tryParseState(raw: string | undefined): BreakerState | undefined
         step: Number.isFinite(o.step) ? o.step : 0,
         ...(Number.isInteger(o.failedProbes) && o.failedProbes > 0 ? { failedProbes: o.failedProbes } : {}),
         ...(Number.isFinite(o.recoveredAt) ? { recoveredAt: o.recoveredAt } : {}),
+        ...(Number.isFinite(o.failedAtRate) && o.failedAtRate >= 0 ? { failedAtRate: o.failedAtRate } : {}),
         ...(o.drill && ['DEGRADED', 'OPEN'].includes(o.drill.to) && Number.isFinite(o.drill.until)
           ? { drill: { to: o.drill.to, until: o.drill.until, id: String(o.drill.id ?? 'drill') } }
           : {}),
@@ -608,6 +819,7 @@ export function serializeState(s: BreakerState, reasons: string[]): string {
     step: s.step,
     failedProbes: s.failedProbes,
     recoveredAt: s.recoveredAt,
+    failedAtRate: s.failedAtRate,
     drill: s.drill,
     reasons: reasons.slice(0, 3),
   });

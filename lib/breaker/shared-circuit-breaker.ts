@@ -28,6 +28,7 @@ import {
   MAX_ENDPOINT_NAME,
   sharedEnvironmentBytes,
 } from './wiring';
+import { guardResourceTypes } from '../region-resource-types';
 
 /** What an endpoint hands a shared breaker. */
 export interface SharedBreakerEndpoint {
@@ -81,6 +82,7 @@ export class SharedCircuitBreaker extends Construct {
     private readonly props: SharedCircuitBreakerProps = {},
   ) {
     super(scope, id);
+    guardResourceTypes(this);
     this.runtime = createBreakerRuntime(this, {
       description: 'Memory circuit breaker of the SageMaker endpoints of this stack',
       logRetention: props.logRetention,

@@ -2,7 +2,8 @@ import { Size, Stack, StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SageMakerInstanceType } from '../instance-types';
 import { ContainerImage, ModelData } from '../model-artifacts';
-import { ResilientEndpoint } from '../resilient-endpoint';
+import { CapacityPlan } from '../capacity-plan';
+import { QPS_TARGET_UTILISATION, ResilientEndpoint } from '../resilient-endpoint';
 import {
   exampleAcknowledgements,
   exampleEnv,
@@ -11,6 +12,12 @@ import {
   exampleModelArtifact,
   exampleMonitoring,
 } from './recommender-stack';
+
+/**
+ * The clustering example's traffic (incident B): 40 requests a second off-peak, peaks at 17× that, and on a
+ * normal day a peak of 200 (the post-mortem's sizing example: 50 ms × 200 QPS).
+ */
+export const CLUSTERING_TRAFFIC = { offPeakQps: 40, peakFactor: 17, nominalPeakQps: 200 } as const;
 
 /** Props of the clustering example. */
 export interface ClusteringStackProps extends StackProps, ExampleModelSource {}
@@ -26,6 +33,20 @@ export class ClusteringStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ClusteringStackProps = {}) {
     super(scope, id, exampleEnv(props));
+    const profile = exampleMemoryProfile('clustering');
+    // Sized by the library's planner for incident B's traffic: peaks at 17× its 40 QPS off-peak, reached within
+    // minutes — faster than target tracking can add a CPU instance (3 one-minute datapoints, CloudWatch's delay,
+    // then the instance's start), so the fleet's minimum must carry the peak. The planner's latency is the
+    // profile's mean (30 ms): with a long tail the median understates the work a vCPU does per request.
+    const meanLatencyMs = profile.meanLatencyMs() ?? 50;
+    const plan = CapacityPlan.compute({
+      p50LatencyMs: meanLatencyMs,
+      peakQps: CLUSTERING_TRAFFIC.offPeakQps * CLUSTERING_TRAFFIC.peakFactor,
+      modelMemory: Size.mebibytes(2100),
+      candidates: [SageMakerInstanceType.ML_M5_XLARGE],
+    });
+    // What one instance serves (its busy vCPUs over the mean latency), and the QPS target at 70 % of it.
+    const served = (Math.min(plan.workersPerInstance, SageMakerInstanceType.ML_M5_XLARGE.spec.vCpus) * 1000) / meanLatencyMs;
     this.endpoint = new ResilientEndpoint(this, 'Clustering', {
       model: {
         image: props.imageUri ? ContainerImage.fromImageUri(props.imageUri) : ContainerImage.fromDlc('sagemaker-scikit-learn', '1.2-1-cpu-py3'),
@@ -33,7 +54,7 @@ export class ClusteringStack extends Stack {
         // 2.1 GB peak per copy (StandardScaler, no per-request copies).
         memoryFootprint: { host: Size.mebibytes(2100) },
         // What a request adds by its rows, measured on this inference code (npm run profile:examples).
-        memoryProfile: exampleMemoryProfile('clustering'),
+        memoryProfile: profile,
         environment: {
           // The inference code travels inside model.tar.gz (code/), as the SageMaker Python SDK packs it.
           SAGEMAKER_PROGRAM: 'inference.py',
@@ -44,11 +65,15 @@ export class ClusteringStack extends Stack {
           DEGRADED_MAX_SEQ_LEN: '20000',
         },
       },
-      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
-      instanceCount: 2,
+      instanceType: plan.instanceType,
+      instanceCount: plan.instanceCount,
       // Incident B's fix: scale out on memory as well as on requests (the QPS target never sees a fleet
-      // short of memory); 2–24 instances: in the simulator's footprint model a peak needs ~12 (17×) to ~23 (25×).
-      autoScaling: { capacity: { min: 2, max: 24 }, memoryTargetPercent: 70 },
+      // short of memory); up to 24 instances: in the simulator's footprint (stress) model a 25× peak needs ~23.
+      autoScaling: {
+        capacity: { min: plan.instanceCount, max: 24 },
+        qpsPerInstance: Math.floor(QPS_TARGET_UTILISATION * served),
+        memoryTargetPercent: 70,
+      },
       monitoring: exampleMonitoring(props),
     });
     exampleAcknowledgements(this.endpoint, props);

@@ -13,6 +13,7 @@ import { fractionWarning, PropErrors, stackLabel, stackPartitions } from '../val
 import { createAlarm } from './alarm-factory';
 import { EndpointMetricFactory } from './metrics';
 import { UNIT_PROPS, unitsChecked } from '../private/unit-props';
+import { createdOnlyInPartitions, guardResourceTypes } from '../region-resource-types';
 
 /** Default namespace of the application-tier metrics the container publishes (per-stage memory, the guard's). */
 export { DEFAULT_APPLICATION_NAMESPACE };
@@ -133,6 +134,10 @@ export interface MonitoringOptions {
    * error (create the budget in the associated commercial account); in an environment-agnostic stack
    * that may be deployed to another partition, the budget gets a CloudFormation condition on
    * `AWS::Partition` (created only where Budgets exists) and a warning (`RE-BudgetPartition`).
+   * Within those partitions CloudFormation has `AWS::Budgets::Budget` in some Regions only (AWS's offline
+   * validator's per-Region data): a stack with another Region is a synth error, and an environment-agnostic
+   * stack's `Rules` refuse those Regions; budgets belong to the account, so create the budget from a
+   * stack in a Region that has them.
    * @default - no budget
    */
   readonly monthlyBudgetUsd?: number;
@@ -222,6 +227,7 @@ export class EndpointMonitoring extends Construct {
   constructor(scope: Construct, id: string, props: EndpointMonitoringProps) {
     super(scope, id);
     props = unitsChecked(this, props, UNIT_PROPS.EndpointMonitoringProps);
+    guardResourceTypes(this);
     this.props = props;
     const errors = validateMonitoring(props);
     this.node.addValidation({ validate: () => errors.all });
@@ -567,6 +573,8 @@ export class EndpointMonitoring extends Construct {
       budget.cfnOptions.condition = new CfnCondition(this, 'BudgetsPartition', {
         expression: Fn.conditionOr(...BUDGETS_PARTITIONS.map(p => Fn.conditionEquals(Aws.PARTITION, p))),
       });
+      // Only those partitions' Regions can lack its type (the template's Rules: lib/region-resource-types.ts).
+      createdOnlyInPartitions(budget, BUDGETS_PARTITIONS);
       Validations.of(this).addWarning(
         'RE-BudgetPartition',
         `monitoring.monthlyBudgetUsd in the environment-agnostic ${stackLabel(stack)}: AWS Budgets exists in the ${BUDGETS_PARTITIONS.join(' and ')} partitions only, ` +

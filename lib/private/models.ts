@@ -56,6 +56,17 @@ export function tuneVariant(
   const tuning = tuneModelServer(type, model.memoryFootprint ?? profiledFootprint(model), { ...options, server }, errs);
   errors.merge(prefix, errs);
   for (const w of tuning.warnings) Validations.of(scope).addWarning(`${prefix}ModelServer`, `${label}${w}`);
+  // A SAGEMAKER_TS_* variable of the user's own makes AWS's PyTorch toolkit write the model's configuration with
+  // SAGEMAKER_TS_MIN_WORKERS / _MAX_WORKERS, which default to 1 (ts_environment.py): the tuned workers would be lost.
+  const env = model.environment ?? {};
+  const own = Object.keys(env).filter(k => k.startsWith('SAGEMAKER_TS_'));
+  if (server === ModelServer.TORCHSERVE && own.length && !(env.SAGEMAKER_TS_MIN_WORKERS && env.SAGEMAKER_TS_MAX_WORKERS)) {
+    Validations.of(scope).addWarning(
+      `${prefix}TorchServeWorkersReset`,
+      `${label}model.environment sets ${own.join(', ')}: AWS's PyTorch toolkit then configures the model with SAGEMAKER_TS_MIN_WORKERS and SAGEMAKER_TS_MAX_WORKERS, which default to 1 worker, not the ${tuning.workers} tuned. ` +
+        `Set SAGEMAKER_TS_MIN_WORKERS and SAGEMAKER_TS_MAX_WORKERS to ${tuning.workers} too. (The toolkit's transform runs a TorchServe batch's requests one after another, so SAGEMAKER_TS_BATCH_SIZE does not pad them into one GPU batch.)`,
+    );
+  }
   // (A name that is no instance type at all, e.g. 'ml.g4dn.xlarg', is an error instead: no advice to keep it.)
   if (type.specUnknown && /^ml\.[a-z0-9-]+\.[a-z0-9-]+$/.test(type.name) && isInstanceSize(type.name)) {
     const near = nearestCatalogType(type.name);

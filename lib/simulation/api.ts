@@ -307,6 +307,21 @@ export interface ScenarioOutcome {
   readonly rejectedByDesign: number;
   /** Of `rejected`, refused by the length tiers at level 2 (longer than DEGRADED_MAX_SEQ_LEN). */
   readonly rejectedAtLevel2: number;
+  /** Of `rejectedByDesign`, refused by the fallback's shorter cap although the primary would have taken them. */
+  readonly rejectedByFallback: number;
+  /** Of `failed`, requests that waited in the queue past SageMaker's 60-s limit. */
+  readonly failedByTimeout: number;
+  /** Of the guard's and its backstop's refusals, those made while the container held less than half its budget. */
+  readonly refusedBelowHalfBudget: number;
+  /** Every change of the published degrade level, with what moved it. */
+  readonly levelChanges: LevelChange[];
+  /** Seconds the breaker spent in each state (CLOSED, DEGRADED, OPEN, RECOVERING). */
+  readonly stateSeconds: { [state: string]: number };
+  /**
+   * Second at which the breaker was last CLOSED again after being away.
+   * @default - it never left CLOSED, or was not back by the end
+   */
+  readonly lastClosedSeconds?: number;
   /** Worker out-of-memory events. */
   readonly oomEvents: number;
   /**
@@ -341,6 +356,18 @@ export interface ScenarioOutcome {
   readonly firstOomSecond?: number;
 }
 
+/** A change of the degrade level the breaker published, and what moved it. */
+export interface LevelChange {
+  /** Second of the trace. */
+  readonly second: number;
+  /** The level published (0 normal, 1 degraded, 2 critical). */
+  readonly level: number;
+  /** The breaker's state then. */
+  readonly state: string;
+  /** The breaker's first reason (memory, the guard's pressure or refusals, the error rate, a recovery step). */
+  readonly why: string;
+}
+
 /** A comparison of scenarios on one trace: the figures, a Markdown table and an SVG chart. */
 export interface SimulationReport {
   /** One entry per scenario, in the order run. */
@@ -353,8 +380,10 @@ export interface SimulationReport {
 
 /** Incident A re-run through the engine, next to what was observed (`Simulator.calibrateIncidentA`). */
 export interface IncidentCalibration {
-  /** Simulated median GPU memory before the launch, percent (observed: 25). */
+  /** Simulated median GPU memory before the launch, the instances' Average over each 10 s (a dashboard's reading), percent (observed: 25). */
   readonly baselineGpuMemoryPercent: number;
+  /** The same window as the hottest instance's 10-s Maximum (what the breaker judges), percent. */
+  readonly baselineGpuMemoryMaxPercent: number;
   /** Simulated highest 1-minute GPU memory before the first OOM, percent (observed: 98). */
   readonly peakGpuMemoryPercent: number;
   /** Simulated median latency before the launch, ms (observed: 120). */
@@ -425,6 +454,7 @@ export class Simulator {
     const r = calibrateIncidentA(seed);
     return {
       baselineGpuMemoryPercent: r.baselineGpuMemoryPercent,
+      baselineGpuMemoryMaxPercent: r.baselineGpuMemoryMaxPercent,
       peakGpuMemoryPercent: r.peakGpuMemoryPercent,
       baselineLatencyMs: r.baselineLatencyMs,
       peakLatencyMs: r.peakLatencyMs,
@@ -453,6 +483,12 @@ function outcomeOf({ scenario, result: r }: ScenarioRow): ScenarioOutcome {
     truncatedByGuard: r.truncatedByGuard,
     rejectedByDesign: r.rejectedByDesign,
     rejectedAtLevel2: r.rejectedAtLevel2,
+    rejectedByFallback: r.rejectedByFallback,
+    failedByTimeout: r.failedByTimeout,
+    refusedBelowHalfBudget: r.refusedBelowHalfBudget,
+    levelChanges: r.levelChanges.map(c => ({ second: c.t, level: c.level, state: c.state, why: c.why })),
+    stateSeconds: { ...r.stateSeconds },
+    lastClosedSeconds: r.lastClosedS,
     oomEvents: r.oomEvents,
     timeToDegradeSeconds: r.timeToDegradeS,
     timeToWeightsSeconds: r.timeToWeightsS,

@@ -22,19 +22,29 @@ export const INCIDENT_A_OBSERVED = {
 
 /**
  * The workload assumptions that reproduce incident A (each is an assumption, not a measurement):
- * weights ~2.8 GiB of the 4 GiB the load test saw, the rest activations of a 32-request batch at 512
- * events (load tests ran batches of 16/32/64 "under 4 GiB"); 40 % of requests from mobile clients.
+ * weights ~2.8 GiB of the 4 GiB the load test saw (71 %), the rest activations of a 32-request batch at 512
+ * events (load tests ran batches of 16/32/64 "under 4 GiB"); 40 % of requests from mobile clients; service
+ * time 100 ms + 480 ms per 512 events. Fitted with the arrivals every other run uses (spread over each second),
+ * at each of the matrix's seeds (1, 7, 42, 123), to {@link CALIBRATION_TOLERANCES}; with them all at the second's
+ * first instant, as an earlier fit had them, the peak latency reads far too low and the memory too high.
  */
 export const INCIDENT_A_ASSUMPTIONS: Partial<SimAssumptions> = {
   batchPerWorker: 32,
-  weightsShare: 0.7,
+  weightsShare: 0.71,
   mobileShare: 0.4,
   mobileFactor: 1.15,
   serviceBaseS: 0.1,
-  servicePer512S: 0.25,
-  // Calibrated with every second's arrivals at its first instant; not yet recalibrated with them spread.
-  spreadArrivals: false,
+  servicePer512S: 0.48,
 };
+
+/**
+ * How close the calibration must come to the post-mortem's figures, at every matrix seed: GPU memory before the
+ * launch within 5 points (the dashboard's reading: the instances' Average over each 10 s — the breaker's
+ * Maximum of the hottest instance reads higher, and is reported beside it); the worst minute before the first
+ * crash at 90 % or more and below 100 % (the observed 98 % was the last reading before the crash); latency before
+ * the launch within 20 ms; the worst minute's P99 at the peak within 400 ms; and 6 instances crashing later than 4.
+ */
+export const CALIBRATION_TOLERANCES = { baselineMemoryPoints: 5, peakMemoryAtLeast: 90, baselineLatencyMs: 20, peakLatencyMs: 400 } as const;
 
 /** The launch-day trace: off-peak, a 30-minute ramp to 6× (the launch), held for an hour. */
 export function launchDayTrace(offPeakQps = 100): Trace {
@@ -61,6 +71,8 @@ export function incidentAVariant(instances: number): SimVariant {
 /** What the model says, next to what was observed. */
 export interface CalibrationReport {
   readonly baselineGpuMemoryPercent: number;
+  /** The same window's memory as the hottest instance's 10-s Maximum (what the breaker judges), for comparison. */
+  readonly baselineGpuMemoryMaxPercent: number;
   readonly peakGpuMemoryPercent: number;
   readonly baselineLatencyMs: number;
   readonly peakLatencyMs: number;
@@ -73,9 +85,12 @@ export interface CalibrationReport {
 }
 
 /** Runs incident A with 4 instances and with 6 (the manual scale-out), same trace and seed. */
-export function calibrateIncidentA(seed = 42, trace: Trace = launchDayTrace()): CalibrationReport {
-  const run = (n: number): SimResult =>
-    runSimulation(trace, { primary: incidentAVariant(n), autoscaling: false, seed, assumptions: INCIDENT_A_ASSUMPTIONS });
+export function calibrateIncidentA(
+  seed = 42,
+  trace: Trace = launchDayTrace(),
+  assumptions: Partial<SimAssumptions> = INCIDENT_A_ASSUMPTIONS,
+): CalibrationReport {
+  const run = (n: number): SimResult => runSimulation(trace, { primary: incidentAVariant(n), autoscaling: false, seed, assumptions });
   const four = run(INCIDENT_A_OBSERVED.instances);
   const six = run(INCIDENT_A_OBSERVED.instancesAfterManualScaleOut);
   const baseline = four.series.filter(s => s.t >= 300 && s.t < 1200);
@@ -91,8 +106,9 @@ export function calibrateIncidentA(seed = 42, trace: Trace = launchDayTrace()): 
   const peakLatency = Math.max(...four.series.filter(s => s.t < trace.seconds).map(s => s.latencyP99Ms));
   const pct = (r: SimResult) => Math.round((10000 * r.failed) / Math.max(1, r.arrivals)) / 100;
   return {
-    baselineGpuMemoryPercent: Math.round(median(baseline.map(s => s.memP))),
-    peakGpuMemoryPercent: Math.round(minuteMax(s => (s.memP < 100 ? s.memP : 0))),
+    baselineGpuMemoryPercent: Math.round(median(baseline.map(s => s.memAvgP))),
+    baselineGpuMemoryMaxPercent: Math.round(median(baseline.map(s => s.memP))),
+    peakGpuMemoryPercent: Math.round(10 * minuteMax(s => (s.memP < 100 ? s.memP : 0))) / 10,
     baselineLatencyMs: Math.round(median(baseline.map(s => s.latencyMs))),
     peakLatencyMs: Math.round(peakLatency),
     firstOomMinute4: four.firstOomS === undefined ? undefined : Math.round(four.firstOomS / 6) / 10,

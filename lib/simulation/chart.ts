@@ -1,11 +1,24 @@
 import { ScenarioRow, SCENARIOS } from './engine';
+import { levelCause } from './causes';
+
+/** One letter per cause on the level panel: memory, the guard's pressure, its refusals, errors, a recovery step. */
+const CAUSE_MARK: Record<string, string> = {
+  memory: 'M',
+  'guard pressure': 'P',
+  'guard refusals': 'R',
+  errors: 'E',
+  recovery: 'S',
+  drill: 'D',
+  other: '?',
+};
 
 const COLORS = ['#7f7f7f', '#1f77b4', '#d62728', '#2ca02c'];
 
 /**
- * A self-contained SVG (no dependencies): four stacked panels over time — QPS, the primary's
- * hottest-instance memory %, primary instances in service, and the breaker state — with one line
- * per scenario.
+ * A self-contained SVG (no dependencies): stacked panels over time — QPS, the primary's hottest-instance
+ * memory %, the container guard's refusals, primary instances in service, the endpoint's `Updating`, the
+ * breaker state and the degrade level it published — with one line per scenario; each level change is marked
+ * with what moved it (M memory, P the guard's pressure, R its memory refusals, E errors, S a recovery step).
  */
 export function renderChart(rows: ScenarioRow[], title: string): string {
   const W = 1000,
@@ -16,18 +29,30 @@ export function renderChart(rows: ScenarioRow[], title: string): string {
     TOP = 64;
   const panels: {
     label: string;
-    pick: (s: ScenarioRow['result']['series'][number]) => number;
+    pick: (s: ScenarioRow['result']['series'][number] & { refusedPer10s: number }) => number;
     max?: number;
     lines?: number[];
     only?: string;
     ticks?: string[];
+    marks?: boolean;
   }[] = [
     { label: 'requests / s', pick: s => s.qps },
     { label: 'primary memory % (hottest instance)', pick: s => s.memP, max: 100, lines: [80, 95, 100] },
+    { label: 'requests refused by the container guard or its backstop, per 10 s', pick: s => s.refusedPer10s },
     { label: 'primary instances in service', pick: s => s.instP },
-    { label: 'endpoint Updating (1 = yes)', pick: s => s.updating, max: 1 },
+    { label: 'endpoint Updating', pick: s => s.updating, max: 1, ticks: ['no', 'yes'] },
     { label: 'breaker state', pick: s => s.state, max: 3, only: SCENARIOS.BREAKER, ticks: ['CLOSED', 'DEGRADED', 'OPEN', 'RECOVERING'] },
+    {
+      label: 'degrade level published (M memory, P guard pressure, R guard refusals, E errors, S recovery step)',
+      pick: s => s.level,
+      max: 2,
+      only: SCENARIOS.BREAKER,
+      ticks: ['0 normal', '1 degraded', '2 critical'],
+      marks: true,
+    },
   ];
+  // Refusals per 10-s point from the cumulative count.
+  const perTen = rows.map(r => r.result.series.map((s, i, a) => ({ ...s, refusedPer10s: s.refused - (i ? a[i - 1].refused : 0) })));
   const H = TOP + panels.length * (PH + GAP) + 30;
   const tMax = Math.max(1, ...rows.flatMap(r => r.result.series.map(s => s.t)));
   const x = (t: number) => LEFT + ((W - LEFT - RIGHT) * t) / tMax;
@@ -42,7 +67,7 @@ export function renderChart(rows: ScenarioRow[], title: string): string {
   );
   panels.forEach((p, k) => {
     const top = TOP + k * (PH + GAP) + 10;
-    const vals = rows.flatMap(r => r.result.series.map(p.pick));
+    const vals = perTen.flatMap(series => series.map(p.pick));
     const max = p.max ?? Math.max(1, ...vals) * 1.1;
     const y = (v: number) => top + PH - (PH * Math.min(v, max)) / max;
     out.push(`<rect x="${LEFT}" y="${top}" width="${W - LEFT - RIGHT}" height="${PH}" fill="none" stroke="#ccc"/>`);
@@ -57,8 +82,15 @@ export function renderChart(rows: ScenarioRow[], title: string): string {
     rows.forEach((r, i) => {
       if (p.only && r.scenario !== p.only) return;
       if (k === 0 && i > 0) return; // the trace is the same for every scenario
-      const pts = r.result.series.map(s => `${x(s.t).toFixed(1)},${y(p.pick(s)).toFixed(1)}`).join(' ');
+      const pts = perTen[i].map(s => `${x(s.t).toFixed(1)},${y(p.pick(s)).toFixed(1)}`).join(' ');
       out.push(`<polyline fill="none" stroke="${k === 0 ? '#333' : COLORS[i % COLORS.length]}" stroke-width="1.2" points="${pts}"/>`);
+      if (p.marks) {
+        for (const c of r.result.levelChanges) {
+          out.push(
+            `<line x1="${x(c.t).toFixed(1)}" x2="${x(c.t).toFixed(1)}" y1="${top}" y2="${top + PH}" stroke="#999" stroke-width="0.6"/><text x="${(x(c.t) + 2).toFixed(1)}" y="${top + 10}" font-size="9">${CAUSE_MARK[levelCause(c.why)]}</text>`,
+          );
+        }
+      }
     });
   });
   const axisY = TOP + panels.length * (PH + GAP) + 4;

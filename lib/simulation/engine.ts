@@ -9,6 +9,7 @@
  */
 import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_CODE, VariantCapacity } from '../breaker/policy';
 import { InstanceHardware } from '../instance-types';
+import { latencyAt } from '../memory-profile';
 import { Rng, Trace } from './traces';
 import { inWorkloadUnits } from './units';
 
@@ -17,6 +18,10 @@ import { inWorkloadUnits } from './units';
 const Math = globalThis.Math;
 
 const GIB = 1024 ** 3;
+/** The CPU backstop's slack above what a worker may take (runtime helper guard.py BACKSTOP_SLACK). */
+const BACKSTOP_SLACK_BYTES = 64 * 1024 ** 2;
+/** How often the instance's ledger samples its workers' resident memory (runtime helper: four times a second). */
+const LEDGER_SAMPLE_S = 0.25;
 
 /** One variant as deployed (from the construct) plus its workload shape. */
 export interface SimVariant {
@@ -31,6 +36,13 @@ export interface SimVariant {
   /** At level ≥ 1 longer sequences are truncated to this (DEGRADED_MAX_SEQ_LEN); at level 2 longer ones are rejected. */
   readonly degradedMaxSeqLen: number;
   readonly initialCount: number;
+  /**
+   * Requests one instance holds waiting for a worker before its server refuses more (a 503): TorchServe's and
+   * MMS's job queue (`jobQueueSize`, default 100), or gunicorn's listen backlog (2048 by default, gunicorn's
+   * `backlog` setting; the scikit-learn and XGBoost images run gunicorn with no `--backlog`: aws/sagemaker-containers
+   * `_server.py`). Undefined: `SimAssumptions.queueLimit`.
+   */
+  readonly queueLimit?: number;
   /**
    * The model's memory as the profiler measured it on its inference code (memory-profile.json): each
    * worker's baseline, the bytes a request adds by its size, and latency by size. Used when
@@ -54,6 +66,17 @@ export interface SimVariant {
     scaleInCooldownS: number;
     /** A second target-tracking policy on the instances' average memory, % (autoScaling.memoryTargetPercent; undefined = none). */
     memoryTargetPercent?: number;
+    /**
+     * Whether that memory policy may scale in (a veto on the QPS target's scale-in: AAS scales in only when every
+     * policy with scale-in enabled agrees). The construct disables it on SageMaker's memory. @default false
+     */
+    memoryScaleIn?: boolean;
+    /**
+     * What the memory policy tracks: 'memory' (SageMaker's, the instances' average) or 'inFlight' (the guard's
+     * in-flight memory, `GuardInFlightPercent`: the estimates of the requests in flight, of the container's budget).
+     * @default 'memory'
+     */
+    memoryMetric?: 'memory' | 'inFlight';
   };
 }
 
@@ -96,8 +119,14 @@ export interface SimAssumptions {
    * request. Off: each request's own length counts. @default true
    */
   readonly paddedBatches: boolean;
-  /** Model-server queue per instance before 503 (MMS/TorchServe default 100). */
+  /** Model-server queue per instance before 503 (MMS/TorchServe default 100), for a variant that does not state its own. */
   readonly queueLimit: number;
+  /**
+   * A real-time request not answered within this many seconds fails (SageMaker: a container must respond to
+   * requests within 60 seconds; developer guide `your-algorithms-inference-code`): one that has waited this long
+   * in the queue is failed when a worker reaches it. @default 60
+   */
+  readonly invocationTimeoutS: number;
   /** Runtime overhead on the device (CUDA context etc.), bytes. @default 0.5 GiB */
   readonly runtimeBytes: number;
   /** Seconds from OOM to the restarted instance serving again (incident B: within 30 s; unverified). @default 60 */
@@ -148,6 +177,20 @@ export interface SimAssumptions {
   /** How wrong the guard's estimate is: a request's real memory is its estimate × (1 + N(0, this)). UNVERIFIED. @default 0.1 */
   readonly estimateErrorSd: number;
   /**
+   * The guard's curve against the model's real memory: 1 when the profile is right, 1/50 for a curve 50 times too
+   * small (a profile measured on other code or another device). What a model that can fail as the product can must
+   * show: a guard that admits too much lets workers outgrow the budget together, and only a per-process backstop
+   * stands in the way. @default 1
+   */
+  readonly estimateScale: number;
+  /**
+   * Whether SageMaker's `GPUMemoryUtilization` counts what PyTorch's caching allocator keeps reserved (released
+   * memory stays reserved at each worker's peak until `torch.cuda.empty_cache()`): then the GPU metric holds every
+   * worker's peak, however little runs now. UNVERIFIED (no AWS text says which memory NVML reports there; nvidia-smi
+   * counts reserved memory). @default false
+   */
+  readonly allocatorRetainsPeak: boolean;
+  /**
    * From the end of a 10-s interval to the container's guard metrics of it (`GuardPressure`,
    * `GuardMemoryRefusals`) being readable: the publisher sends each interval's statistic set at its end
    * (runtime helper GuardMetricsPublisher, lib/breaker/contract.ts GUARD_METRIC_PERIOD_SECONDS), then
@@ -191,6 +234,7 @@ export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
   servicePer512S: 0.25,
   paddedBatches: true,
   queueLimit: 100,
+  invocationTimeoutS: 60,
   runtimeBytes: 0.5 * GIB,
   restartS: 60,
   scaleInUpdateS: 90,
@@ -203,6 +247,8 @@ export const DEFAULT_ASSUMPTIONS: SimAssumptions = {
   tenSecondData: true,
   guard: true,
   estimateErrorSd: 0.1,
+  estimateScale: 1,
+  allocatorRetainsPeak: false,
   guardMetricDelayS: 20,
   guardTenSecondData: true,
   guardLocalDegradeAt: 0.8,
@@ -266,6 +312,24 @@ export interface SimResult {
   readonly rejectedByBackstop: number;
   /** Of `rejected`, refused by design: longer than the container's MAX_SEQ_LEN, at every level. */
   readonly rejectedByDesign: number;
+  /**
+   * Of `rejectedByDesign`, refused by the fallback's own cap although the primary would have taken them (the
+   * breaker sent them to a variant with a shorter MAX_SEQ_LEN): refused, not by design, for the layers' goal.
+   */
+  readonly rejectedByFallback: number;
+  /** Of `failed`, requests that waited in the queue past the invocation timeout (60 s). */
+  readonly failedByTimeout: number;
+  /** Of `rejectedByGuard` + `rejectedByBackstop`, the requests refused while the container held less than half its budget. */
+  readonly refusedBelowHalfBudget: number;
+  /**
+   * Every change of the published degrade level, with the breaker's first reason (what moved it: memory, the
+   * guard's pressure or refusals, the error rate, a recovery step).
+   */
+  readonly levelChanges: { readonly t: number; readonly level: number; readonly state: string; readonly why: string }[];
+  /** Seconds the breaker spent in each state (CLOSED, DEGRADED, OPEN, RECOVERING) over the run, drain included. */
+  readonly stateSeconds: Record<string, number>;
+  /** Second at which the breaker was last CLOSED again after being away (undefined: never left, or never back). */
+  readonly lastClosedS?: number;
   /** Of `rejected`, refused by the length tiers at level 2 (longer than DEGRADED_MAX_SEQ_LEN; the breaker's level or the container's own). */
   readonly rejectedAtLevel2: number;
   /** Requests the guard truncated to what fitted (at a level ≥ 1). */
@@ -293,6 +357,8 @@ export interface SimResult {
     t: number;
     qps: number;
     memP: number;
+    /** The primary's memory averaged over its instances and the 10 s (what a dashboard's Average shows). */
+    memAvgP: number;
     memF: number;
     instP: number;
     instF: number;
@@ -327,6 +393,8 @@ interface Instance {
   lastInSlot: (Req | undefined)[];
   active: Req[];
   queue: { len: number; arrive: number; scale: number }[];
+  /** Per worker: the most its requests held at once since it started (what a caching allocator keeps reserved). */
+  retained: number[];
 }
 /** Starts `req` in slot `s` of `inst`: the slot is busy until it finishes, and it is the slot's latest request. */
 function occupy(inst: Instance, s: number, req: Req): void {
@@ -347,6 +415,8 @@ interface MinutePoint {
   ipi: number;
   /** The minute's memory, averaged over the instances in service and their seconds (the policy's Average statistic). */
   memAvg: number;
+  /** The minute's in-flight memory the guard admitted (% of the container's budget), averaged likewise. */
+  inflightAvg: number;
 }
 interface VariantState {
   v: SimVariant;
@@ -360,10 +430,14 @@ interface VariantState {
   // accumulators
   periodMax: number;
   windowMax: number;
+  /** This 10-s window's memory summed over the instances' seconds in service, and their count (its Average). */
+  windowSum: number;
+  windowCount: number;
   minuteInv: number;
   min5xx: number;
   minuteInstSec: number;
   minuteMemSum: number;
+  minuteInflightSum: number;
   memPoints: Published[];
   minutes: MinutePoint[];
   /** The container guard's metrics: this interval's highest pressure (%) and its memory refusals, and what was published. */
@@ -397,11 +471,19 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const act512 = (v: SimVariant) => (v.footprintBytes * (1 - a.weightsShare)) / a.batchPerWorker;
   /** Requests a worker runs at once: one with a measured profile (batch size 1), else the batch. */
   const perWorker = (v: SimVariant) => (profileOf(v) ? 1 : a.batchPerWorker);
+  /**
+   * Requests an instance runs at once: a worker's batch each (footprint model), or one per worker with a
+   * measured profile — on a CPU type at most one per vCPU, since CPU-bound workers beyond the vCPUs only share
+   * them (the capacity planner's busy vCPUs: lib/capacity-plan.ts).
+   */
+  const slotsOf = (v: SimVariant) =>
+    profileOf(v) && v.spec.gpuCount === 0 ? Math.max(1, Math.min(v.workers, v.spec.vCpus)) : v.workers * perWorker(v);
   const newInstance = (v: SimVariant, readyAt: number): Instance => ({
     readyAt,
     downUntil: -1,
-    slots: new Array(v.workers * perWorker(v)).fill(0),
-    lastInSlot: new Array(v.workers * perWorker(v)).fill(undefined),
+    slots: new Array(slotsOf(v)).fill(0),
+    lastInSlot: new Array(slotsOf(v)).fill(undefined),
+    retained: new Array(v.workers).fill(0),
     active: [],
     queue: [],
   });
@@ -414,10 +496,13 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     scaleInSuspended: false,
     periodMax: 0,
     windowMax: 0,
+    windowSum: 0,
+    windowCount: 0,
     minuteInv: 0,
     min5xx: 0,
     minuteInstSec: 0,
     minuteMemSum: 0,
+    minuteInflightSum: 0,
     memPoints: [],
     minutes: [],
     guardPressureMax: 0,
@@ -458,7 +543,14 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     rejectedByDesign = 0,
     rejectedAtLevel2 = 0,
     truncatedByGuard = 0,
+    rejectedByFallback = 0,
+    failedByTimeout = 0,
+    refusedBelowHalf = 0,
     ooms = 0;
+  const levelChanges: SimResult['levelChanges'] = [];
+  const stateSeconds: Record<string, number> = { CLOSED: 0, DEGRADED: 0, OPEN: 0, RECOVERING: 0 };
+  let lastClosed: number | undefined;
+  let publishedLevel = 0;
   let firstCross: number | undefined;
   let firstPublish: number | undefined;
   let firstWeights: number | undefined;
@@ -475,17 +567,14 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const up = (i: Instance, t: number) => i.readyAt <= t && i.downUntil <= t;
   const inService = (vs: VariantState, t: number) => vs.instances.filter(i => up(i, t)).length;
   const formulaTime = (len: number) => a.serviceBaseS + (a.servicePer512S * len) / 512;
-  /** Service time: the profile's measured latency by size (log-log interpolation), else the formula. */
+  /** Service time: the profile's measured latency by size (log-log interpolation, as MemoryProfile.meanLatencyMs reads it), else the formula. */
+  const latencyPoints = new Map<SimVariant, { size: number; latencyMs: number }[]>();
   const serviceTime = (v: SimVariant, len: number) => {
     const pts = profileOf(v)?.latency;
     if (!pts || pts.length < 2) return formulaTime(len);
-    const x = Math.max(pts[0][0], Math.min(pts[pts.length - 1][0], len));
-    let k = 1;
-    while (k < pts.length - 1 && pts[k][0] < x) k++;
-    const [x0, y0] = pts[k - 1];
-    const [x1, y1] = pts[k];
-    const f = x1 > x0 ? (Math.log(x) - Math.log(x0)) / (Math.log(x1) - Math.log(x0)) : 0;
-    return Math.exp(Math.log(Math.max(1e-3, y0)) + f * (Math.log(Math.max(1e-3, y1)) - Math.log(Math.max(1e-3, y0)))) / 1000;
+    let points = latencyPoints.get(v);
+    if (!points) latencyPoints.set(v, (points = pts.map(([size, latencyMs]) => ({ size, latencyMs }))));
+    return latencyAt(points, len) / 1000;
   };
   /** The memory a request of this length (× the mobile factor) adds: the profile's curve, or the footprint's activations. */
   const requestBytes = (v: SimVariant, len: number, scale: number) => {
@@ -512,6 +601,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       pendingLevel = undefined;
     }
     if (level >= 1) degradedS++;
+    stateSeconds[breaker.state]++;
     const wasUpdating = isUpdating(t - 1);
     if (isUpdating(t)) updatingS++;
     else if (wasUpdating && cfg.breaker && mode.stateChangeEvents) evaluations.add(t + a.eventToLambdaS); // "SageMaker Endpoint State Change": InService
@@ -532,6 +622,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       if (seq > vs.v.maxSeqLen) {
         rejected++;
         rejectedByDesign++;
+        if (vs === F && seq <= P.v.maxSeqLen) rejectedByFallback++;
         continue;
       }
       if (level >= 2 && seq > vs.v.degradedMaxSeqLen) {
@@ -570,9 +661,13 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       const kMaxEst = new Array<number>(vs.v.workers).fill(0);
       const kSumMem = new Array<number>(vs.v.workers).fill(0);
       const kMaxMem = new Array<number>(vs.v.workers).fill(0);
+      // The real memory of a worker's requests as the ledger has seen it: its resident memory, sampled four times a
+      // second by the instance's leader, so a request that started in the last 0.25 s is not in it yet.
+      const kSumSeen = new Array<number>(vs.v.workers).fill(0);
+      const kMaxSeen = new Array<number>(vs.v.workers).fill(0);
       /** Worker k's requests in flight at `at` (their estimates and real memory), into the caches above. */
       const holding = (inst: Instance, k: number, at: number) => {
-        kn[k] = kSumEst[k] = kMaxEst[k] = kSumMem[k] = kMaxMem[k] = 0;
+        kn[k] = kSumEst[k] = kMaxEst[k] = kSumMem[k] = kMaxMem[k] = kSumSeen[k] = kMaxSeen[k] = 0;
         for (let j = k * slotsPerWorker; j < (k + 1) * slotsPerWorker; j++) {
           const r = inst.lastInSlot[j];
           if (r === undefined || r.finish <= at) continue;
@@ -581,6 +676,10 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           kSumMem[k] += r.mem;
           if (r.est > kMaxEst[k]) kMaxEst[k] = r.est;
           if (r.mem > kMaxMem[k]) kMaxMem[k] = r.mem;
+          if (r.start <= at - LEDGER_SAMPLE_S) {
+            kSumSeen[k] += r.mem;
+            if (r.mem > kMaxSeen[k]) kMaxSeen[k] = r.mem;
+          }
         }
       };
       let hottest = 0;
@@ -601,21 +700,29 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           let { len } = inst.queue[qi];
           const { arrive, scale } = inst.queue[qi++];
           const start = Math.max(inst.slots[s], arrive, t);
+          if (start - arrive > a.invocationTimeoutS) {
+            // The client's 60 s are over before a worker reached it: SageMaker answers with an error.
+            failed++;
+            failedByTimeout++;
+            vs.min5xx++;
+            continue;
+          }
           const worker = Math.floor(s / slotsPerWorker);
           // The container's memory guard: one budget for the whole container (every worker's requests in
           // flight, their estimates), the guard at its hard edge (runtime helper MemoryGuard with the ledger).
           let mem = requestBytes(vs.v, len, scale);
           if (guarded) {
             const error = 1 + a.estimateErrorSd * gauss();
-            const est = (l: number) => Math.max(0, requestBytes(vs.v, l, scale) * error);
+            const est = (l: number) => Math.max(0, requestBytes(vs.v, l, scale) * error * a.estimateScale);
             // What the container holds while the request would start: the other workers' batches, and this worker's.
             holding(inst, worker, start);
-            let otherEst = 0,
-              otherMem = 0;
+            // What the ledger holds for the other workers: each one's resident memory (its requests' real memory once
+            // sampled) or its admitted estimates, whichever is more (runtime helper ledger: residents + reservations);
+            // their memory since the last sample no check sees, and no per-process backstop either.
+            let otherEst = 0;
             for (let k = 0; k < kn.length; k++) {
               if (k === worker) continue;
-              otherEst += summed ? kSumEst[k] : kn[k] * kMaxEst[k];
-              otherMem += summed ? kSumMem[k] : kn[k] * kMaxMem[k];
+              otherEst += summed ? Math.max(kSumEst[k], kSumSeen[k]) : kn[k] * Math.max(kMaxEst[k], kMaxSeen[k]);
             }
             const [n, sumEst, maxEst, sumMem, maxMem] = [kn[worker], kSumEst[worker], kMaxEst[worker], kSumMem[worker], kMaxMem[worker]];
             // Padded batches (footprint model): a worker's batch costs its size × its longest request.
@@ -627,9 +734,10 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
             const local = Math.max(level, share >= a.guardLocalCriticalAt ? 2 : share >= a.guardLocalDegradeAt ? 1 : 0);
             if (vs.guardPressureMax < 100 * share) vs.guardPressureMax = 100 * share;
             if (local > level && local >= 2 && len > vs.v.degradedMaxSeqLen) {
+              // The length tier at the container's own level 2: refused by design (reason 'degraded'), counted as a
+              // deliberate 4XX, not as a memory refusal (runtime helper count_answer); its pressure is what it reports.
               rejected++;
               rejectedAtLevel2++;
-              vs.guardRefusals++;
               continue;
             }
             if (local > level && local >= 1) len = Math.min(len, vs.v.degradedMaxSeqLen);
@@ -646,6 +754,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
               if (lo < 1) {
                 rejected++;
                 rejectedByGuard++;
+                if (share < 0.5) refusedBelowHalf++;
                 vs.guardRefusals++;
                 vs.guardPressureMax = Math.max(vs.guardPressureMax, (100 * (w + load(0))) / budget!);
                 continue;
@@ -656,11 +765,23 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
             }
             mem = requestBytes(vs.v, len, scale);
             vs.guardPressureMax = Math.max(vs.guardPressureMax, (100 * (w + load(estimate))) / budget!);
-            // The backstop: a request that outgrows what is left of the budget fails alone (a 413), not the instance.
-            const used = otherMem + (summed ? sumMem + mem : (n + 1) * Math.max(mem, maxMem));
-            if (used > room) {
+            // The backstop, per process as the product's is (runtime helper MemoryGuard.limit_process): it sees this
+            // worker's own memory only, never the other workers' — so workers that outgrow their estimates together
+            // can still exhaust the instance (an OOM), as in a container.
+            //  - CPU: RLIMIT_DATA, armed only while the worker runs one request, at what it holds now plus what it
+            //    has reserved plus what the container has left after this admission, plus 64 MiB of slack;
+            //  - GPU: the CUDA allocator's per-process fraction at the container's budget of its GPU.
+            const own = summed ? sumMem + mem : (n + 1) * Math.max(mem, maxMem);
+            const gpu = vs.v.spec.gpuCount > 0;
+            const limit = gpu
+              ? budget! / vs.v.spec.gpuCount - workerBase(vs.v)
+              : n === 0
+                ? estimate + Math.max(0, room - load(estimate)) + BACKSTOP_SLACK_BYTES
+                : Infinity;
+            if (own > limit) {
               rejected++;
               rejectedByBackstop++;
+              if (share < 0.5) refusedBelowHalf++;
               vs.guardRefusals++;
               continue;
             }
@@ -672,32 +793,43 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         }
         if (qi) inst.queue.splice(0, qi);
         // What cannot start this second waits in the model server's queue; beyond its limit: 503.
-        if (inst.queue.length > a.queueLimit) {
-          const excess = inst.queue.length - a.queueLimit;
-          inst.queue.splice(a.queueLimit);
+        const queueLimit = vs.v.queueLimit ?? a.queueLimit;
+        if (inst.queue.length > queueLimit) {
+          const excess = inst.queue.length - queueLimit;
+          inst.queue.splice(queueLimit);
           failed += excess;
           vs.min5xx += excess;
         }
         // peak memory this second, sampled at four instants: the requests in flight at each
+        const retains = a.allocatorRetainsPeak && vs.v.spec.gpuCount > 0;
         let bytes = w;
         for (const tau of [t + 0.25, t + 0.5, t + 0.75, t + 0.999]) {
           let b = w;
-          if (a.paddedBatches && !profiled) {
-            // per worker: batch size × the activations of its longest request
+          if ((a.paddedBatches && !profiled) || retains) {
+            // per worker: batch size × the activations of its longest request (or their sum, unpadded)
             const n = new Array(vs.v.workers).fill(0);
             const top = new Array(vs.v.workers).fill(0);
+            const sum = new Array(vs.v.workers).fill(0);
             for (const r of inst.active) {
               if (r.start <= tau && r.finish > tau) {
                 n[r.worker]++;
+                sum[r.worker] += r.mem;
                 if (r.mem > top[r.worker]) top[r.worker] = r.mem;
               }
             }
-            for (let k = 0; k < n.length; k++) b += n[k] * top[k];
+            for (let k = 0; k < n.length; k++) {
+              const held = a.paddedBatches && !profiled ? n[k] * top[k] : sum[k];
+              b += held;
+              if (held > inst.retained[k]) inst.retained[k] = held;
+            }
           } else {
             for (const r of inst.active) if (r.start <= tau && r.finish > tau) b += r.mem;
           }
           if (b > bytes) bytes = b;
         }
+        // What the GPU metric reads when the caching allocator's reserved memory counts (released memory is kept
+        // at each worker's peak until empty_cache): the workers' retained peaks, however little runs now.
+        const metricBytes = retains ? Math.min(dev, Math.max(bytes, w + inst.retained.reduce((x, y) => x + y, 0))) : bytes;
         const pct = (100 * bytes) / dev;
         if (pct >= 100) {
           ooms++;
@@ -710,12 +842,21 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           inst.queue = [];
           inst.slots.fill(0);
           inst.lastInSlot.fill(undefined);
+          inst.retained.fill(0);
           inst.downUntil = t + a.restartS;
           hottest = 100;
           continue;
         }
-        hottest = Math.max(hottest, pct);
-        vs.minuteMemSum += pct;
+        const reading = (100 * metricBytes) / dev;
+        hottest = Math.max(hottest, reading);
+        vs.minuteMemSum += reading;
+        vs.windowSum += reading;
+        vs.windowCount++;
+        if (budget !== undefined) {
+          let inflight = 0;
+          for (const r of inst.active) if (r.start <= t + 1 && r.finish > t) inflight += r.est;
+          vs.minuteInflightSum += (100 * inflight) / budget;
+        }
         const before = inst.active.length;
         const stay: Req[] = [];
         for (const r of inst.active) {
@@ -770,12 +911,14 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           e5: vs.min5xx,
           ipi: vs.minuteInv / inst,
           memAvg: vs.minuteMemSum / Math.max(1, vs.minuteInstSec),
+          inflightAvg: vs.minuteInflightSum / Math.max(1, vs.minuteInstSec),
         });
         if (vs.minutes.length > 30) vs.minutes.shift();
         vs.minuteInv = 0;
         vs.min5xx = 0;
         vs.minuteInstSec = 0;
         vs.minuteMemSum = 0;
+        vs.minuteInflightSum = 0;
       }
     }
 
@@ -812,6 +955,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         t,
         qps: lambda,
         memP: P.windowMax,
+        memAvgP: P.windowCount ? P.windowSum / P.windowCount : 0,
         memF: F ? F.windowMax : 0,
         instP: inService(P, t),
         instF: F ? inService(F, t) : 0,
@@ -822,7 +966,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         updating: isUpdating(t) ? 1 : 0,
         refused: rejectedByGuard + rejectedByBackstop,
       });
-      for (const vs of variants) vs.windowMax = 0;
+      for (const vs of variants) {
+        vs.windowMax = 0;
+        vs.windowSum = 0;
+        vs.windowCount = 0;
+      }
       latSum = 0;
       latN = 0;
       lats = [];
@@ -837,6 +985,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     const pts = P.memPoints.filter(p => p.availableAt <= t);
     const memory: MemoryPoint[] = pts.slice(-Math.ceil(900 / dataPeriod)).map(p => ({ t: p.t * 1000, v: p.mem }));
     const last10 = P.minutes.filter(p => p.availableAt <= t).slice(-10);
+    // Requests per minute, as the function reads Invocations: the primary's, and the endpoint's (every variant).
+    const fallbackMinutes = new Map((F?.minutes ?? []).filter(p => p.availableAt <= t).map(p => [p.t, p.inv]));
     const guardSeen = P.guardPoints.filter(p => p.availableAt <= t).slice(-90);
     const capacity = (vs: VariantState): VariantCapacity | undefined =>
       mode.capacityActions && cfg.autoscaling && vs.v.scaling
@@ -850,6 +1000,8 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         maxSpacingSeconds: Math.max(60, period),
         errors: last10.reduce((s, p) => s + p.e5, 0),
         invocations: last10.reduce((s, p) => s + p.inv, 0),
+        invocationsPerMinute: last10.map(p => ({ t: p.t * 1000, v: p.inv })),
+        endpointInvocationsPerMinute: last10.map(p => ({ t: p.t * 1000, v: p.inv + (fallbackMinutes.get(p.t) ?? 0) })),
         guardPressure: guardSeen.length ? guardSeen.map(p => ({ t: p.t * 1000, v: p.pressure })) : undefined,
         guardRefusals: guardSeen.length ? guardSeen.map(p => ({ t: p.t * 1000, v: p.refusals })) : undefined,
       },
@@ -864,6 +1016,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     );
     // 1. the degrade level (published now; the container reads it within its poll interval)
     if (firstPublish === undefined && d.level >= 1) firstPublish = t;
+    if (d.level !== publishedLevel) {
+      levelChanges.push({ t, level: d.level, state: d.next.state, why: d.reasons[0] ?? '' });
+      publishedLevel = d.level;
+    }
+    if (d.next.state === 'CLOSED' && breaker.state !== 'CLOSED') lastClosed = t;
     if (mode.applyLevel && d.level !== (pendingLevel?.level ?? level)) pendingLevel = { at: t + a.levelPollS, level: d.level };
     // 2. weights: an update SageMaker accepts only when InService
     if (d.setWeights) {
@@ -906,8 +1063,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     const target = sc.qpsPerInstance * 60;
     const current = vs.desired;
     // Each target-tracking policy on its metric: QPS per instance, and memory when memoryTargetPercent is set.
-    const policies: { metric: (p: MinutePoint) => number; target: number }[] = [{ metric: p => p.ipi, target }];
-    if (sc.memoryTargetPercent !== undefined) policies.push({ metric: p => p.memAvg, target: sc.memoryTargetPercent });
+    const policies: { metric: (p: MinutePoint) => number; target: number; scaleIn: boolean }[] = [{ metric: p => p.ipi, target, scaleIn: true }];
+    if (sc.memoryTargetPercent !== undefined) {
+      const inFlight = sc.memoryMetric === 'inFlight';
+      policies.push({ metric: p => (inFlight ? p.inflightAvg : p.memAvg), target: sc.memoryTargetPercent, scaleIn: sc.memoryScaleIn ?? false });
+    }
     // Scale out after 3 of 3 datapoints above target, proportionally (scaling-dynamics §1a); with several
     // policies, when any asks, to the largest capacity asked (AAS user guide, multiple target-tracking policies).
     const last3 = pts.slice(-3);
@@ -921,17 +1081,18 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         return;
       }
     }
-    // Scale in after 15 of 15 datapoints below 0.9 × target — of every policy (scale in only when all
-    // agree), to the largest capacity any asks — unless the breaker suspended it.
+    // Scale in after 15 of 15 datapoints below 0.9 × target — of every policy with scale-in enabled (scale in only
+    // when all of those agree), to the largest capacity any of them asks — unless the breaker suspended it.
     const last15 = pts.slice(-15);
+    const shrinking = policies.filter(pol => pol.scaleIn);
     if (
       !vs.scaleInSuspended &&
       last15.length === 15 &&
-      policies.every(pol => last15.every(p => pol.metric(p) < 0.9 * pol.target)) &&
+      shrinking.every(pol => last15.every(p => pol.metric(p) < 0.9 * pol.target)) &&
       t - vs.lastScaleIn >= sc.scaleInCooldownS &&
       t - vs.lastScaleOut >= sc.scaleInCooldownS
     ) {
-      const want = Math.max(min, ...policies.map(pol => Math.ceil((current * pol.metric(last15[14])) / pol.target)), 1);
+      const want = Math.max(min, ...shrinking.map(pol => Math.ceil((current * pol.metric(last15[14])) / pol.target)), 1);
       if (want < current) scaleTo(vs, want, t);
     }
   }
@@ -948,6 +1109,12 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     rejectedByGuard,
     rejectedByBackstop,
     rejectedByDesign,
+    rejectedByFallback,
+    failedByTimeout,
+    refusedBelowHalfBudget: refusedBelowHalf,
+    levelChanges,
+    stateSeconds,
+    lastClosedS: lastClosed,
     rejectedAtLevel2,
     truncatedByGuard,
     inFlightAtEnd,

@@ -1,7 +1,7 @@
 import { ResilientEndpoint } from '../resilient-endpoint';
-import { wholeBytes } from '../model-server';
+import { ModelServer, wholeBytes } from '../model-server';
 import { Stack } from 'aws-cdk-lib';
-import { CONTAINER_BUDGET_DEFAULT_PERCENT, CONTAINER_BUDGET_ENV } from '../breaker/contract';
+import { CONTAINER_BUDGET_DEFAULT_PERCENT, CONTAINER_BUDGET_ENV, GUARD_METRICS } from '../breaker/contract';
 import { VariantInfo } from '../resilient-endpoint-props';
 import {
   CURRENT_BREAKER,
@@ -11,6 +11,7 @@ import {
   SimAssumptions,
   SimConfig,
   ScenarioRow,
+  SimResult,
   SimVariant,
   WEIGHTS_ONLY_BREAKER,
 } from './engine';
@@ -19,6 +20,8 @@ import { Trace } from './traces';
 export * from './engine';
 export * from './traces';
 export * from './chart';
+export * from './causes';
+import { LEVEL_CAUSE_NAMES, levelCause } from './causes';
 export * from './calibration';
 export * from './units';
 
@@ -60,6 +63,7 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
       maxSeqLen: Number(env.MAX_SEQ_LEN ?? DEFAULT_ASSUMPTIONS.seqMax),
       degradedMaxSeqLen: Number(env.DEGRADED_MAX_SEQ_LEN ?? Math.min(512, Number(env.MAX_SEQ_LEN ?? 512))),
       initialCount: v.instanceCount,
+      queueLimit: serverQueue(v),
       scaling: scaling
         ? {
             min: scaling.capacity.min,
@@ -67,12 +71,45 @@ export function simVariantsFrom(endpoint: ResilientEndpoint): { primary: SimVari
             qpsPerInstance: scaling.qpsPerInstance,
             scaleOutCooldownS: scaling.scaleOutCooldown.toSeconds(),
             scaleInCooldownS: scaling.scaleInCooldown.toSeconds(),
-            memoryTargetPercent: scaling.memoryTargetPercent,
+            // The memory policy as synthesized: its metric, its target on it, whether it scales in.
+            memoryTargetPercent:
+              scaling.memoryTracking && scaling.memoryTracking.metricName === 'GPUMemoryUtilization'
+                ? scaling.memoryTracking.targetValue / Math.max(1, v.instanceType.spec.gpuCount)
+                : scaling.memoryTracking?.targetValue,
+            memoryScaleIn: scaling.memoryTracking?.scaleIn,
+            memoryMetric: scaling.memoryTracking
+              ? scaling.memoryTracking.metricName === GUARD_METRICS.IN_FLIGHT
+                ? 'inFlight'
+                : 'memory'
+              : undefined,
           }
         : undefined,
     };
   };
   return { primary: of(endpoint.primaryVariant), fallback: endpoint.fallbackVariant ? of(endpoint.fallbackVariant) : undefined };
+}
+
+/** gunicorn's default listen backlog (its `backlog` setting), the queue of the images that serve with gunicorn. */
+export const GUNICORN_BACKLOG = 2048;
+
+/**
+ * How many requests an instance of the variant holds waiting: the job queue TorchServe and MMS read
+ * (`TS_JOB_QUEUE_SIZE` / `MMS_JOB_QUEUE_SIZE`, default 100), gunicorn's backlog for the scikit-learn and
+ * XGBoost images; undefined for a custom server (the simulator's default then).
+ */
+export function serverQueue(v: VariantInfo): number | undefined {
+  const env = { ...v.tuning.environment, ...(v.model.environment ?? {}) };
+  switch (v.tuning.server) {
+    case ModelServer.TORCHSERVE:
+      return Number(env.TS_JOB_QUEUE_SIZE) || 100;
+    case ModelServer.SAGEMAKER_INFERENCE_TOOLKIT:
+      return Number(env.MMS_JOB_QUEUE_SIZE) || 100;
+    case ModelServer.SCIKIT_LEARN:
+    case ModelServer.XGBOOST:
+      return GUNICORN_BACKLOG;
+    default:
+      return undefined;
+  }
 }
 
 /** The construct id of each variant's model under the endpoint (lib/resilient-endpoint.ts createModels). */
@@ -144,15 +181,24 @@ export function compareScenarios(
 export function comparisonTable(rows: ScenarioRow[]): string {
   const fmt = (s?: number) => (s === undefined ? '—' : s >= 120 ? `${(s / 60).toFixed(1)} min` : `${s} s`);
   const lines = [
-    '| scenario | container guard | requests | OOM events | failed (of which OOM) | failed % | refused by the guard + backstop | refused by design (> MAX_SEQ_LEN) | served by fallback | 80 % → level published | 80 % → weights applied | time degraded | endpoint Updating | max memory | instance-minutes |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | container guard | requests | OOM events | failed (of which OOM) | failed % | refused by the guard + backstop | refused by design (> MAX_SEQ_LEN) | served by fallback | 80 % → level published | 80 % → weights applied | what first moved the level, when | time degraded | endpoint Updating | max memory | instance-minutes |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const { scenario, guard, result: r } of rows) {
+    const first = r.levelChanges.find(c => c.level > 0);
     lines.push(
-      `| ${scenario} | ${guard ? 'on' : 'off'} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${((100 * r.failed) / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejectedByGuard + r.rejectedByBackstop} | ${r.rejectedByDesign} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`,
+      `| ${scenario} | ${guard ? 'on' : 'off'} | ${r.arrivals} | ${r.oomEvents} | ${r.failed} (${r.failedByOom}) | ${((100 * r.failed) / Math.max(1, r.arrivals)).toFixed(2)} % | ${r.rejectedByGuard + r.rejectedByBackstop} | ${r.rejectedByDesign} | ${r.servedByFallback} | ${fmt(r.timeToDegradeS)} | ${fmt(r.timeToWeightsS)} | ${first ? `${LEVEL_CAUSE_NAMES[levelCause(first.why)]}, ${fmt(first.t)} into the trace` : '—'} | ${fmt(r.timeDegradedS)} | ${fmt(r.updatingS)} | ${r.maxPrimaryMemoryPercent} % | ${r.instanceMinutes} |`,
     );
   }
   return lines.join('\n');
+}
+
+/** The level changes of a run as Markdown lines: when, to which level and state, and why (the breaker's own words). */
+export function levelChangeList(r: SimResult): string {
+  if (!r.levelChanges.length) return 'The breaker never published a level.';
+  return r.levelChanges
+    .map(c => `- ${(c.t / 60).toFixed(1)} min: level ${c.level} (${c.state}), moved by ${LEVEL_CAUSE_NAMES[levelCause(c.why)]}: ${c.why}`)
+    .join('\n');
 }
 
 /** The fields of one scenario in `results.json` (the series is left out). */
