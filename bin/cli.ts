@@ -3,10 +3,12 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Size } from 'aws-cdk-lib';
 import { CapacityPlan } from '../lib/capacity-plan';
+import { closest } from '../lib/private/suggest';
 import { FlagSpec, numberFlag, packageVersion, parseFlags, UsageError } from './args';
 import { main as simulate } from './simulate';
 
 const NAME = 'sagemaker-resilient-endpoint';
+const COMMANDS = ['plan', 'simulate', 'doctor', 'drill'];
 
 const USAGE = `usage: ${NAME} <command> [options]
 
@@ -22,6 +24,9 @@ options:
   -h, --help      this help
   -v, --version   the package's version
 
+time bound and exit codes: each command's --help (plan, simulate: no AWS access; doctor: 60 s by default;
+drill: --hold + --watch-back + 2 min)
+
 exit codes: 0 done, 1 the command failed, 2 a usage error`;
 
 const PLAN_USAGE = `usage: ${NAME} plan --latency MS --qps QPS [--safety 1.3] [--model-gib GIB] [--gpu-gib GIB] [--gpu] [--min-instances 2]
@@ -34,7 +39,9 @@ const PLAN_USAGE = `usage: ${NAME} plan --latency MS --qps QPS [--safety 1.3] [-
   --gpu-gib GIB         GPU memory of one model copy at peak, in GiB (implies --gpu)
   --gpu                 the model needs a GPU
   --min-instances N     the fewest instances (default 2: more than one spreads over Availability Zones)
-  -h, --help            this help`;
+  -h, --help            this help
+  Time bound: ends at once (arithmetic on the instance catalog; no AWS access, no network).
+  exit codes: 0 planned, 1 no instance type fits (the reason is printed), 2 a usage error`;
 
 const PLAN_FLAGS: FlagSpec = {
   latency: { type: 'string' },
@@ -75,7 +82,11 @@ export function main(argv: string[]): number | Promise<number> {
     console.log(packageVersion());
     return 0;
   }
-  console.error(`${NAME}: unknown command '${cmd}'\n\n${USAGE}`);
+  // A misspelt command or option: the one probably meant.
+  const option = cmd.startsWith('-');
+  const known = option ? closest(cmd.replace(/^-+/, ''), ['help', 'version']) : closest(cmd, COMMANDS);
+  const near = known && (option ? `--${known}` : known);
+  console.error(`${NAME}: unknown ${option ? 'option' : 'command'} '${cmd}'${near ? ` (did you mean ${near}?)` : ''}\n\n${USAGE}`);
   return 2;
 }
 

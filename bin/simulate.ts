@@ -38,6 +38,8 @@ const USAGE = `usage: sagemaker-resilient-endpoint simulate (or npm run simulate
     [--level-poll S] [--weight-delay S] [--restart S] [--estimate-error SD]
     [--memory-model profile|footprint] [--no-guard] [--no-ten-second-data] [--no-guard-ten-second-data]
   -h, --help   this help
+time bound: no AWS access; it ends when the simulated time does: one --example run in about 10 s of CPU, --matrix in
+  about 80 s (--ways all: three times that), a --csv trace in proportion to its length
 exit codes: 0 done, 1 the simulation failed, 2 a usage error`;
 
 /** Flags that take no value. */

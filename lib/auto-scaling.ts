@@ -6,6 +6,7 @@ import { Construct } from 'constructs';
 import { GUARD_METRICS } from './breaker/contract';
 import { SageMakerInstanceType } from './instance-types';
 import { Described, PropErrors } from './validation';
+import { UNIT_PROPS, unitsChecked } from './private/unit-props';
 import { guardResourceTypes } from './region-resource-types';
 
 /**
@@ -195,6 +196,7 @@ export class VariantAutoScaling extends Construct {
 
   constructor(scope: Construct, id: string, props: VariantAutoScalingProps) {
     super(scope, id);
+    props = unitsChecked(this, props, UNIT_PROPS.VariantAutoScalingProps);
     guardResourceTypes(this);
     const errors = validateAutoScaling(props);
     this.node.addValidation({ validate: () => errors.all });

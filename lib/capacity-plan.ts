@@ -1,6 +1,8 @@
 import { Size } from 'aws-cdk-lib';
 import { SageMakerInstanceType } from './instance-types';
 import { MEMORY_BUDGET_SHARE, tuneModelServer, wholeBytes } from './model-server';
+import { checkUnitProps, UNIT_PROPS } from './private/unit-props';
+import { PropErrors } from './validation';
 
 /** Inputs of the capacity planner. */
 export interface CapacityPlanProps {
@@ -66,13 +68,24 @@ export class CapacityPlan {
   public readonly workersPerInstance: number;
   /** Parallel slots needed (vCPUs, or model copies on GPU). */
   public readonly slotsNeeded: number;
-  /** Share of instance memory left free at full worker count (%). */
-  public readonly memoryHeadroomPercent: number;
+  /**
+   * Share of the instance's host memory left free by the model copies at full worker count (%), when
+   * `modelMemory` is given; undefined when the plan does not know the model's host memory.
+   */
+  public readonly memoryHeadroomPercent?: number;
+  /**
+   * Share of each GPU's memory left free by the model copies on it at full worker count (%), on a GPU
+   * plan with `gpuMemory` given; undefined otherwise.
+   */
+  public readonly gpuMemoryHeadroomPercent?: number;
   /** The arithmetic, line by line. */
   public readonly arithmetic: string[];
 
-  private constructor(p: CapacityPlanProps) {
-    const errors: string[] = [];
+  private constructor(props: CapacityPlanProps) {
+    // modelMemory: 2.1 from JavaScript (a number, not a Size): an error naming it, not a TypeError.
+    const units = new PropErrors();
+    const p = checkUnitProps(units, props, UNIT_PROPS.CapacityPlanProps);
+    const errors: string[] = units.all;
     if (!(p.p50LatencyMs > 0)) errors.push(`p50LatencyMs: got ${p.p50LatencyMs}; allowed: > 0`);
     if (!(p.peakQps > 0)) errors.push(`peakQps: got ${p.peakQps}; allowed: > 0`);
     const safety = p.safetyFactor ?? 1.3;
@@ -100,7 +113,7 @@ export class CapacityPlan {
       );
     }
 
-    type Option = { t: SageMakerInstanceType; count: number; workers: number; slots: number; headroom: number; vcpus: number };
+    type Option = { t: SageMakerInstanceType; count: number; workers: number; slots: number; headroom?: number; gpuHeadroom?: number; vcpus: number };
     const options: Option[] = [];
     for (const t of candidates) {
       if (hostBytes && hostBytes > MEMORY_BUDGET_SHARE * t.spec.memoryGiB * GIB) continue;
@@ -109,8 +122,11 @@ export class CapacityPlan {
       // A slot serves one request at a time: a vCPU that has a worker (CPU), or a model copy (GPU).
       const perInstance = gpu ? workers : Math.min(t.spec.vCpus, workers);
       const count = Math.max(minInstances, Math.ceil(this.slotsNeeded / perInstance));
-      const used = hostBytes ? (workers * hostBytes) / (t.spec.memoryGiB * GIB) : 0;
-      options.push({ t, count, workers, slots: count * perInstance, headroom: Math.round(100 * (1 - used)), vcpus: count * t.spec.vCpus });
+      // Headroom only where the memory is known: the host's with modelMemory, each GPU's with gpuMemory.
+      const headroom = hostBytes ? Math.round(100 * (1 - (workers * hostBytes) / (t.spec.memoryGiB * GIB))) : undefined;
+      const gpuHeadroom =
+        gpu && gpuBytes ? Math.round(100 * (1 - (Math.ceil(workers / t.spec.gpuCount) * gpuBytes) / (t.spec.gpuMemoryGiB * GIB))) : undefined;
+      options.push({ t, count, workers, slots: count * perInstance, headroom, gpuHeadroom, vcpus: count * t.spec.vCpus });
     }
     if (!options.length) {
       const largest = [...candidates].sort((a, b) => (gpu ? b.spec.gpuMemoryGiB - a.spec.gpuMemoryGiB : b.spec.memoryGiB - a.spec.memoryGiB))[0];
@@ -127,11 +143,18 @@ export class CapacityPlan {
     this.instanceCount = best.count;
     this.workersPerInstance = best.workers;
     this.memoryHeadroomPercent = best.headroom;
+    this.gpuMemoryHeadroomPercent = best.gpuHeadroom;
     const unit = gpu ? 'model copies' : 'vCPUs';
+    const perGpu = gpu ? Math.ceil(best.workers / best.t.spec.gpuCount) : 0;
     this.arithmetic = [
       `parallel ${unit} needed = ${p.p50LatencyMs} ms × ${p.peakQps} QPS / 1000 × ${safety} = ${+exact.toFixed(2)} → ${this.slotsNeeded}`,
       `${best.t.name}: ${gpu ? `${best.workers} model copies` : `${Math.min(best.t.spec.vCpus, best.workers)} busy vCPUs`} per instance → ${best.count} instance(s) (at least ${minInstances}) = ${best.slots} ${unit}`,
       `workers per instance = ${best.workers}${hostBytes ? `; memory ${best.workers} × ${(hostBytes / GIB).toFixed(2)} GiB of ${best.t.spec.memoryGiB} GiB → ${best.headroom} % headroom` : ''}`,
+      ...(gpu && gpuBytes
+        ? [
+            `GPU memory ${perGpu} cop${perGpu === 1 ? 'y' : 'ies'} per GPU × ${(gpuBytes / GIB).toFixed(2)} GiB of ${best.t.spec.gpuMemoryGiB} GiB → ${best.gpuHeadroom} % headroom`,
+          ]
+        : []),
     ];
   }
 
@@ -141,8 +164,21 @@ export class CapacityPlan {
       ['instance type', this.instanceType.name],
       ['instance count', String(this.instanceCount)],
       ['workers per instance', String(this.workersPerInstance)],
-      ['memory headroom', `${this.memoryHeadroomPercent} %`],
+      [
+        'host memory headroom',
+        this.memoryHeadroomPercent !== undefined
+          ? `${this.memoryHeadroomPercent} %`
+          : "not known: the model's host memory was not given (modelMemory, --model-gib)",
+      ],
     ];
+    if (this.instanceType.isGpu) {
+      rows.push([
+        'GPU memory headroom',
+        this.gpuMemoryHeadroomPercent !== undefined
+          ? `${this.gpuMemoryHeadroomPercent} %`
+          : "not known: the model's GPU memory was not given (gpuMemory, --gpu-gib)",
+      ]);
+    }
     const w = Math.max(...rows.map(r => r[0].length));
     return [...rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`), '', ...this.arithmetic].join('\n');
   }

@@ -7,6 +7,7 @@ import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { acknowledgeWildcard } from './nag';
 import { Described, PropErrors } from './validation';
+import { UNIT_PROPS, unitsChecked } from './private/unit-props';
 import { guardResourceTypes } from './region-resource-types';
 
 /** Which side of each invocation is captured. */
@@ -95,6 +96,7 @@ export class DataCapture extends Construct {
     // (LogDeliveryWrite ACL), whatever the consumer's app sets: aws-cdk-lib reads this feature flag
     // from the construct tree, so setting it here, before the buckets exist, scopes it to them.
     this.node.setContext(cxapi.S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
+    props = unitsChecked(this, props, UNIT_PROPS.DataCaptureProps);
     const errors = validateDataCapture(props);
     this.node.addValidation({ validate: () => errors.all });
 

@@ -38,7 +38,7 @@ export enum ModelServer {
    * `serving.py`), so `SAGEMAKER_MODEL_SERVER_WORKERS` sets the workers and `SAGEMAKER_MODEL_SERVER_TIMEOUT`
    * the timeout in seconds (aws/sagemaker-containers `_server.py`); the payload limit is Flask's
    * `MAX_CONTENT_LENGTH` in bytes, uncapped (`algorithm_mode/serve.py`). The 20 MiB cap and one worker
-   * per CPU of `serving_mms.py` apply to multi-model endpoints only (real-account.md item 9).
+   * per CPU of `serving_mms.py` apply to multi-model endpoints only (`serving.py` runs MMS only `if is_multi_model()`).
    */
   XGBOOST = 'XGBOOST',
   /** A custom server: no tuning variables are written; pass your own `environment`. */

@@ -45,9 +45,10 @@ export interface ModelProps {
    * The container's memory budget — the memory guard's hard edge for all its workers together — as a whole
    * percent of the instance's memory (and of each GPU's on GPU types), from 50 to 99. Written into the
    * container as `RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES` (`..._CONTAINER_GPU_MEMORY_BYTES` per GPU); each
-   * worker's share (`RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES`) is that ÷ workers. Keep it above the circuit
-   * breaker's degrade trigger (`circuitBreaker.degradeAtPercent`, 80) so that shifting traffic and scaling
-   * act before the guard refuses, and below 100 so that the kernel's OOM killer never does.
+   * worker's share (`RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES`) is that ÷ workers. It must be above the
+   * circuit breaker's degrade trigger (`circuitBreaker.degradeAtPercent`, 80) so that shifting traffic and
+   * scaling act before the guard refuses (at or below it is a synth error naming both props, unless the
+   * breaker is off), and below 100 so that the kernel's OOM killer never does.
    * @default 90
    */
   readonly guardBudgetPercent?: number;

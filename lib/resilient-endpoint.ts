@@ -1,4 +1,4 @@
-import { Annotations, Arn, ArnFormat, Duration, Names, Tags, Token, Validations } from 'aws-cdk-lib';
+import { Arn, ArnFormat, Duration, Names, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import { Construct } from 'constructs';
@@ -21,9 +21,11 @@ import {
   requireProps,
   storageSettings,
   validateEndpointName,
+  validateGuardBudgetOrder,
   validateInstanceType,
   validateVariantName,
 } from './private/prop-checks';
+import { checkUnitProps, UNIT_PROPS } from './private/unit-props';
 import { grantRollbackAlarms, grantSageMakerRuntime, grantStageMetrics } from './private/grants';
 import { createModel, guardBudgetPercent, tuneVariant } from './private/models';
 import { resolveVariants } from './private/variants';
@@ -120,7 +122,9 @@ export class ResilientEndpoint extends EndpointBase {
     addResourceLimitCheck(this);
     addMetricsInsightsAlarmCheck(this);
     // Plain-JavaScript (and jsii) callers can omit required props: report them, keep synthesizing.
-    const props = requireProps(this.errors, propsIn);
+    // Duration and Size props that are not (plain JavaScript): an error each, and their defaults apply.
+    const props = checkUnitProps(this.errors, requireProps(this.errors, propsIn), UNIT_PROPS.ResilientEndpointProps);
+    validateGuardBudgetOrder(this.errors, props);
 
     this.endpointName = validateEndpointName(
       this.errors,
@@ -410,7 +414,8 @@ export class ResilientEndpoint extends EndpointBase {
       this.errors,
     );
     this.cfnEndpoint.deploymentConfig = plan.config;
-    if (plan.note) Annotations.of(this).addInfo(plan.note);
+    // (plan.note, the all-at-once default of a 1-instance variant, is the documented default of
+    // deployment.trafficShift: not an annotation that every synth of such an endpoint would print.)
     grantRollbackAlarms(this.role, alarms);
   }
 

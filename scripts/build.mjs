@@ -4,9 +4,10 @@
 //          newer than every source;
 // bundle:  the breaker Lambda and operator CLI bundles, and the example models' archives, each unless
 //          its inputs are unchanged since it was built (scripts/build-stamp.cjs);
-// synth:   cdk synth --quiet --strict of the example app (bin/app.ts).
-// `npm run synth` builds the bundles once; `npm pack` (prepack) and later runs skip them while their
-// inputs are unchanged. No `prepare`: npm 11 lists a tarball's `prepare` among the install scripts a
+// synth:   cdk synth --quiet --strict of the example app: cdk.json's app runs `build.mjs bundle` before
+//          bin/app.ts, so a bare `npx cdk synth` after `npm ci` builds what the app needs too.
+// `npm run synth` (synth alone) builds the bundles once, through cdk.json's app; `npm pack` (prepack) and
+// later runs skip them while their inputs are unchanged. No `prepare`: npm 11 lists a tarball's `prepare` among the install scripts a
 // consumer must approve, so the package carries none.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -69,7 +70,9 @@ if (args.includes('bundle')) {
 
 if (args.includes('synth')) {
   const t0 = Date.now();
-  say('synth: cdk synth --quiet --strict of the example app (bin/app.ts: ClusteringEndpoint, RecommenderEndpoint; 30–90 s, offline) …');
+  say(
+    'synth: cdk synth --quiet --strict of the example app (cdk.json: the bundles, then bin/app.ts: ClusteringEndpoint, RecommenderEndpoint; 30–90 s, offline) …',
+  );
   run(process.execPath, [join(root, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'synth', '--quiet', '--strict']);
   say(`synth: done in ${secs(t0)}: the templates are in cdk.out/`);
 }

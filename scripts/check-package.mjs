@@ -1,6 +1,7 @@
 // Proves the library is usable as a package, as a user gets it: packs it from a copy of the source tree
 // in the state the README's set-up leaves (`npm ci && npm run synth`: the bundles and example models
-// built, the library not compiled), so `npm pack` itself (prepack) must compile the library; checks that
+// built, the library not compiled), so `npm pack` itself (prepack) must compile the library; follows
+// every link of the README and of the pages it reaches in the unpacked tarball; checks that
 // the tarball's main, types, bin and exports exist and that it carries no install-time script; installs
 // it into a plain-JavaScript CDK app outside the source tree (no TypeScript, esbuild or Docker there),
 // synthesizes an endpoint with it and runs its CLI. Then pastes the README's TypeScript quick start, as
@@ -13,6 +14,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { consumerApp } from './consumer-app.mjs';
+import { checkLinks } from './doc-links.mjs';
 
 const root = process.cwd();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -69,6 +71,11 @@ try {
   for (const notices of ['dist/lambda-bundles/circuit-breaker/THIRD-PARTY-NOTICES.txt', 'dist/cli-bundles/THIRD-PARTY-NOTICES.txt']) {
     if (!existsSync(join(installed, notices))) throw new Error(`the package lacks ${notices}`);
   }
+  // Docs that travel: every link of the README, and of each page it reaches, resolves inside the
+  // installed package (file and heading); no page cites a file that is not in the repository.
+  const docs = checkLinks(installed);
+  if (docs.problems.length || docs.visited.length < 15)
+    throw new Error(`the installed package's docs (${docs.visited.length} pages reached):\n${docs.problems.join('\n')}`);
   for (const dep of Object.keys(shipped.peerDependencies)) symlinkSync(join(root, 'node_modules', dep), join(work, 'node_modules', dep), 'dir');
   writeFileSync(join(work, 'package.json'), JSON.stringify({ name: 'consumer-app', private: true }));
   for (const forbidden of ['typescript', 'esbuild', 'ts-node', 'tsx']) {
@@ -217,6 +224,7 @@ console.log('consumer app synthesized ' + types.length + ' resources (' + [...ne
     throw new Error(`cdk synth Recommender > template.yaml is not the template:\n${stdout.slice(0, 500)}`);
   console.log(
     `package check: ${tarball} packed from a fresh clone's state (prepack compiled the library; ${entries.length} entry points present; no install-time script); ` +
+      `every link of the README and the ${docs.visited.length} pages it reaches resolves in the installed package; ` +
       `the README quick start, in a cdk init TypeScript app (NodeNext, ${Object.keys(flags).length} feature flags), synthesizes with cdk synth --strict (no warnings); ` +
       `cdk synth Recommender's stdout parses as its template (${types.length} resources)`,
   );

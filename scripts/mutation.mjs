@@ -36,7 +36,13 @@ export const GROUPS = [
   {
     name: 'prop-checks',
     // (instance-types.ts: only its name checks, isInstanceSize and nearestCatalogType; the rest is the catalog's data.)
-    mutate: ['lib/private/prop-checks.ts', 'lib/validation.ts', 'lib/private/suggest.ts', 'lib/instance-types.ts:269-291'],
+    mutate: [
+      'lib/private/prop-checks.ts',
+      'lib/private/unit-props.ts',
+      'lib/validation.ts',
+      'lib/private/suggest.ts',
+      'lib/instance-types.ts:269-291',
+    ],
     suites: ['prop-checks'],
   },
   { name: 'cli', mutate: ['bin/cli.ts', 'bin/args.ts'], suites: ['cli'] },

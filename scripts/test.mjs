@@ -1,11 +1,30 @@
 // `npm test`: every check, in two lanes that run side by side (tsc, jest in band and the package
-// checks are each single-threaded, so two lanes keep both cores of a CI runner busy). A step starts
-// when its lane reaches it and the steps it needs have finished; each step's output is printed when
-// it ends, with its time, so the log reads in order. The first failure stops everything and prints
-// that step's output. `npm test -- --serial` runs the same steps one after another.
-import { spawn } from 'node:child_process';
+// checks are each single-threaded, so two lanes keep both cores of a CI runner busy), by
+// scripts/steps-runner.cjs: a line when each step starts and ends, and at least every 10 s a line naming
+// what runs. `npm test -- --serial` runs the same steps one after another.
+// `npm run test:quick` (`--quick`): the inner loop — the unit and template suites only, without the slow
+// suites below, the framework (Python), floor, jsii and package steps. CI runs the full `npm test`.
+import { createRequire } from 'node:module';
 
-const steps = {
+const { runSteps } = createRequire(import.meta.url)('./steps-runner.cjs');
+
+/** Suites the quick lane leaves to `npm test`, each with what makes it slow. */
+export const QUICK_SKIPS = {
+  'simulation.test.ts': "the simulator's runs (pulses, matrix, calibration)",
+  'simulation-units.test.ts': "the simulator's units on whole runs",
+  'simulation-api.test.ts': "the simulator's facade on whole runs",
+  'fleet.test.ts': 'fleets of 15, 60 and 80 endpoints at their stated limits',
+  'cfn-validation.test.ts': "CloudFormation's schemas on every shape of stack",
+  'lambda-bundle.test.ts': 'the shipped breaker bundle in Node.js 24 processes against dynalite',
+  'ops-network.test.ts': 'doctor and drill against stalled local servers (real time-outs)',
+  'integ.test.ts': 'the integration app',
+};
+
+const quickJest = `npx jest --silent --testPathIgnorePatterns ${Object.keys(QUICK_SKIPS)
+  .map(f => `'/test/${f.replace(/\./g, '\\.')}$'`)
+  .join(' ')}`;
+
+const full = {
   compile: {
     cmd: 'npx tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/tsconfig.tsbuildinfo',
     why: 'type-check and build lib, lambda, bin, bench and tests into dist/',
@@ -20,86 +39,27 @@ const steps = {
   package: {
     cmd: 'node scripts/check-package.mjs',
     needs: ['bundle'],
-    why: 'npm pack from a fresh clone state; the tarball in a JavaScript app and a cdk init TypeScript app (README quick start)',
+    why: 'npm pack from a fresh clone state; the tarball in a JavaScript app and a cdk init TypeScript app (README quick start, links)',
   },
   lint: { cmd: 'npm run lint --silent', why: 'eslint and prettier' },
   floor: { cmd: 'node scripts/check-floor.mjs', needs: ['bundle'], why: 'type-check and templates at the lowest peer versions' },
   jsii: { cmd: 'node scripts/check-jsii.mjs', needs: ['bundle'], why: 'jsii assembly, Python bindings, README Python quick start, API.md current' },
 };
-const lanes = [
-  ['compile', 'bundle', 'jest'],
-  ['node24', 'lint', 'python', 'models', 'floor', 'jsii', 'package'],
-];
 
-const serial = process.argv.includes('--serial');
-const started = Date.now();
-const secs = ms => `${(ms / 1000).toFixed(1)} s`;
-const children = new Set();
-let failed = false;
-
-function run(name) {
-  const step = steps[name];
-  const begin = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(step.cmd, { shell: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
-    children.add(child);
-    let out = '';
-    child.stdout.on('data', d => {
-      out += d;
-    });
-    child.stderr.on('data', d => {
-      out += d;
-    });
-    child.on('close', code => {
-      children.delete(child);
-      if (failed) return reject(new Error(`${name} stopped`));
-      if (code !== 0) {
-        process.stdout.write(`${out}\n✗ ${name} (${step.cmd}) failed with exit code ${code} after ${secs(Date.now() - begin)}\n`);
-        return reject(new Error(name));
-      }
-      const tail = out.trim()
-        ? `${out
-            .trim()
-            .split('\n')
-            .slice(-3)
-            .map(l => `    ${l}`)
-            .join('\n')}\n`
-        : '';
-      process.stdout.write(`✓ ${name.padEnd(8)} ${secs(Date.now() - begin).padStart(7)}  ${step.why}\n${tail}`);
-      resolve();
-    });
-  });
-}
-
-// One promise per step, settled when it ends; a step first waits for the steps it needs.
-const settle = {};
-const finished = Object.fromEntries(
-  Object.keys(steps).map(n => [
-    n,
-    new Promise((resolve, reject) => {
-      settle[n] = { resolve, reject };
-    }),
-  ]),
-);
-Object.values(finished).forEach(p => p.catch(() => {}));
-async function lane(names) {
-  for (const name of names) {
-    try {
-      await Promise.all((steps[name].needs ?? []).map(d => finished[d]));
-      await run(name);
-      settle[name].resolve();
-    } catch (e) {
-      settle[name].reject(e);
-      throw e;
+const quick = process.argv.includes('--quick');
+const steps = quick
+  ? {
+      bundle: { cmd: 'npm run bundle --silent', why: 'Lambda bundle and example model archives (skipped while current)' },
+      jest: { cmd: quickJest, needs: ['bundle'], why: `unit and template suites (not: ${Object.keys(QUICK_SKIPS).join(', ')})` },
     }
-  }
-}
+  : full;
+const lanes = quick
+  ? [['bundle', 'jest']]
+  : [
+      ['compile', 'bundle', 'jest'],
+      ['node24', 'lint', 'python', 'models', 'floor', 'jsii', 'package'],
+    ];
 
-try {
-  await Promise.all(serial ? [lane(lanes.flat())] : lanes.map(lane));
-  console.log(`\nall checks passed in ${secs(Date.now() - started)}${serial ? ' (serial)' : ` (${lanes.length} lanes)`}`);
-} catch {
-  failed = true;
-  for (const c of children) c.kill('SIGTERM');
-  process.exitCode = 1;
-}
+const ok = await runSteps({ steps, lanes, serial: process.argv.includes('--serial'), title: quick ? 'npm run test:quick' : 'npm test' });
+if (quick && ok) console.log('the quick lane: CI runs every check (npm test)');
+process.exitCode = ok ? 0 : 1;

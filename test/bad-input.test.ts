@@ -7,7 +7,24 @@ import { Duration, Size, Stack } from 'aws-cdk-lib';
 import { IConstruct } from 'constructs';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { ContainerImage, ModelData, ResilientEndpoint, ResilientEndpointProps, SageMakerInstanceType, TrafficShift } from '../lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import {
+  CapacityPlan,
+  CircuitBreaker,
+  ContainerImage,
+  DataCapture,
+  DataQualityMonitor,
+  DriftMonitor,
+  EndpointMonitoring,
+  ModelData,
+  ResilientEndpoint,
+  ResilientEndpointProps,
+  SageMakerInstanceType,
+  TrafficShift,
+  VariantAutoScaling,
+} from '../lib';
+import { UNIT_PROPS } from '../lib/private/unit-props';
 import { newStack, synthError } from './util';
 
 const image = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/model:1');
@@ -170,6 +187,24 @@ const rows: [string, Record<string, unknown>, string, string][] = [
   ['breaker probes of 1.5', { circuitBreaker: { maxFailedProbes: 1.5 } }, 'circuitBreaker.maxFailedProbes', 'got 1.5'],
   ['breaker probe wait of 1 minute', { circuitBreaker: { maxProbeWait: Duration.minutes(1) } }, 'circuitBreaker.maxProbeWait', 'got 60'],
   ['breaker reserved concurrency 0', { circuitBreaker: { reservedConcurrency: 0 } }, 'circuitBreaker.reservedConcurrency', 'got 0'],
+  [
+    'guard budget below the breaker trigger',
+    { model: { image, guardBudgetPercent: 75 } },
+    'model.guardBudgetPercent',
+    'got 75, at or below circuitBreaker.degradeAtPercent (80, the default)',
+  ],
+  [
+    'guard budget 85 under a trigger of 90',
+    { model: { image, guardBudgetPercent: 85 }, circuitBreaker: { degradeAtPercent: 90 } },
+    'model.guardBudgetPercent',
+    'got 85, at or below circuitBreaker.degradeAtPercent (90)',
+  ],
+  [
+    'latency alarm as a number (JavaScript)',
+    { monitoring: { latencyP99Threshold: 500 } },
+    'monitoring.latencyP99Threshold',
+    'got 500 (a number: no unit)',
+  ],
 ];
 
 describe('bad input: one clear synth error per prop', () => {
@@ -204,6 +239,115 @@ describe('bad input: one clear synth error per prop', () => {
       expect(msg).toContain(prop);
     }
     expect(msg.match(/Fix:/g)!.length).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('bad input from JavaScript: every Duration and Size prop given as a number', () => {
+  test('one synthesis names each prop with its fix; no TypeError, no stack trace', () => {
+    const { app, stack } = newStack();
+    const props: any = {
+      ...base,
+      fallback: {},
+      shadow: { model: { image } },
+      drift: { modelMonitor: { imageUri: '123456789012.dkr.ecr.us-east-1.amazonaws.com/monitor:1', baselineUri: 's3://b/baseline' } },
+    };
+    for (const [path] of UNIT_PROPS.ResilientEndpointProps) {
+      const keys = path.split('.');
+      let o = props;
+      for (const k of keys.slice(0, -1)) o = o[k] = { ...(o[k] ?? {}) };
+      o[keys[keys.length - 1]] = 5;
+    }
+    expect(() => new ResilientEndpoint(stack, 'E', props)).not.toThrow();
+    const msg = synthError(app);
+    expect(msg).not.toMatch(/TypeError|is not a function|^\s+at /m);
+    for (const [path, kind] of UNIT_PROPS.ResilientEndpointProps) {
+      expect(msg).toMatch(
+        new RegExp(
+          `\\[Test/E\\] ${path.replace(/\./g, '\\.')}: got 5 \\(a number: no unit\\); allowed: a ${kind} \\(aws-cdk-lib\\)\\. Fix: pass ${kind}\\.\\w+\\(5\\)`,
+        ),
+      );
+    }
+  });
+});
+
+describe('bad input from JavaScript: each construct used on its own, and the capacity planner', () => {
+  test('every Duration and Size prop given as a number: one synthesis names each with its construct path; no TypeError', () => {
+    const { app, stack } = newStack();
+    const numbers = (name: keyof typeof UNIT_PROPS) => {
+      const o: any = {};
+      for (const [path] of UNIT_PROPS[name]) {
+        const keys = path.split('.');
+        let x = o;
+        for (const k of keys.slice(0, -1)) x = x[k] ??= {};
+        x[keys[keys.length - 1]] = 7;
+      }
+      return o;
+    };
+    const instanceType = SageMakerInstanceType.ML_M5_XLARGE;
+    const bucket = s3.Bucket.fromBucketName(stack, 'Capture', 'my-capture-bucket');
+    const monitor = { imageUri: '123456789012.dkr.ecr.us-east-1.amazonaws.com/monitor:1', baselineUri: 's3://b/baseline' };
+    const build = () => {
+      new CircuitBreaker(stack, 'B', {
+        endpointName: 'ep',
+        primaryVariantName: 'AllTraffic',
+        primaryInstanceType: instanceType,
+        ...numbers('CircuitBreakerProps'),
+      });
+      new EndpointMonitoring(stack, 'M', {
+        endpointName: 'ep',
+        variants: [{ variantName: 'AllTraffic', instanceType }],
+        ...numbers('EndpointMonitoringProps'),
+      });
+      new VariantAutoScaling(stack, 'S', {
+        endpointName: 'ep',
+        variantName: 'AllTraffic',
+        instanceType,
+        initialInstanceCount: 2,
+        ...numbers('VariantAutoScalingProps'),
+      });
+      new DataCapture(stack, 'C', {
+        role: new iam.Role(stack, 'R', { assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com') }),
+        ...numbers('DataCaptureProps'),
+      });
+      const drift = numbers('DriftMonitorProps');
+      new DriftMonitor(stack, 'D', {
+        endpointName: 'ep',
+        captureBucket: bucket,
+        capturePrefix: 'c',
+        ...drift,
+        modelMonitor: { ...monitor, ...drift.modelMonitor },
+      });
+      new DataQualityMonitor(stack, 'Q', {
+        endpointName: 'ep',
+        captureBucket: bucket,
+        capturePrefix: 'c',
+        ...monitor,
+        ...numbers('DataQualityMonitorProps'),
+      });
+    };
+    expect(build).not.toThrow();
+    const msg = synthError(app);
+    expect(msg).not.toMatch(/TypeError|is not a function|^\s+at /m);
+    const at: Record<string, string> = {
+      CircuitBreakerProps: 'B',
+      EndpointMonitoringProps: 'M',
+      VariantAutoScalingProps: 'S',
+      DataCaptureProps: 'C',
+      DriftMonitorProps: 'D',
+      DataQualityMonitorProps: 'Q',
+    };
+    for (const [name, id] of Object.entries(at)) {
+      for (const [path, kind] of UNIT_PROPS[name as keyof typeof UNIT_PROPS]) {
+        expect(msg).toContain(`[Test/${id}] ${path}: got 7 (a number: no unit); allowed: a ${kind} (aws-cdk-lib). Fix: pass ${kind}.`);
+      }
+    }
+  });
+
+  test('CapacityPlan.compute: a number for a Size is an error naming the prop, not a TypeError', () => {
+    expect(() => CapacityPlan.compute({ p50LatencyMs: 50, peakQps: 200, modelMemory: 2.1 as any, gpuMemory: '4' as any })).toThrow(
+      "CapacityPlan: modelMemory: got 2.1 (a number: no unit); allowed: a Size (aws-cdk-lib). Fix: pass Size.gibibytes(2.1) or another unit of Size (import { Size } from 'aws-cdk-lib'); a bare number has no unit; " +
+        "gpuMemory: got '4' (a string); allowed: a Size (aws-cdk-lib). Fix: pass Size.gibibytes(4) or another unit of Size (import { Size } from 'aws-cdk-lib'); a bare number has no unit",
+    );
   });
 });
 

@@ -58,12 +58,41 @@ describe('capacity planner: the choice among the types that fit', () => {
   test('GPU: 120 ms × 100 QPS × 1.3 = 15.6 → 16 copies; 4 GiB fits 4 per A10G (24 GiB) and 3 per T4 (16 GiB): 4 × ml.g5.xlarge (16 vCPUs) beats 6 × ml.g4dn.xlarge (24)', () => {
     const plan = CapacityPlan.compute({ p50LatencyMs: 120, peakQps: 100, gpuMemory: Size.gibibytes(4) });
     expect([plan.instanceType.name, plan.instanceCount, plan.workersPerInstance, plan.slotsNeeded]).toEqual(['ml.g5.xlarge', 4, 4, 16]);
-    expect(plan.memoryHeadroomPercent).toBe(100); // no host footprint stated
+    // Issue 40: the host memory is not known (no modelMemory), so no host headroom (it used to say 100 %);
+    // the GPU's is: 4 copies × 4 GiB of the A10G's 24 GiB leave 1 − 16/24 = 33 %.
+    expect(plan.memoryHeadroomPercent).toBeUndefined();
+    expect(plan.gpuMemoryHeadroomPercent).toBe(33);
     expect(plan.arithmetic).toEqual([
       'parallel model copies needed = 120 ms × 100 QPS / 1000 × 1.3 = 15.6 → 16',
       'ml.g5.xlarge: 4 model copies per instance → 4 instance(s) (at least 2) = 16 model copies',
       'workers per instance = 4',
+      'GPU memory 4 copies per GPU × 4.00 GiB of 24 GiB → 33 % headroom',
     ]);
+    expect(plan.toTable().split('\n').slice(3, 5)).toEqual([
+      "host memory headroom  not known: the model's host memory was not given (modelMemory, --model-gib)",
+      'GPU memory headroom   33 %',
+    ]);
+  });
+
+  test('headroom only where the memory is known: none on a CPU plan without modelMemory; on a multi-GPU type, per GPU', () => {
+    const cpu = twoSlots();
+    expect(cpu.memoryHeadroomPercent).toBeUndefined();
+    expect(cpu.gpuMemoryHeadroomPercent).toBeUndefined();
+    expect(cpu.toTable()).toMatch(/^host memory headroom {2}not known: the model's host memory was not given \(modelMemory, --model-gib\)$/m);
+    expect(cpu.toTable()).not.toMatch(/GPU memory headroom|\d+ %/);
+    // ml.g4dn.12xlarge: 4 T4s of 16 GiB, 48 vCPUs, 192 GiB. 5 GiB copies: ⌊0.8 × 16 / 5⌋ = 2 per GPU → 8 workers;
+    // per GPU 2 × 5 = 10 of 16 GiB → 38 % free (37.5 rounded); host 8 × 3 GiB = 24 of 192 GiB → 88 % free (87.5).
+    const multi = CapacityPlan.compute({
+      p50LatencyMs: 100,
+      peakQps: 100,
+      gpuMemory: Size.gibibytes(5),
+      modelMemory: Size.gibibytes(3),
+      candidates: [SageMakerInstanceType.ML_G4DN_12XLARGE],
+    });
+    expect([multi.workersPerInstance, multi.gpuMemoryHeadroomPercent, multi.memoryHeadroomPercent]).toEqual([8, 38, 88]);
+    const noGpuMemory = CapacityPlan.compute({ p50LatencyMs: 100, peakQps: 100, requiresGpu: true, modelMemory: Size.gibibytes(3) });
+    expect(noGpuMemory.gpuMemoryHeadroomPercent).toBeUndefined();
+    expect(noGpuMemory.toTable()).toMatch(/^GPU memory headroom {3}not known: the model's GPU memory was not given \(gpuMemory, --gpu-gib\)$/m);
   });
 
   test("incident B's plan in full: 6 workers × 2.10 GiB of 16 GiB leaves 21 % headroom; the table lists it", () => {
@@ -77,7 +106,7 @@ describe('capacity planner: the choice among the types that fit', () => {
       'instance type         ml.m5.xlarge',
       'instance count        4',
       'workers per instance  6',
-      'memory headroom       21 %',
+      'host memory headroom  21 %',
       '',
       ...plan.arithmetic,
     ]);

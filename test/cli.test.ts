@@ -41,7 +41,13 @@ describe('sagemaker-resilient-endpoint: help and version', () => {
     expect(none.err).toMatch(/^usage: /);
     const unknown = await run('plna');
     expect(unknown.code).toBe(2);
-    expect(unknown.err).toMatch(/^sagemaker-resilient-endpoint: unknown command 'plna'/);
+    expect(unknown.err).toMatch(/^sagemaker-resilient-endpoint: unknown command 'plna' \(did you mean plan\?\)\n/);
+    const option = await run('--verison');
+    expect([option.code, option.err.split('\n')[0]]).toEqual([
+      2,
+      "sagemaker-resilient-endpoint: unknown option '--verison' (did you mean --version?)",
+    ]);
+    expect((await run('deploy')).err.split('\n')[0]).toBe("sagemaker-resilient-endpoint: unknown command 'deploy'");
   });
 
   test.each([
@@ -57,6 +63,60 @@ describe('sagemaker-resilient-endpoint: help and version', () => {
     expect(r).toMatchObject({ code: 0, err: '' });
     expect(r.out).toMatch(usage);
     expect(r.out).not.toMatch(/instance count|wrote /);
+  });
+});
+
+describe('every command refuses an option it does not know, with or without a value: did-you-mean, exit 2, nothing run', () => {
+  // doctor and drill used to skip a misspelt option and its value: `--regoin eu-west-1` ran and FAILed
+  // "Region is missing", `--tiemout 5s` ran 60 s, `drill --hodl 5m --dry-run` called AWS.
+  test.each([
+    [['plan', '--latency', '50', '--qps', '200', '--saftey', '1.2'], 'plan: unknown option --saftey (did you mean --safety?)'],
+    [['simulate', '--matrix', '--seeeds', '1'], 'simulate: unknown option --seeeds (did you mean --seeds?)'],
+    [['doctor', '--endpoint', 'rec', '--regoin', 'eu-west-1'], 'doctor: unknown option --regoin (did you mean --region?)'],
+    [['doctor', '--endpoint', 'rec', '--tiemout', '5s'], 'doctor: unknown option --tiemout (did you mean --timeout?)'],
+    [['doctor', '--endpoint', 'rec', '--jsno'], 'doctor: unknown option --jsno (did you mean --json?)'],
+    [['doctor', '--endpoint', 'rec', 'eu-west-1'], "doctor: unexpected argument 'eu-west-1'"],
+    [['drill', '--endpoint', 'rec', '--to', 'DEGRADED', '--hodl', '5m', '--dry-run'], 'drill: unknown option --hodl (did you mean --hold?)'],
+    [['drill', '--endpoint', 'rec', '--to', 'DEGRADED', '--dryrun'], 'drill: unknown option --dryrun (did you mean --dry-run?)'],
+    [['drill', '--endpoint', 'rec', '--to', 'DEGRADED', '--watchback', '10m'], 'drill: unknown option --watchback (did you mean --watch-back?)'],
+    [['drill', '--endpoint', 'rec', '--to', 'OPEN', '--json=yes'], 'drill: --json takes no value'],
+  ])('%j', async (argv, message) => {
+    // No Region and no credentials anywhere: a command that went on to call AWS would fail differently.
+    const env = { ...process.env };
+    for (const k of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE', 'AWS_ACCESS_KEY_ID']) delete process.env[k];
+    try {
+      const started = Date.now();
+      const r = await run(...argv);
+      expect(r.code).toBe(2);
+      expect(r.err.split('\n')[0]).toBe(message);
+      expect(r.err).toMatch(new RegExp(`\\n\\n?usage: sagemaker-resilient-endpoint ${argv[0]} `));
+      expect(r.out).toBe('');
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      process.env = env;
+    }
+  });
+
+  test('doctor and drill: every mistake at once, each with its range', async () => {
+    const d = await run('doctor', '--timeout', '2s');
+    expect(d.err.split('\n')[0]).toBe('doctor: --endpoint NAME is required; --timeout: got 2s; allowed: 5s to 10m');
+    const r = await run('drill', '--to', 'HALF', '--hold', '2h', '--watch-back', 'soon', '--content-type', 'text/csv');
+    expect(r.code).toBe(2);
+    expect(r.err.split('\n')[0]).toBe(
+      "drill: --endpoint NAME is required; --to: got 'HALF'; allowed: DEGRADED or OPEN; --hold: got 2h; allowed: 1m to 1h (the override's expiry is the safety net); " +
+        "--watch-back: got 'soon'; allowed: a duration like 90s, 5m or 1h; --content-type is the probe's: give --probe FILE too",
+    );
+    const far = await run('drill', '--endpoint', 'rec', '--to', 'OPEN', '--watch-back', '3h', '--probe', '/nonexistent/request.json');
+    expect(far.err.split('\n')[0]).toMatch(
+      /^drill: --watch-back: got 3h; allowed: 1m to 2h; --probe: cannot read '\/nonexistent\/request\.json': ENOENT/,
+    );
+  });
+
+  test.each([['plan'], ['simulate'], ['doctor'], ['drill']])('%s --help states its time bound and its exit codes', async cmd => {
+    const r = await run(cmd, '--help');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^ {0,2}time bound: \S.*/im);
+    expect(r.out).toMatch(/^ {0,2}exit codes: 0 .*, 1 .*, 2 a usage error/im);
   });
 });
 
@@ -105,6 +165,11 @@ describe('plan: mistakes are usage errors naming the flag (exit 2), and nothing 
     expect(ok.out).toMatch(/memory headroom\s+\d+ %/);
     const gpu = await run('plan', '--latency', '120', '--qps', '100', '--gpu-gib', '4', '--gpu');
     expect(gpu.out).toMatch(/instance type\s+ml\.g5\.xlarge/);
+    // Headroom only where the memory is known (it used to print "memory headroom 100 %" without --model-gib).
+    expect(gpu.out).toMatch(/^GPU memory headroom\s+33 %$/m);
+    expect(gpu.out).toMatch(/^host memory headroom\s+not known: .*--model-gib/m);
+    const bare = await run('plan', '--latency', '50', '--qps', '200');
+    expect(bare.out).not.toMatch(/headroom\s+\d+ %/);
     const none = await run('plan', '--latency', '50', '--qps', '10', '--gpu-gib', '30');
     expect(none.code).toBe(1);
     expect(none.err).toMatch(/no instance type fits one model copy/);

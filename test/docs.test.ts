@@ -121,3 +121,65 @@ test("the README's defaults table: every prop exists with a JSDoc @default, and 
   }
   expect(wrong).toEqual([]);
 });
+
+/** Whether a path matches one of package.json's `files` patterns (`*` within a folder, `**` across folders). */
+function shipped(file: string): boolean {
+  const files: string[] = JSON.parse(read('package.json')).files;
+  return files.some(glob => {
+    const re = glob
+      .split('/')
+      .map(part => (part === '**' ? '(?:.*/)?' : `${part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}/`))
+      .join('')
+      .replace(/\/$/, '')
+      .replace(/\(\?:\.\*\/\)\?\//g, '(?:.*/)?');
+    return new RegExp(`^${re}$`).test(file);
+  });
+}
+
+test('docs that travel: the package ships every page and file the README reaches, link by link (issue 40: 19 dead links)', () => {
+  const reached = new Set<string>();
+  const queue = ['README.md'];
+  while (queue.length) {
+    const page = queue.shift()!;
+    if (reached.has(page)) continue;
+    reached.add(page);
+    const text = read(page).replace(/```[\s\S]*?```/g, '');
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue;
+      const linked = target.split('#')[0];
+      const file = linked ? path.normalize(path.join(path.dirname(page), linked)) : page;
+      if (file.endsWith('.md')) queue.push(file);
+      else reached.add(file);
+    }
+  }
+  expect(reached.size).toBeGreaterThan(15);
+  expect([...reached].filter(f => !shipped(f))).toEqual([]);
+  // (scripts/check-package.mjs follows the same links in the unpacked tarball.)
+});
+
+test('no page of the package cites a file that is not in the repository (the working notes): AWS sources instead', () => {
+  const cites = ['README.md', 'API.md', ...pages.filter(p => p !== 'README.md')].filter(p => /\b(real-account|incidents)\.md\b/.test(read(p)));
+  expect(cites).toEqual([]);
+});
+
+test('the README tells where the package comes from today: unpublished, so the tarball first; never a registry install that 404s', () => {
+  const pkg = JSON.parse(read('package.json'));
+  const install = readme.slice(readme.indexOf('## Install'), readme.indexOf('\n## ', readme.indexOf('## Install') + 1));
+  const unpublished = /example\.invalid/.test(pkg.repository?.url ?? '');
+  expect(unpublished).toBe(true); // when it is published, this test changes with the README
+  expect(install).toMatch(/not published on any registry/);
+  const commands = /```bash\n([\s\S]*?)```/.exec(install)![1];
+  expect(commands).toMatch(/npm pack/);
+  expect(commands).not.toMatch(/npm install sagemaker-resilient-endpoint\b/);
+  expect(commands).toMatch(/npm install \S+\.tgz/);
+  // npm publish stops while the repository is the placeholder (prepublishOnly; never run on install).
+  expect(pkg.scripts.prepublishOnly).toBe('node scripts/prepublish.mjs');
+});
+
+test('a bare `npx cdk synth` after `npm ci` builds what the app needs first (no install script does it)', () => {
+  const app: string = JSON.parse(read('cdk.json')).app;
+  expect(app).toMatch(/^node scripts\/build\.mjs bundle && npx tsx bin\/app\.ts$/);
+  const scripts = JSON.parse(read('package.json')).scripts;
+  expect(Object.keys(scripts).filter(s => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s))).toEqual([]);
+  // (scripts/check-package.mjs runs `cdk synth` in a copy of a fresh clone that has no bundles.)
+});

@@ -498,7 +498,7 @@ test('usage errors exit 2 with the usage; --help exits 0', async () => {
   expect(await doctorMain(['--endpoint', EP, '--timeout', '2s'], clients, o)).toBe(2);
   expect(out.join('\n')).toMatch(/--endpoint NAME is required[\s\S]*usage: sagemaker-resilient-endpoint doctor/);
   expect(out.join('\n')).toMatch(/--timeout: got 2s; allowed: 5s to 10m/);
-  expect(out.join('\n')).toMatch(/Ends within 60 s .*whatever the network does/);
+  expect(out.join('\n')).toMatch(/Time bound: ends within --timeout \(60 s by default\) whatever the network does/);
 });
 
 test('spacing comes from the timestamps, in any order', () => {

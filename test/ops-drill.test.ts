@@ -210,7 +210,9 @@ test('the capacity hold it expects is never seen (Application Auto Scaling refus
   expect(r.capacityHoldExpected).toBe('Primary scale-in suspended');
   expect(r.ok).toBe(false);
   expect(r.timeline.map(e => e.event).join('\n')).toMatch(/the capacity hold was not seen: Primary's scale-in never showed as suspended/);
-  expect(formatDrill(r)).toMatch(/capacity held not seen; .*FAILED: see what was not seen$/);
+  expect(formatDrill(r)).toMatch(
+    /capacity held not seen; .*FAILED: see what was not seen\nfix: the capacity hold was not seen: read Rec-CircuitBreakerFn's decision log \(CloudWatch Logs\) for the RegisterScalableTarget error/,
+  );
 });
 
 test('without autoscaling no capacity hold is expected: level and weights prove the path', async () => {
@@ -257,6 +259,87 @@ test('refused when the breaker is degraded for real: nothing written', async () 
   expect(invocations).toBe(0);
   // The same refusal holds in the write itself (a degradation that starts between the check and the write).
   expect(await startOverride(ops(), settings, 'OPEN', 'd2', T0 + 60_000, T0)).toMatch(/no drill during a real degradation/);
+});
+
+describe('every failure names its fix, as doctor does', () => {
+  const capture = () => {
+    const lines: string[] = [];
+    // (the SDK's one-line Node.js notice after the report, on Node.js < 22, is not what these test)
+    const keep = (x: string) => (/^note: Node\.js/.test(x) ? undefined : lines.push(x));
+    return { lines, o: { log: keep, error: keep } };
+  };
+
+  test('refusals: a real degradation, no breaker in the Region, another drill', async () => {
+    const real: BreakerState = { state: 'OPEN', since: T0 - 120_000, share: 1, entryShare: 1, step: 0 };
+    await db.put({ pk: { S: 'breaker' }, version: { N: '9' }, state: { S: serializeState(real, []) } });
+    const degraded = capture();
+    expect(await drillMain(['--endpoint', 'rec', '--to', 'DEGRADED'], ops(), degraded.o, { clock })).toBe(1);
+    expect(degraded.lines.join('\n')).toBe(
+      'drill refused: the breaker is OPEN since 2026-12-01T11:58:30.000Z: no drill during a real degradation\n' +
+        'fix: no drill during a real degradation: wait until doctor --endpoint rec shows the breaker CLOSED, then run drill again',
+    );
+
+    const other = capture();
+    const running: BreakerState = {
+      state: 'CLOSED',
+      since: T0 - 3_600_000,
+      share: 0,
+      entryShare: 0,
+      step: 0,
+      drill: { to: 'OPEN', until: T0 + 240_000, id: 'd0' },
+    };
+    await db.put({ pk: { S: 'breaker' }, version: { N: '10' }, state: { S: serializeState(running, []) } });
+    expect(await drillMain(['--endpoint', 'rec', '--to', 'DEGRADED'], ops(), other.o, { clock })).toBe(1);
+    expect(other.lines.join('\n')).toMatch(
+      /^drill refused: drill d0 is already running until 2026-12-01T12:04:30\.000Z\nfix: wait until 2026-12-01T12:04:30\.000Z \(that drill's override expires on its own then\), then run drill again$/,
+    );
+
+    lambda.on(ListFunctionsCommand).resolves({ Functions: [] });
+    const none = capture();
+    expect(await drillMain(['--endpoint', 'rec', '--to', 'DEGRADED', '--dry-run'], ops(), none.o, { clock })).toBe(1);
+    expect(none.lines.join('\n')).toMatch(/^drill refused: no breaker serves rec in this Region\nfix: check --endpoint and --region/);
+  });
+
+  test('an AWS error before the override: what failed and its fix, exit 1, no raw stack', async () => {
+    lambda.on(ListFunctionsCommand).rejects(new Error('Region is missing'));
+    const c = capture();
+    expect(await drillMain(['--endpoint', 'rec', '--to', 'DEGRADED'], ops(), c.o, { clock })).toBe(1);
+    expect(c.lines[0]).toBe(
+      'drill failed: Error: Region is missing\nfix: pass --region R (or set AWS_REGION or AWS_DEFAULT_REGION, or region in your AWS profile)',
+    );
+    expect(c.lines.join('\n')).not.toMatch(/override may| {4}at /);
+  });
+
+  test('an error during the hold: the override is ended first, and the error named with its fix', async () => {
+    const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', errno: -104, syscall: 'read' });
+    ssm.on(GetParameterCommand).rejects(reset());
+    const c = capture();
+    expect(await drillMain(['--endpoint', 'rec', '--to', 'DEGRADED'], ops(), c.o, { clock })).toBe(1);
+    expect(c.lines.join('\n')).toBe(
+      'drill failed: Error: read ECONNRESET\nfix: AWS could not be reached: check the network, a proxy (HTTPS_PROXY) and --region (a Region name that does not exist resolves to no endpoint)',
+    );
+    expect((await stored()).drill.until).toBeLessThanOrEqual(clock.t); // ended
+  });
+
+  test('an error that also stops the override from being ended: says until when it holds (it expires on its own)', async () => {
+    let down = false;
+    ssm.on(GetParameterCommand).callsFake(() => {
+      down = true; // the network goes: every call fails from here on
+      throw Object.assign(new Error('connect ETIMEDOUT 52.94.0.1:443'), { code: 'ETIMEDOUT', name: 'TimeoutError' });
+    });
+    const dynamodb = new Proxy(db.client, {
+      get: (t, p, r) =>
+        p === 'send'
+          ? (cmd: any) => (down ? Promise.reject(new Error('getaddrinfo ENOTFOUND dynamodb.us-east-1.amazonaws.com')) : t.send(cmd))
+          : Reflect.get(t, p, r),
+    });
+    const c = capture();
+    expect(await drillMain(['--endpoint', 'rec', '--to', 'DEGRADED', '--hold', '2m'], { ...ops(), dynamodb }, c.o, { clock })).toBe(1);
+    expect(c.lines.join('\n')).toMatch(
+      /^drill failed: Error: getaddrinfo ENOTFOUND .*\nfix: AWS could not be reached: .*\nthe override may still be set: it expires on its own at 2026-12-01T12:02:30\.000Z, and the breaker then recovers by itself$/,
+    );
+    expect((await stored()).drill.until).toBe(T0 + 120_000);
+  });
 });
 
 test('Ctrl-C during the hold ends the override at once (exit code 130)', async () => {

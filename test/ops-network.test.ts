@@ -13,7 +13,7 @@ import * as path from 'path';
 import * as os from 'os';
 import { opsClients } from '../bin/ops/aws';
 import { doctor } from '../bin/ops/doctor';
-import { doctorMain } from '../bin/ops/index';
+import { doctorMain, drillMain } from '../bin/ops/index';
 
 const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 
@@ -134,6 +134,33 @@ describe('every call has a time limit and a bounded retry', () => {
     expect(stalled.open.size).toBe(0);
   });
 
+  test("drill's bound: past it the call is aborted, and the failure says so with its fix, exit code 1", async () => {
+    stalled.connections = 0;
+    const c = opsClients('us-east-1', 3, { endpoint: stalled.url, credentials: CREDENTIALS }); // default 10 s per try
+    const o = out();
+    const t0 = Date.now();
+    expect(await drillMain(['--endpoint', 'rec', '--to', 'DEGRADED'], c, o.o, { boundMs: 1500 })).toBe(1);
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(1500);
+    expect(took).toBeLessThan(3000);
+    expect(o.errors[0]).toBe(
+      "drill failed: no answer from AWS within the drill's 2 s bound\n" +
+        'fix: no answer from AWS in time: check the network, a proxy (HTTPS_PROXY) or the VPC endpoint to the service, and --region; then run drill again',
+    );
+    const until = Date.now() + 2000;
+    while (stalled.open.size > 0 && Date.now() < until) await new Promise(r => setTimeout(r, 20));
+    expect(stalled.open.size).toBe(0); // the aborted call left no socket
+  });
+
+  test('drill against a server that never answers: each call gives up after its tries, and the failure names the timeout and its fix', async () => {
+    const c = opsClients('us-east-1', 2, { endpoint: stalled.url, requestTimeoutMs: 300, connectionTimeoutMs: 300, credentials: CREDENTIALS });
+    const o = out();
+    expect(await drillMain(['--endpoint', 'rec', '--to', 'OPEN', '--dry-run'], c, o.o)).toBe(1);
+    expect(o.errors[0]).toMatch(
+      /^drill failed: no answer from AWS in time: TimeoutError: .*300 ms requestTimeout.*\nfix: no answer from AWS in time: check the network, .*then run drill again$/,
+    );
+  });
+
   test("the whole run's bound: past it the running check FAILs, named, its call is aborted, and exit code 1", async () => {
     const c = opsClients('us-east-1', 3, { endpoint: stalled.url, credentials: CREDENTIALS }); // default 10 s per try: 30 s and more
     const o = out();
@@ -193,13 +220,13 @@ test('a service that answers throttling: 3 tries with backoff, then a WARN that 
 
 describe('as a user runs it: the bundled CLI in its own process', () => {
   const bundle = path.join(__dirname, '..', 'dist', 'cli-bundles', 'ops.js');
-  /** Runs `doctor` from the bundle with `env`; resolves with its exit code, output and run time. */
-  const runDoctor = (args: string[], env: Record<string, string | undefined>) =>
+  /** Runs `doctor` (or `drill`) from the bundle with `env`; resolves with its exit code, output and run time. */
+  const runDoctor = (args: string[], env: Record<string, string | undefined>, command: 'doctorMain' | 'drillMain' = 'doctorMain') =>
     new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>((resolve, reject) => {
       const t0 = Date.now();
       // As bin/cli.ts runs it: the exit code set, then the process ends when nothing is left to do.
       const runner = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ops-cli-')), 'doctor.js');
-      fs.writeFileSync(runner, `require(${JSON.stringify(bundle)}).doctorMain(process.argv.slice(2)).then(c => { process.exitCode = c; });\n`);
+      fs.writeFileSync(runner, `require(${JSON.stringify(bundle)}).${command}(process.argv.slice(2)).then(c => { process.exitCode = c; });\n`);
       const child = spawn(process.execPath, [runner, ...args], {
         env: { PATH: process.env.PATH, HOME: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', ...env },
       });
@@ -267,5 +294,29 @@ describe('as a user runs it: the bundled CLI in its own process', () => {
     expect(r.stdout).toMatch(
       /\| endpoint \| FAIL \| could not check: Error: Region is missing \| pass --region R \(or set AWS_REGION or AWS_DEFAULT_REGION, or region in your AWS profile\) \|/,
     );
+  });
+
+  test('drill with no Region anywhere, and against a port nothing listens on: each failure named with its fix, exit code 1 (it used to print a raw Error)', async () => {
+    const noRegion = await runDoctor(
+      ['--endpoint', 'rec', '--to', 'DEGRADED'],
+      { AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey },
+      'drillMain',
+    );
+    expect(noRegion.code).toBe(1);
+    expect(noRegion.stderr).toMatch(
+      /^drill failed: Error: Region is missing\nfix: pass --region R \(or set AWS_REGION or AWS_DEFAULT_REGION, or region in your AWS profile\)\n/,
+    );
+    const closed = await new Stalled().start();
+    const url = closed.url;
+    await closed.stop(); // nothing listens there now: connections are refused
+    const refused = await runDoctor(
+      ['--endpoint', 'rec', '--to', 'DEGRADED', '--region', 'us-east-1'],
+      { AWS_ENDPOINT_URL: url, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey },
+      'drillMain',
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.ms).toBeLessThan(20_000);
+    expect(refused.stderr).toMatch(/^drill failed: .*ECONNREFUSED.*\nfix: AWS could not be reached: check the network/);
+    expect(refused.stderr).not.toMatch(/^\s+at /m);
   });
 });

@@ -11,6 +11,7 @@ import {
   requireProps,
   storageSettings,
   validateEndpointName,
+  validateGuardBudgetOrder,
   validateInstanceType,
   validateVariantName,
 } from '../lib/private/prop-checks';
@@ -18,6 +19,8 @@ import type { VariantInfo } from '../lib/resilient-endpoint-props';
 import { isInstanceSize, nearestCatalogType } from '../lib/instance-types';
 import { closest, editDistance } from '../lib/private/suggest';
 import { fractionWarning, PropErrors } from '../lib/validation';
+import { checkUnitProps, UNIT_PROPS } from '../lib/private/unit-props';
+import { interfaceProps, libSources } from './jsdoc';
 import { warnings } from './util';
 
 const NAME_RULE = 'letters, digits and hyphens, 1–63 characters, starting and ending with a letter or digit';
@@ -400,3 +403,150 @@ describe('duplicateEndpointNames: one name per account and Region across the app
     expect(duplicateEndpointNames(any2, isEndpoint)).toEqual([`endpointName: got 'z', also the name of Any1/Any; ${rule}`]);
   });
 });
+
+describe("the guard budget against the breaker's trigger (issue 40: 75 with the default 80 was accepted without a word)", () => {
+  const model = (guardBudgetPercent?: number) => ({
+    image: ContainerImage.fromImageUri('x.dkr.ecr.us-east-1.amazonaws.com/m:1'),
+    guardBudgetPercent,
+  });
+  const check = (props: Record<string, unknown>) => {
+    const e = new PropErrors();
+    validateGuardBudgetOrder(e, { instanceType: SageMakerInstanceType.ML_M5_XLARGE, ...props } as any);
+    return e.all;
+  };
+
+  test.each([
+    [
+      75,
+      undefined,
+      '75, at or below circuitBreaker.degradeAtPercent (80, the default)',
+      'from 81 to 99',
+      'raise model.guardBudgetPercent to 90 or more, or lower circuitBreaker.degradeAtPercent below 75',
+    ],
+    [
+      85,
+      90,
+      '85, at or below circuitBreaker.degradeAtPercent (90)',
+      'from 91 to 99',
+      'raise model.guardBudgetPercent to 91 or more, or lower circuitBreaker.degradeAtPercent below 85',
+    ],
+    [
+      80,
+      80,
+      '80, at or below circuitBreaker.degradeAtPercent (80)',
+      'from 81 to 99',
+      'raise model.guardBudgetPercent to 90 or more, or lower circuitBreaker.degradeAtPercent below 80',
+    ],
+    [
+      undefined,
+      92,
+      '90 (the default), at or below circuitBreaker.degradeAtPercent (92)',
+      'from 93 to 99',
+      'raise model.guardBudgetPercent to 93 or more, or lower circuitBreaker.degradeAtPercent below 90',
+    ],
+    [
+      99,
+      99.5,
+      '99, at or below circuitBreaker.degradeAtPercent (99.5)',
+      "which leaves none at 99.5 (the budget's maximum is 99)",
+      'lower circuitBreaker.degradeAtPercent below 99',
+    ],
+  ])('budget %p, trigger %p: an error naming both props', (budget, degrade, got, allowed, fix) => {
+    expect(check({ model: model(budget), circuitBreaker: { degradeAtPercent: degrade } })).toEqual([
+      `model.guardBudgetPercent: got ${got}; allowed: a budget above the breaker's trigger${allowed.startsWith('from') ? ': ' : ', '}${allowed}. Fix: the guard would refuse requests before the breaker shifts traffic and holds capacity: ${fix}`,
+    ]);
+  });
+
+  test.each([
+    ['the defaults (90 over 80)', { model: model() }],
+    ['one above the trigger', { model: model(81) }],
+    ['95 over a trigger of 90', { model: model(95), circuitBreaker: { degradeAtPercent: 90 } }],
+    ['no breaker: nothing to order against', { model: model(60), circuitBreaker: { enabled: false } }],
+    ['a budget bad on its own is reported by its own check', { model: model(0.75) }],
+    ['a trigger bad on its own is reported by its own check', { model: model(75), circuitBreaker: { degradeAtPercent: 0.8 } }],
+    ['a token is known only at deploy', { model: model(Token.asNumber(Aws.ACCOUNT_ID)) }],
+  ])('%s: no error', (_, props) => {
+    expect(check(props)).toEqual([]);
+  });
+});
+
+/** An interface's props, its own and those of the interfaces it extends (each interface read once). */
+const propsCache = new Map<string, ReturnType<typeof interfaceProps>>();
+function allProps(name: string): ReturnType<typeof interfaceProps> {
+  if (!propsCache.has(name)) propsCache.set(name, readAllProps(name));
+  return propsCache.get(name)!;
+}
+function readAllProps(name: string): ReturnType<typeof interfaceProps> {
+  const bases = libSources()
+    .map(([, src]) => new RegExp(`export interface ${name} extends ([\\w, ]+)\\{`).exec(src)?.[1])
+    .find(Boolean);
+  return [...interfaceProps(name), ...(bases ?? '').split(',').flatMap(b => (b.trim() ? allProps(b.trim()) : []))];
+}
+
+/** Every prop path under `name` whose type is one of `types`, following the library's own interfaces. */
+function propPathsOfType(name: string, types: string[], prefix = '', depth = 0): string[] {
+  if (depth > 5) return [];
+  return allProps(name).flatMap(([prop, doc]) => {
+    const type = doc.type.replace(/\[\]$/, '');
+    if (types.includes(type)) return [`${prefix}${prop}`];
+    return propPathsOfType(type, types, `${prefix}${prop}.`, depth + 1);
+  });
+}
+
+describe('Duration and Size props from JavaScript (issue 40: latencyP99Threshold: 500 threw a TypeError with a stack)', () => {
+  test.each(Object.keys(UNIT_PROPS))('the run-time list holds every Duration and Size prop of %s, as the interfaces declare them', name => {
+    const list: readonly (readonly [string, string, string])[] = UNIT_PROPS[name as keyof typeof UNIT_PROPS];
+    const declared = propPathsOfType(name, ['Duration', 'Size']).sort();
+    expect(declared.length).toBeGreaterThan(0);
+    expect(list.map(([p]) => p).sort()).toEqual(declared);
+    for (const [p, kind] of list) expect([p, kind]).toEqual([p, propTypeAt(name, p.split('.'))]);
+  });
+
+  test('a number, a string or the other unit: the prop named with the fix, the value dropped (its default applies)', () => {
+    const e = new PropErrors();
+    const props = {
+      model: {
+        image: ContainerImage.fromImageUri('x.dkr.ecr.us-east-1.amazonaws.com/m:1'),
+        memoryFootprint: { host: Duration.seconds(1), gpu: Size.gibibytes(1) },
+      },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: { latencyP99Threshold: 500, enabled: true },
+      volumeSize: '100',
+      circuitBreaker: { minDwell: Duration.minutes(5), maxProbeWait: { hours: 1 } },
+    } as any;
+    const out = checkUnitProps(e, props, UNIT_PROPS.ResilientEndpointProps);
+    expect(e.all).toEqual([
+      "model.memoryFootprint.host: got a Duration; allowed: a Size (aws-cdk-lib). Fix: pass Size.gibibytes(1) or another unit of Size (import { Size } from 'aws-cdk-lib'); a bare number has no unit",
+      "volumeSize: got '100' (a string); allowed: a Size (aws-cdk-lib). Fix: pass Size.gibibytes(100) or another unit of Size (import { Size } from 'aws-cdk-lib'); a bare number has no unit",
+      "monitoring.latencyP99Threshold: got 500 (a number: no unit); allowed: a Duration (aws-cdk-lib). Fix: pass Duration.millis(500) or another unit of Duration (import { Duration } from 'aws-cdk-lib'); a bare number has no unit",
+      "circuitBreaker.maxProbeWait: got an object (hours); allowed: a Duration (aws-cdk-lib). Fix: pass Duration.hours(1) or another unit of Duration (import { Duration } from 'aws-cdk-lib'); a bare number has no unit",
+    ]);
+    expect(out.model.memoryFootprint).toEqual({ gpu: props.model.memoryFootprint.gpu });
+    expect(out.model.image).toBe(props.model.image);
+    expect(out.monitoring).toEqual({ enabled: true });
+    expect('volumeSize' in out).toBe(false);
+    expect(out.circuitBreaker).toEqual({ minDwell: props.circuitBreaker.minDwell });
+    // The caller's objects are not changed.
+    expect(props.monitoring.latencyP99Threshold).toBe(500);
+  });
+
+  test('right values pass as they are (the same object back)', () => {
+    const e = new PropErrors();
+    const props = {
+      model: { image: ContainerImage.fromImageUri('x.dkr.ecr.us-east-1.amazonaws.com/m:1'), memoryFootprint: { host: Size.gibibytes(2) } },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      monitoring: { latencyP99Threshold: Duration.millis(500) },
+      deployment: { waitInterval: Duration.minutes(5) },
+    };
+    expect(checkUnitProps(e, props, UNIT_PROPS.ResilientEndpointProps)).toBe(props);
+    expect(e.all).toEqual([]);
+  });
+});
+
+/** The declared type of a prop path (the last segment's type), following the library's interfaces. */
+function propTypeAt(name: string, path: string[]): string | undefined {
+  const [head, ...rest] = path;
+  const doc = allProps(name).find(([p]) => p === head)?.[1];
+  if (!doc) return undefined;
+  return rest.length ? propTypeAt(doc.type, rest) : doc.type;
+}

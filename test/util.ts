@@ -49,11 +49,17 @@ export function appContext(): Record<string, unknown> {
 
 /** The two example stacks in one app (with cdk.json's context), synthesized once per test file. */
 export function exampleStacks(): { recommender: RecommenderStack; clustering: ClusteringStack; rec: Template; clu: Template } {
-  const app = new App({ context: appContext() });
-  const recommender = new RecommenderStack(app, 'Rec');
-  const clustering = new ClusteringStack(app, 'Clu');
-  return { recommender, clustering, rec: Template.fromStack(recommender), clu: Template.fromStack(clustering) };
+  // Once per test file (jest loads this module once per file): a second call returns the same stacks, so a
+  // suite that calls it in two places does not synthesize both example apps twice. Read them; do not add to them.
+  if (!examples) {
+    const app = new App({ context: appContext() });
+    const recommender = new RecommenderStack(app, 'Rec');
+    const clustering = new ClusteringStack(app, 'Clu');
+    examples = { recommender, clustering, rec: Template.fromStack(recommender), clu: Template.fromStack(clustering) };
+  }
+  return examples;
 }
+let examples: ReturnType<typeof exampleStacks> | undefined;
 
 /** Every IAM policy statement of a template (a Template, or its JSON), in template order. */
 export function iamStatements(t: Template | { Resources?: Record<string, any> }): any[] {

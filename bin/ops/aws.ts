@@ -140,25 +140,28 @@ export function isTimeout(e: unknown): boolean {
   return x?.name === 'TimeoutError' || x?.code === 'ETIMEDOUT';
 }
 
-/** What to do about an error that stopped a call: every error names its fix. */
-export function fixFor(e: unknown): string {
+/** What to do about an error that stopped a call: every error names its fix (`command`: what to run again). */
+export function fixFor(e: unknown, command: 'doctor' | 'drill' = 'doctor'): string {
   const name = errorName(e);
   const msg = String((e as Error)?.message ?? '');
   if (/Region is missing/i.test(msg)) return 'pass --region R (or set AWS_REGION or AWS_DEFAULT_REGION, or region in your AWS profile)';
   if (name === 'CredentialsProviderError' || /Could not load credentials/i.test(msg))
-    return 'configure AWS credentials (aws configure, AWS_PROFILE, or aws sso login) and run doctor again';
+    return `configure AWS credentials (aws configure, AWS_PROFILE, or aws sso login) and run ${command} again`;
   if (/ExpiredToken|RequestExpired|TokenRefreshRequired/i.test(name) || /expired/i.test(msg))
-    return 'your credentials expired: refresh them (aws sso login, or new session credentials) and run doctor again';
+    return `your credentials expired: refresh them (aws sso login, or new session credentials) and run ${command} again`;
   if (/UnrecognizedClient|InvalidClientTokenId|InvalidSignature|SignatureDoesNotMatch/i.test(name))
     return 'the credentials are not valid in this account or partition: check AWS_PROFILE and --region';
   if (isTimeout(e))
-    return 'no answer from AWS in time: check the network, a proxy (HTTPS_PROXY) or the VPC endpoint to the service, and --region; then run doctor again';
+    return `no answer from AWS in time: check the network, a proxy (HTTPS_PROXY) or the VPC endpoint to the service, and --region; then run ${command} again`;
   if (
     /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH/.test(msg) ||
     /ENOTFOUND|ECONNREFUSED|ECONNRESET/.test(String((e as { code?: string })?.code))
   )
     return 'AWS could not be reached: check the network, a proxy (HTTPS_PROXY) and --region (a Region name that does not exist resolves to no endpoint)';
-  if (isThrottling(e)) return 'AWS throttled the call after the SDK retries: run doctor again in a minute';
-  if (isAccessDenied(e)) return "grant the caller the action named in the error (docs/operations.md: doctor's permissions)";
-  return `${name} is not one doctor knows: read the message, check --endpoint and --region, then run doctor again`;
+  if (isThrottling(e)) return `AWS throttled the call after the SDK retries: run ${command} again in a minute`;
+  if (isAccessDenied(e))
+    return command === 'doctor'
+      ? "grant the caller the action named in the error (docs/operations.md: doctor's permissions)"
+      : "grant the caller the action named in the error (docs/operations.md: drill's permissions)";
+  return `${name} is not one ${command} knows: read the message, check --endpoint and --region, then run ${command} again`;
 }

@@ -59,6 +59,8 @@ export interface DrillReport {
    * the breaker holds capacity, the hold seen on the scalable target.
    */
   readonly ok: boolean;
+  /** What to do when the drill was refused or did not see the path work. */
+  readonly fix?: string;
 }
 
 /** Time and waiting, injectable for tests. */
@@ -195,13 +197,17 @@ export async function drill(c: OpsClients, o: DrillOptions, clock: Clock = REAL_
   const note = (event: string) => timeline.push({ seconds: at(), event });
   const base = { endpointName: o.endpointName, drillId: id, to: o.to, dryRun: !!o.dryRun, timeline };
   const b = await findBreaker(c, o.endpointName);
-  if (!b) return { ...base, refused: `no breaker serves ${o.endpointName} in this Region`, ok: false };
+  if (!b) {
+    const refused = `no breaker serves ${o.endpointName} in this Region`;
+    return { ...base, refused, ok: false, fix: refusalFix(refused, o.endpointName) };
+  }
   const current = await readState(c, b.settings);
   if (current.state && current.state.state !== 'CLOSED') {
     return {
       ...base,
       refused: `the breaker is ${current.state.state} since ${new Date(current.state.since).toISOString()}: no drill during a real degradation`,
       ok: false,
+      fix: refusalFix('degraded', o.endpointName),
     };
   }
   if (o.dryRun) {
@@ -216,8 +222,36 @@ export async function drill(c: OpsClients, o: DrillOptions, clock: Clock = REAL_
   }
   const until = start + o.holdMs;
   const refused = await startOverride(c, b.settings, o.to, id, until, start);
-  if (refused) return { ...base, refused, ok: false };
+  if (refused) return { ...base, refused, ok: false, fix: refusalFix(refused, o.endpointName) };
   note(`override set: ${o.to} until ${new Date(until).toISOString()}`);
+  const d = { base, id, until, at, note, settled: false };
+  try {
+    return await watch(c, b, o, clock, signal, d);
+  } catch (e) {
+    // An error before the override was ended: the caller says it may be left, and until when (it expires on its own then).
+    if (!d.settled && e && typeof e === 'object') Object.assign(e, { overrideUntil: until });
+    throw e;
+  }
+}
+
+/** The drill once its override is set: the hold, the override's end, the way back. */
+async function watch(
+  c: OpsClients,
+  b: FoundBreaker,
+  o: DrillOptions,
+  clock: Clock,
+  signal: AbortSignal | undefined,
+  d: {
+    base: Pick<DrillReport, 'endpointName' | 'drillId' | 'to' | 'dryRun' | 'timeline'>;
+    id: string;
+    until: number;
+    at: () => number;
+    note: (event: string) => void;
+    /** Set once the override is ended (or seen expired). */
+    settled: boolean;
+  },
+): Promise<DrillReport> {
+  const { base, id, until, at, note } = d;
   const seen: Partial<Record<'level' | 'container' | 'weights' | 'held' | 'ended' | 'closed', number>> = {};
   const poll = (o.pollSeconds ?? 5) * 1000;
   try {
@@ -246,6 +280,7 @@ export async function drill(c: OpsClients, o: DrillOptions, clock: Clock = REAL_
   } finally {
     // Always: the override must not outlive the drill (it would expire on its own at `until` anyway).
     const ended = await endOverride(c, b.settings, id, clock.now());
+    d.settled = true;
     note(ended ? 'override ended' : 'override expired at the end of its hold');
     seen.ended = at();
   }
@@ -271,6 +306,18 @@ export async function drill(c: OpsClients, o: DrillOptions, clock: Clock = REAL_
       `the capacity hold was not seen: ${b.settings.primaryVariant}'s scale-in never showed as suspended on its scalable target (see the function's decision log: a RegisterScalableTarget failure names its cause)`,
     );
   const ok = seen.level !== undefined && (!b.settings.fallbackVariant || seen.weights !== undefined) && (!expectHold || seen.held !== undefined);
+  const fixes: string[] = [];
+  const log = `${b.functionName}'s decision log (CloudWatch Logs)`;
+  if (seen.level === undefined)
+    fixes.push(`the level was not published: read ${log}, and run doctor --endpoint ${o.endpointName} (breaker-runs, level-parameter)`);
+  if (b.settings.fallbackVariant && seen.weights === undefined)
+    fixes.push(
+      `${b.settings.fallbackVariant}'s weight did not move: weights change only while the endpoint is InService; read ${log} for UpdateEndpointWeightsAndCapacities`,
+    );
+  if (expectHold && seen.held === undefined)
+    fixes.push(
+      `the capacity hold was not seen: read ${log} for the RegisterScalableTarget error (docs/operations.md: what the breaker's role may do)`,
+    );
   return {
     ...base,
     interrupted: interrupted || undefined,
@@ -282,11 +329,22 @@ export async function drill(c: OpsClients, o: DrillOptions, clock: Clock = REAL_
     closedAgainS: seen.closed,
     capacityHoldExpected: expectHold ? `${b.settings.primaryVariant} scale-in suspended` : undefined,
     ok,
+    ...(ok || interrupted ? {} : { fix: fixes.join('; ') }),
   };
 }
 
+/** The fix for a refusal (startOverride's reasons and drill's own). */
+function refusalFix(refused: string, endpointName: string): string {
+  if (/^no breaker serves/.test(refused))
+    return `check --endpoint and --region (the endpoint's Region); an endpoint deployed with circuitBreaker off has no breaker to drill; doctor --endpoint ${endpointName} names the function it finds`;
+  if (/is already running until (\S+)/.test(refused))
+    return `wait until ${/until (\S+)/.exec(refused)![1]} (that drill's override expires on its own then), then run drill again`;
+  if (/kept changing/.test(refused)) return 'run drill again';
+  return `no drill during a real degradation: wait until doctor --endpoint ${endpointName} shows the breaker CLOSED, then run drill again`;
+}
+
 export function formatDrill(r: DrillReport): string {
-  if (r.refused) return `drill refused: ${r.refused}`;
+  if (r.refused) return `drill refused: ${r.refused}${r.fix ? `\nfix: ${r.fix}` : ''}`;
   const lines = [`drill ${r.drillId} on ${r.endpointName}: ${r.to}${r.dryRun ? ' (dry run)' : ''}`, '', '| + s | event |', '|---|---|'];
   for (const e of r.timeline) lines.push(`| ${e.seconds} | ${e.event} |`);
   if (!r.dryRun) {
@@ -295,6 +353,7 @@ export function formatDrill(r: DrillReport): string {
       '',
       `level published ${f(r.levelPublishedS)}; container degraded ${f(r.containerDegradedS)}; weights moved ${f(r.weightsMovedS)}; capacity held ${r.capacityHoldExpected ? f(r.capacityHeldS) : 'not expected (no autoscaling)'}; CLOSED again ${f(r.closedAgainS)}${r.interrupted ? ' (interrupted)' : ''}: ${r.ok ? 'the path works' : 'FAILED: see what was not seen'}`,
     );
+    if (r.fix) lines.push(`fix: ${r.fix}`);
   }
   return lines.join('\n');
 }

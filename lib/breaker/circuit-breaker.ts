@@ -32,6 +32,7 @@ import {
 import { BreakerConfig, DEFAULT_CONFIG, VariantCapacity } from './policy';
 import { SharedCircuitBreaker } from './shared-circuit-breaker';
 import { BreakerRuntime, createBreakerRuntime, grantScaling } from './wiring';
+import { UNIT_PROPS, unitsChecked } from '../private/unit-props';
 import { guardResourceTypes } from '../region-resource-types';
 
 export type { BreakerConfig } from './policy';
@@ -232,6 +233,7 @@ export class CircuitBreaker extends Construct {
 
   constructor(scope: Construct, id: string, props: CircuitBreakerProps) {
     super(scope, id);
+    props = unitsChecked(this, props, UNIT_PROPS.CircuitBreakerProps);
     guardResourceTypes(this);
     this.props = props;
     const errors = validateBreaker(props);

@@ -22,6 +22,7 @@ import { DRIFT_CONFIG_ENV, DRIFT_METRICS, DRIFT_NAMESPACE, DriftFunctionConfig, 
 import { DriftFeature, DriftFeatureKind, DriftFeatures } from './features';
 import { DataQualityMonitor, ModelMonitorOptions } from './model-monitor';
 import { DriftNormalisation } from './statistics';
+import { UNIT_PROPS, unitsChecked } from '../private/unit-props';
 import { guardResourceTypes } from '../region-resource-types';
 
 /** Where a drift baseline comes from. */
@@ -272,6 +273,7 @@ export class DriftMonitor extends Construct {
 
   constructor(scope: Construct, id: string, props: DriftMonitorProps) {
     super(scope, id);
+    props = unitsChecked(this, props, UNIT_PROPS.DriftMonitorProps);
     guardResourceTypes(this);
     const errors = validateDrift(props);
     this.node.addValidation({ validate: () => errors.all });

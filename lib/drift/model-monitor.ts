@@ -23,6 +23,7 @@ import { Construct } from 'constructs';
 import { createAlarm } from '../monitoring/alarm-factory';
 import { acknowledgeWildcard } from '../nag';
 import { PropErrors } from '../validation';
+import { UNIT_PROPS, unitsChecked } from '../private/unit-props';
 import { guardResourceTypes } from '../region-resource-types';
 
 /** The namespace Model Monitor's built-in container publishes per-feature metrics to for real-time endpoints (developer guide, model-monitor-interpreting-cloudwatch). */
@@ -105,6 +106,7 @@ export class DataQualityMonitor extends Construct {
 
   constructor(scope: Construct, id: string, props: DataQualityMonitorProps) {
     super(scope, id);
+    props = unitsChecked(this, props, UNIT_PROPS.DataQualityMonitorProps);
     guardResourceTypes(this);
     const errors = validateModelMonitor(props);
     this.node.addValidation({ validate: () => errors.all });

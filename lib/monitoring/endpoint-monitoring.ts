@@ -12,6 +12,7 @@ import { DEFAULT_APPLICATION_NAMESPACE } from '../breaker/contract';
 import { fractionWarning, PropErrors, stackLabel, stackPartitions } from '../validation';
 import { createAlarm } from './alarm-factory';
 import { EndpointMetricFactory } from './metrics';
+import { UNIT_PROPS, unitsChecked } from '../private/unit-props';
 import { createdOnlyInPartitions, guardResourceTypes } from '../region-resource-types';
 
 /** Default namespace of the application-tier metrics the container publishes (per-stage memory, the guard's). */
@@ -21,7 +22,7 @@ export const APPLICATION_NAMESPACE_ENV = 'RESILIENT_ENDPOINT_METRICS_NAMESPACE';
 
 /**
  * The partitions AWS Budgets has an endpoint in: botocore's endpoints.json lists `budgets` in `aws` and
- * `aws-cn` only; GovCloud budgets are created in the associated commercial account (real-account.md item 42).
+ * `aws-cn` only; GovCloud budgets are created in the associated commercial account.
  */
 export const BUDGETS_PARTITIONS: readonly string[] = ['aws', 'aws-cn'];
 
@@ -225,6 +226,7 @@ export class EndpointMonitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: EndpointMonitoringProps) {
     super(scope, id);
+    props = unitsChecked(this, props, UNIT_PROPS.EndpointMonitoringProps);
     guardResourceTypes(this);
     this.props = props;
     const errors = validateMonitoring(props);
@@ -494,7 +496,7 @@ export class EndpointMonitoring extends Construct {
     );
     if (!added.statementAdded) {
       Annotations.of(this).addWarning(
-        `monitoring.alarmTopic is an imported topic, so this construct cannot add to its policy: make sure it lets cloudwatch.amazonaws.com sns:Publish (aws:SourceArn ${this.props.endpointName}-* alarms), or alarm notifications are dropped.`,
+        `monitoring.alarmTopic is an imported topic, so this construct cannot add to its policy: make sure it lets cloudwatch.amazonaws.com sns:Publish (aws:SourceArn ${this.nameForMessages()}-* alarms), or alarm notifications are dropped.`,
       );
     }
   }
@@ -507,10 +509,19 @@ export class EndpointMonitoring extends Construct {
     if (ownTopic && count === 0) {
       Validations.of(this).addWarning(
         'RE-AlarmTopicUnsubscribed',
-        `the alarm topic of ${this.props.endpointName} has no subscription, so its alarms reach no one. ` +
+        `the alarm topic of ${this.nameForMessages()} has no subscription, so its alarms reach no one. ` +
           "Fix: monitoring: { notify: { emails: ['oncall@example.com'] } } (or notify.subscriptions for a pager or chat), or pass your own monitoring.alarmTopic.",
       );
     }
+  }
+
+  /**
+   * The endpoint's name as a message shows it: the name, or — when it is known only at deploy (a token,
+   * which would print as `${Token[TOKEN.15]}`) — the endpoint's construct path.
+   */
+  private nameForMessages(): string {
+    const name = this.props.endpointName;
+    return Token.isUnresolved(name) ? `the endpoint at ${this.node.scope?.node.path ?? this.node.path} (its name is known at deploy)` : name;
   }
 
   private createTopic(): sns.ITopic {

@@ -146,7 +146,7 @@ export class EndpointMetricFactory {
    * low-level socket errors, malformed HTTP responses, and request timeouts": developer guide
    * `monitoring-cloudwatch`) less the container's own `DeliberateClientErrors`, clamped at 0. A worker
    * killed by the OOM killer reaches the client as a 5XX, a 4XX (TorchServe answers 507 or 413) or a
-   * socket error (real-account.md items 38, 48), so subtracting every 4XX would subtract the deaths;
+   * socket error (pytorch/serve `WorkerThread.java`: 500, or 507 on exit code 137), so subtracting every 4XX would subtract the deaths;
    * only the container knows which 4XX it meant. In a period where the container publishes no
    * `DeliberateClientErrors` (a container without the runtime helper) every 4XX is subtracted instead.
    */
@@ -163,7 +163,8 @@ export class EndpointMetricFactory {
   /**
    * Model errors the container did not choose, as a fraction of invocations (0–1; 0 with no traffic):
    * `unexpectedModelErrors` ÷ `Invocations`. The container's deliberate 4XX (oversized or refused
-   * requests) do not count, so they neither page nor roll deployments back (real-account.md item 27);
+   * requests) do not count, so they neither page nor roll deployments back (`InvocationModelErrors` counts 4XX too:
+   * developer guide `monitoring-cloudwatch`);
    * what counts is what happens to a request when a worker dies, whatever status it surfaces as.
    */
   public unexpectedModelErrorRate(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {

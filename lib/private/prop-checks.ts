@@ -5,10 +5,13 @@
  */
 import { Duration, Size, SizeRoundingBehavior, Stack, Token, Validations } from 'aws-cdk-lib';
 import { Construct, IConstruct } from 'constructs';
+import { CONTAINER_BUDGET_DEFAULT_PERCENT } from '../breaker/contract';
+import { DEFAULT_CONFIG } from '../breaker/policy';
 import { isInstanceSize, nearestCatalogType, SageMakerInstanceType } from '../instance-types';
 import { ContainerImage } from '../model-artifacts';
 import type { MetricPublishingOptions, ResilientEndpointProps, VariantInfo } from '../resilient-endpoint-props';
 import { Described, PropErrors } from '../validation';
+import { GUARD_BUDGET_PERCENT_RANGE } from './models';
 
 const NAME_PATTERN = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 /** `MetricsConfig.MetricPublishFrequencyInSeconds` values SageMaker accepts (API reference, MetricsConfig). */
@@ -210,4 +213,34 @@ export function storageSettings(
   }
   errors.range('volumeSize (GiB)', volumeGiB, 1, 512, 'use Size.gibibytes(1..512)', true);
   return { volumeGiB, ebsOnly: nvmeTypes.length === 0 };
+}
+
+/**
+ * The guard budget ordered against the breaker's trigger: the container's memory guard refuses requests
+ * at `model.guardBudgetPercent` of memory, the breaker shifts traffic and holds capacity from
+ * `circuitBreaker.degradeAtPercent`. A budget at or below the trigger refuses before the breaker can act
+ * (the layers' rule: the slow, graceful layer acts before the fast, blunt one). Values that are bad on
+ * their own (out of range, fractions) are reported by their own checks, not here.
+ */
+export function validateGuardBudgetOrder(errors: PropErrors, props: ResilientEndpointProps): void {
+  if (props.circuitBreaker?.enabled === false) return;
+  const given = props.circuitBreaker?.degradeAtPercent;
+  const degrade = given ?? DEFAULT_CONFIG.degradeAtPercent;
+  if (Token.isUnresolved(degrade) || !(degrade >= 1 && degrade <= 100)) return;
+  const budget = props.model?.guardBudgetPercent ?? CONTAINER_BUDGET_DEFAULT_PERCENT;
+  const { min, max } = GUARD_BUDGET_PERCENT_RANGE;
+  if (Token.isUnresolved(budget) || !(Number.isInteger(budget) && budget >= min && budget <= max)) return;
+  if (budget > degrade) return;
+  const trigger = `circuitBreaker.degradeAtPercent (${degrade}${given === undefined ? ', the default' : ''})`;
+  const lowest = Math.max(min, Math.floor(degrade) + 1);
+  errors.add(
+    'model.guardBudgetPercent',
+    new Described(`${budget}${props.model?.guardBudgetPercent === undefined ? ' (the default)' : ''}, at or below ${trigger}`),
+    lowest <= max
+      ? `a budget above the breaker's trigger: from ${lowest} to ${max}`
+      : `a budget above the breaker's trigger, which leaves none at ${degrade} (the budget's maximum is ${max})`,
+    `the guard would refuse requests before the breaker shifts traffic and holds capacity: ` +
+      (lowest <= max ? `raise model.guardBudgetPercent to ${Math.max(lowest, Math.min(max, CONTAINER_BUDGET_DEFAULT_PERCENT))} or more, or ` : '') +
+      `lower circuitBreaker.degradeAtPercent below ${budget}`,
+  );
 }

@@ -212,7 +212,8 @@ export interface SimulationAssumptions {
    */
   readonly restart?: Duration;
   /**
-   * Delay before a 10-second datapoint is visible (UNVERIFIED: real-account.md item 23).
+   * Delay before a 10-second datapoint is visible (UNVERIFIED: CloudWatch stores sub-minute points only for
+   * metrics published with StorageResolution 1, CloudWatch API reference `MetricStat`; `doctor` measures it).
    * @default Duration.seconds(20)
    */
   readonly metricDelay10s?: Duration;
@@ -232,7 +233,8 @@ export interface SimulationAssumptions {
    */
   readonly eventToFunction?: Duration;
   /**
-   * Whether CloudWatch keeps the endpoint's 10-second datapoints (UNVERIFIED: real-account.md item 23).
+   * Whether CloudWatch keeps the endpoint's 10-second datapoints (UNVERIFIED: CloudWatch API reference
+   * `MetricStat`; `doctor` reads what your account stores).
    * False: the breaker works on 1-minute data.
    * @default true
    */

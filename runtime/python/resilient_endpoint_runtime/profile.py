@@ -13,7 +13,9 @@ CUDA: the allocator's peak when a GPU is present) and its latency, at sizes up t
 upper bound (measured there, not extrapolated); the fitted curve (bytes = a + b·size + c·size², non-negative
 least squares); the worker's memory with the model loaded and after a first request (``loadedBytes``,
 ``baselineBytes``: the first inference's thread pools and BLAS buffers are in the baseline); the memory of the P50 / P99 / P99.9 request of the given distribution; and a leak check
-(the RSS slope over a soak of ``--count`` requests from the distribution in one process). It writes
+(a soak of ``--soak`` requests from the distribution in one process: the same requests four times over,
+the first pass the warm-up — the allocator growing to the largest requests is not a leak — and a leak only
+when memory grew by more than a threshold in every later pass, with the smallest leak it could see). It writes
 ``memory-profile.json``, which ``MemoryGuard`` and the construct (``MemoryProfile.fromFile``) read.
 
 The inference module provides two small hooks besides the toolkit's functions:
@@ -152,49 +154,93 @@ def measure(model_dir, code_dir, sizes, repeats=3, timeout=600):
     return out
 
 
-def _soak(model_dir, code_dir, sizes, queue):
+#: The leak check replays the same requests this many times in one process: the first pass is the warm-up.
+SOAK_PASSES = 4
+
+
+def _soak(model_dir, code_dir, sizes, queue, passes=SOAK_PASSES):
+    """In one process: the same requests ``passes`` times over, RSS after every ``step``-th request of each
+    pass (the same positions in every pass)."""
     os.environ["RESILIENT_ENDPOINT_PROFILING"] = "1"
     logging.getLogger("resilient_endpoint_runtime").setLevel(logging.ERROR)
     try:
         module = load_module(code_dir)
         model = call(module.model_fn, model_dir)
+        step = max(1, len(sizes) // 50)
         rss = []
-        for i, size in enumerate(sizes):
-            body, ctype = module.profile_request(size)
-            handle(module, model, body, ctype)
-            if i % max(1, len(sizes) // 50) == 0:
-                rss.append((i, _status("VmRSS")))
+        for k in range(passes):
+            for i, size in enumerate(sizes):
+                body, ctype = module.profile_request(size)
+                handle(module, model, body, ctype)
+                if i % step == step - 1:
+                    rss.append((k, i, _status("VmRSS")))
         queue.put({"samples": rss})
     except Exception as e:  # noqa: BLE001
         queue.put({"error": "%s: %s" % (type(e).__name__, e)})
 
 
-def leak_check(model_dir, code_dir, sizes, timeout=1800):
-    """RSS over a soak in one process: the slope (bytes per request) over its second half, least squares."""
+def _median(xs):
+    s = sorted(xs)
+    n = len(s)
+    return 0.0 if not n else float(s[n // 2]) if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+
+
+def leak_verdict(samples, per_pass):
+    """The verdict from RSS samples ``(pass, position, bytes)`` of a soak that replayed ``per_pass`` requests.
+
+    The first pass is the warm-up: the allocator grows to the largest requests of the distribution once
+    (glibc keeps freed heap and raises its mmap threshold after a large request), which is not a leak, and
+    a random soak keeps meeting new largest requests. Replaying the same requests removes that: from the
+    second pass on a model that does not leak comes back to the same memory at the same request, and one
+    that leaks is higher by what it kept. Each measured pass's growth is the median, over the positions,
+    of RSS minus RSS at the same position one pass before; it is a leak only when every measured pass grew
+    by more than the threshold (1 MiB, or 2 % of the process's memory if more), no leak when none did,
+    and unsure otherwise. The threshold over the pass is the smallest leak the check can see."""
+    passes = sorted({k for k, _, _ in samples})
+    at = {(k, i): b for k, i, b in samples}
+    growth, spread = [], []
+    for k in passes[1:]:
+        if k - 1 == passes[0]:
+            continue  # pass 2 against the warm-up pass would count the warm-up
+        diffs = [at[(k, i)] - at[(k - 1, i)] for kk, i, _ in samples if kk == k and (k - 1, i) in at]
+        if diffs:
+            g = _median(diffs)
+            growth.append(g)
+            spread.append(_median([abs(d - g) for d in diffs]))
+    rss = _median([b for _, _, b in samples])
+    threshold = max(1 * MiB, 0.02 * rss)
+    grew = [g > threshold for g in growth]
+    verdict = "unsure" if not growth else "leak" if all(grew) else "no leak" if not any(grew) else "unsure"
+    mean = sum(growth) / len(growth) if growth else 0.0
+    return {
+        "requests": per_pass * len(passes),
+        "passes": len(passes),
+        "requestsPerPass": per_pass,
+        "warmUpPasses": 1,
+        "growthPerPassBytes": [round(g) for g in growth],
+        "spreadPerPassBytes": [round(x) for x in spread],
+        "thresholdPerPassBytes": round(threshold),
+        "slopeBytesPerRequest": round(mean / per_pass, 1) if per_pass else 0.0,
+        "detectionLimitBytesPerRequest": round(threshold / per_pass) if per_pass else None,
+        "rssFirstBytes": samples[0][2],
+        "rssLastBytes": samples[-1][2],
+        "verdict": verdict,
+    }
+
+
+def leak_check(model_dir, code_dir, sizes, timeout=1800, passes=SOAK_PASSES):
+    """The leak check: ``sizes`` split over ``passes`` replays of the same requests in one process (the
+    first one the warm-up), judged by ``leak_verdict``."""
+    per_pass = sizes[: max(1, len(sizes) // passes)]
     ctx = multiprocessing.get_context("spawn")
     q = ctx.Queue()
-    p = ctx.Process(target=_soak, args=(model_dir, code_dir, sizes, q))
+    p = ctx.Process(target=_soak, args=(model_dir, code_dir, per_pass, q, passes))
     p.start()
     result = q.get(timeout=timeout)
     p.join(timeout)
     if "error" in result:
-        return {"requests": len(sizes), "error": result["error"]}
-    samples = result["samples"][len(result["samples"]) // 2:]
-    xs = [x for x, _ in samples]
-    ys = [y for _, y in samples]
-    slope = _slope(xs, ys)
-    grown = slope * len(sizes)
-    return {"requests": len(sizes), "slopeBytesPerRequest": round(slope, 1), "rssFirstBytes": result["samples"][0][1],
-            "rssLastBytes": result["samples"][-1][1], "verdict": "leak" if grown > 64 * MiB else "no leak"}
-
-
-def _slope(xs, ys):
-    n = len(xs)
-    if n < 2:
-        return 0.0
-    mx, my = sum(xs) / n, sum(ys) / n
-    den = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
+        return {"requests": len(per_pass) * passes, "error": result["error"]}
+    return leak_verdict(result["samples"], len(per_pass))
 
 
 # -- the curve ----------------------------------------------------------------------------------
@@ -355,9 +401,24 @@ def table(profile):
         q = profile["percentiles"][name]
         rows.append("%-5s request: %s %d → %.1f MiB" % ({"p50": "P50", "p99": "P99", "p999": "P99.9"}[name], unit, q["size"], q["bytes"] / MiB))
     if profile["leak"]:
-        lk = profile["leak"]
-        rows.append("leak check over %d requests: %s" % (lk["requests"], lk.get("error") or "%+.0f bytes per request (%s)" % (lk["slopeBytesPerRequest"], lk["verdict"])))
+        rows.append(leak_line(profile["leak"]))
     return "\n".join(rows)
+
+
+def leak_line(lk):
+    """The leak check's verdict, what it rests on, and how small a leak it could see."""
+    if lk.get("error"):
+        return "leak check over %d requests: %s" % (lk["requests"], lk["error"])
+    grown = ", ".join("%+.1f MiB" % (g / MiB) for g in lk["growthPerPassBytes"]) or "none"
+    why = {
+        "leak": "memory grew by more than %.1f MiB in every measured pass" % (lk["thresholdPerPassBytes"] / MiB),
+        "no leak": "memory came back to the same level at the same requests (a leak of %s bytes per request or more would show)"
+        % format(lk["detectionLimitBytesPerRequest"], ","),
+        "unsure": "memory grew by more than %.1f MiB in some measured passes only: run a longer --soak"
+        % (lk["thresholdPerPassBytes"] / MiB),
+    }[lk["verdict"]]
+    return "leak check: %s (%s). The same %d requests %d times in one process, the first pass the warm-up; growth per measured pass: %s (%+.0f bytes per request)" % (
+        lk["verdict"], why, lk["requestsPerPass"], lk["passes"], grown, lk["slopeBytesPerRequest"])
 
 
 def _pct(text):
@@ -410,7 +471,7 @@ def parser():
     p.add_argument("--mobile-extra", type=_share, default="0%", help="a share of requests this much larger, e.g. 15%% (incident A's mobile clients)")
     p.add_argument("--mobile-share", type=_share, default="40%", help="the share of requests that are larger (default 40%%)")
     p.add_argument("--count", type=_positive, default=2000, help="requests drawn from the distribution (percentiles)")
-    p.add_argument("--soak", type=int, default=None, help="requests of the leak check (default: --count; 0: no leak check)")
+    p.add_argument("--soak", type=int, default=None, help="requests of the leak check, in four passes of the same requests, the first the warm-up (default: --count; 0: no leak check)")
     p.add_argument("--points", type=_positive, default=8, help="size points measured, each in a fresh process")
     p.add_argument("--repeats", type=_positive, default=3, help="requests per size point (the peak of them)")
     p.add_argument("--out", default="memory-profile.json")
@@ -429,8 +490,8 @@ def parse(argv=None):
         p.error("%s: no inference.py in %r; allowed: a directory with the model's inference.py (MODEL_DIR/code unless --code-dir says)" % (flag, code_dir))
     if args.requests is not None and not os.path.isfile(args.requests):
         p.error("--requests: got %r, which is not a file; allowed: JSON lines of requests" % args.requests)
-    if args.soak is not None and args.soak < 0:
-        p.error("--soak: got %d; allowed: a whole number >= 0 (0: no leak check)" % args.soak)
+    if args.soak is not None and (args.soak < 0 or 0 < args.soak < SOAK_PASSES * 10):
+        p.error("--soak: got %d; allowed: 0 (no leak check) or a whole number >= %d (%d passes of at least 10 requests)" % (args.soak, SOAK_PASSES * 10, SOAK_PASSES))
     return args
 
 

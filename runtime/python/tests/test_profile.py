@@ -71,6 +71,126 @@ class ProfilerTest(unittest.TestCase):
         self.assertNotIn("memory guard off", run.stdout + run.stderr)
 
 
+# Two numpy models for the leak check (issue 40: a model whose memory levels off read "leak"). Both keep
+# a workspace per power-of-two request size (64 … 4096 rows of 2048 features): memory grows until the
+# largest bucket the traffic reaches, then stays level, as an allocator's growth to the largest request
+# does. The second also keeps every request it was sent: a real leak.
+LEVEL = textwrap.dedent('''
+    import json
+    import numpy as np
+    FEATURES = 2048
+    W = np.random.default_rng(0).standard_normal((FEATURES, 16))
+    WORKSPACE = {}
+    KEPT = []
+    LEAK = %s
+    def model_fn(model_dir):
+        return W
+    def input_fn(body, content_type):
+        return np.frombuffer(body, dtype=np.float32).reshape(-1, FEATURES)
+    def predict_fn(data, model):
+        if LEAK:
+            KEPT.append(data.copy())
+        bucket = 1 << max(6, (len(data) - 1).bit_length())
+        if bucket not in WORKSPACE:
+            WORKSPACE[bucket] = np.ones((bucket, FEATURES))
+        work = WORKSPACE[bucket][: len(data)]
+        np.subtract(data, data.mean(axis=0), out=work)
+        return (work @ model).argmax(axis=1)
+    def output_fn(prediction, accept):
+        return json.dumps(prediction.tolist())
+    def profile_request(size):
+        return np.random.default_rng(int(size)).standard_normal((int(size), FEATURES), dtype=np.float32).tobytes(), "application/x-npy"
+    def request_size(data):
+        return len(data)
+''')
+
+try:
+    import numpy  # noqa: F401
+    NUMPY = True
+except ImportError:
+    NUMPY = False
+
+
+def numpy_model(leak):
+    d = tempfile.mkdtemp()
+    os.makedirs(os.path.join(d, "code"))
+    with open(os.path.join(d, "code", "inference.py"), "w") as f:
+        f.write(LEVEL % leak)
+    return d
+
+
+# Small requests, the largest bucket (3000 rows) early, a new bucket (1500 rows) late: 400 requests.
+SOAK = [10] * 40 + [3000] + [10] * 209 + [1500] + [10] * 149
+
+
+@unittest.skipUnless(NUMPY, "numpy is not installed for %s: the leak check on numpy models is skipped" % sys.executable)
+class LeakCheckTest(unittest.TestCase):
+    """The leak check on real numpy models, in the profiler's own soak process."""
+
+    def check(self, leak):
+        sys.path.insert(0, RUNTIME)
+        try:
+            from resilient_endpoint_runtime.profile import leak_check
+        finally:
+            sys.path.remove(RUNTIME)
+        d = numpy_model(leak)
+        return leak_check(d, os.path.join(d, "code"), SOAK)
+
+    def test_a_model_whose_memory_levels_off_is_not_called_a_leak(self):
+        # The slope over the soak's second half read +350 kB per request here, and "leak": the late new
+        # bucket. Replaying the same requests, memory comes back to the same level at the same request.
+        r = self.check(False)
+        self.assertEqual(r["verdict"], "no leak", r)
+        self.assertEqual((r["passes"], r["requestsPerPass"], r["warmUpPasses"], r["requests"]), (4, 100, 1, 400))
+        self.assertEqual(len(r["growthPerPassBytes"]), 2)
+        self.assertTrue(all(abs(g) < 2**20 for g in r["growthPerPassBytes"]), r)
+        # The warm-up pass grew by the 64 MiB workspace of the largest bucket: it is not counted.
+        self.assertGreater(r["rssLastBytes"] - r["rssFirstBytes"], 60 * 2**20)
+        # How sure: the smallest leak it could have seen, from the threshold and the pass.
+        self.assertEqual(r["detectionLimitBytesPerRequest"], round(r["thresholdPerPassBytes"] / 100))
+        self.assertGreaterEqual(r["thresholdPerPassBytes"], 2**20)
+
+    def test_a_model_that_keeps_every_request_is_a_leak_in_every_measured_pass(self):
+        r = self.check(True)
+        self.assertEqual(r["verdict"], "leak", r)
+        # Each pass keeps its 100 requests again: 99 × 10 rows and one of 3000, 2048 float32 each (≈ 31 MiB).
+        kept = (99 * 10 + 3000) * 2048 * 4
+        for g in r["growthPerPassBytes"]:
+            self.assertGreater(g, 0.9 * kept)
+            self.assertLess(g, 1.2 * kept)
+        self.assertAlmostEqual(r["slopeBytesPerRequest"] / (kept / 100), 1.0, delta=0.2)
+
+
+class LeakVerdictTest(unittest.TestCase):
+    """The verdict from a soak's samples: (pass, position, RSS bytes)."""
+
+    def verdict(self, growth):
+        from resilient_endpoint_runtime.profile import leak_verdict
+        base = 100 * 2**20
+        samples, rss = [], base
+        for k, g in enumerate([30 * 2**20] + growth):  # the warm-up pass grows most
+            rss += g
+            samples += [(k, i, rss + (i % 3) * 4096) for i in range(9, 100, 10)]
+        return leak_verdict(samples, 100)
+
+    def test_grew_in_every_measured_pass_in_none_or_in_some(self):
+        sys.path.insert(0, RUNTIME)
+        try:
+            self.assertEqual(self.verdict([8 * 2**20, 8 * 2**20, 8 * 2**20])["verdict"], "leak")
+            self.assertEqual(self.verdict([0, 2**19, -2**20])["verdict"], "no leak")
+            # Growth of the pass after the warm-up, against the warm-up, is not measured (it holds the warm-up's end).
+            late = self.verdict([8 * 2**20, 0, 0])
+            self.assertEqual((late["verdict"], late["growthPerPassBytes"]), ("no leak", [0, 0]))
+            unsure = self.verdict([0, 8 * 2**20, 0])
+            self.assertEqual((unsure["verdict"], unsure["growthPerPassBytes"]), ("unsure", [8 * 2**20, 0]))
+            # The threshold: 2 % of the memory when that is more than 1 MiB (here ≈ 2.6 MiB of ≈ 130 MiB).
+            at = self.verdict([0, int(2.5 * 2**20), int(2.5 * 2**20)])
+            self.assertEqual(at["verdict"], "no leak", at)
+            self.assertEqual(self.verdict([0, int(2.8 * 2**20), int(2.8 * 2**20)])["verdict"], "leak")
+        finally:
+            sys.path.remove(RUNTIME)
+
+
 def usage(*args):
     return subprocess.run([sys.executable, "-m", "resilient_endpoint_runtime.profile", *args], cwd=RUNTIME, capture_output=True, text=True, timeout=60)
 
@@ -104,7 +224,8 @@ class UsageErrorTest(unittest.TestCase):
             (["--lengths", "powerlaw:5:30", "--mobile-share=-5%"], "argument --mobile-share: got '-5%'"),
             (["--lengths", "powerlaw:5:30", "--count", "0"], "argument --count: got '0'; allowed: a whole number >= 1"),
             (["--lengths", "powerlaw:5:30", "--points", "many"], "argument --points: got 'many'"),
-            (["--lengths", "powerlaw:5:30", "--soak", "-1"], "--soak: got -1; allowed: a whole number >= 0"),
+            (["--lengths", "powerlaw:5:30", "--soak", "-1"], "--soak: got -1; allowed: 0 (no leak check) or a whole number >= 40"),
+            (["--lengths", "powerlaw:5:30", "--soak", "39"], "--soak: got 39; allowed: 0 (no leak check) or a whole number >= 40 (4 passes of at least 10 requests)"),
             (["--lengths", "powerlaw:5:30", "--modle-dir", d], "unrecognized arguments: --modle-dir"),
         ]:
             with self.subTest(args=args):
