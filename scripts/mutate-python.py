@@ -49,7 +49,7 @@ MUTANTS = [
     ("guard.py", "except MemoryError as e:\n            self.rejected += 1", "except ZeroDivisionError as e:\n            self.rejected += 1", "a MemoryError in the guard's own path is a 500"),
     ("guard.py", "if ledger is not None and self.active:\n            self.register()", "if False:\n            self.register()", "a worker that has not run a request is not in the container's accounting"),
     ("guard.py", "return min(budget, limit * percent // 100)", "return budget", "the container's own smaller limit ignored"),
-    ("guard.py", "ledger.count(refusal=reason in (\"memory\", \"degraded\"))", "ledger.count(refusal=reason == \"memory\")", "level-2 refusals not counted as memory refusals"),
+    ("guard.py", "ledger.count(refusal=reason == \"memory\")", "ledger.count(refusal=reason in (\"memory\", \"degraded\"))", "the breaker's own level-2 refusals counted back to it as memory refusals"),
     ("degrade.py", "            if not self.background:\n", "            if True:\n", "the refresh runs in the request's thread"),
     ("degrade.py", "t.join(self.deadline)", "t.join()", "no overall deadline: a trickling answer holds the refresh"),
     ("degrade.py", "                self._write_shared(self._level, self._fetched", "                0 and self._write_shared(self._level, self._fetched", "a failure is not shared: every worker retries"),

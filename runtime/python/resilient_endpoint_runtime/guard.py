@@ -466,13 +466,14 @@ def set_instance_ledger(ledger):
 
 
 def count_answer(status, reason):
-    """Counts a deliberate 4XX the container answered (and a memory refusal for reasons 'memory' and
-    'degraded') in the instance's ledger, for the guard's metrics. Never raises."""
+    """Counts a deliberate 4XX the container answered in the instance's ledger, for the guard's metrics, and
+    a memory refusal only for the guard's own reason 'memory': a by-design tier refusal ('degraded' at level 2,
+    'too_long') is the breaker's own level at work, not memory the guard absorbed. Never raises."""
     ledger = _instance_ledger[0]
     if ledger is None or not 400 <= status < 500:
         return
     try:
-        ledger.count(refusal=reason in ("memory", "degraded"))
+        ledger.count(refusal=reason == "memory")
     except Exception as e:  # noqa: BLE001
         log.warning("memory guard: counting a %d failed: %s", status, e)
 
