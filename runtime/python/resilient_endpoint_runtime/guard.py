@@ -21,14 +21,21 @@ Two lines for a data scientist::
 The last resort behind the estimate (``guard.limit_process()``): on CPU, ``RLIMIT_DATA`` re-armed at each
 admission at the process's data size now plus what it has admitted plus what the container has left (and
 64 MiB of slack for the allocator's arenas), lifted again when the process has no request in flight, and
-armed only while one request runs in the process, on a thread that has run a request before — a limit
-set before a thread's first inference can hang the worker for ever (OpenBLAS retries its per-thread buffer
-allocation in a loop; libgomp exits when it cannot create a thread: real-account.md items 41, 49; measured
-here with a thread-per-request server). So it acts in servers that run one request at a time on a
-long-lived thread (TorchServe's Python worker, a sync gunicorn worker) and never where threads are new. An allocation past it raises ``RuntimeError``/``MemoryError`` in the request
-(torch 1.13, numpy 1.24, measured), which ``admit()`` turns into one 413 with the worker alive; so does a
-``MemoryError`` in the guard's own path. On GPU: ``torch.cuda.set_per_process_memory_fraction`` on the
-worker's own device.
+armed only while one request runs in the process, on an OS thread that has run a request before — a limit
+set before a thread's first inference can hang the worker (OpenBLAS retries its per-thread buffer
+allocation in a loop; libgomp exits when it cannot create a thread: real-account.md items 41, 49). "Thread"
+means the OS thread, not a greenlet: under gunicorn's gevent worker (AWS's scikit-learn and XGBoost images)
+every request is a new greenlet on the worker's one OS thread, whose BLAS buffers exist after its first
+request, so the backstop arms there too. And it can never hang a worker for good: the process's background
+thread (a real OS thread, :mod:`._native`) watches an armed request's thread four times a second, and one
+that spins in the kernel on failed allocations (0.1 s of its CPU since the last look, twice as much in the
+kernel as in user code, its data size and resident memory not growing: Debian's OpenBLAS 0.3.21 retry loop,
+measured) gets the limit lifted at once (logged); the request then goes on unguarded. (Newer OpenBLAS builds
+give up after 10 retries and end the process instead: nothing can undo that, which is why the limit is never
+armed on a thread that has not run a request.) An allocation past the limit raises
+``RuntimeError``/``MemoryError`` in the request (torch 1.13, numpy 1.24, measured), which ``admit()`` turns
+into one 413 with the worker alive; so does a ``MemoryError`` in the guard's own path. On GPU:
+``torch.cuda.set_per_process_memory_fraction`` on the worker's own device.
 
 Standard library only; torch is used when it is importable.
 """
@@ -39,9 +46,11 @@ import math
 import os
 import resource
 import threading
+import time
 
+from . import _native
 from .degrade import degrade_level
-from .ledger import ContainerMemory, GpuMemory, InstanceLedger, private_memory, statm
+from .ledger import ContainerMemory, GpuMemory, InstanceLedger, ProcessMemory, private_memory, statm
 from .tiers import RequestRejected
 
 log = logging.getLogger("resilient_endpoint_runtime")
@@ -180,11 +189,14 @@ class MemoryGuard:
         self.rejected = 0
         self.truncated = 0
         self.backstop = False  # the CPU backstop, enabled by limit_process()
-        self._warm = set()  # threads that have run a request here (their BLAS buffers and pools exist)
+        self._warm = set()  # OS threads that have run a request here (their BLAS buffers and pools exist)
         self._soft = None  # RLIMIT_DATA as the process had it
         self.armed_limit = None
+        self._armed = None  # (native thread id, monotonic time, its /proc sample) while armed
+        self._rl = _native.allocate_lock()  # arming and lifting: request threads and the background watch
+        self.lifts = 0  # limits lifted from a thread spinning on failed allocations
         self._errors = set()
-        if ledger is not None and self.active:
+        if ledger is not None and budget_bytes is not None:
             self.register()
 
     def _own_usage(self):
@@ -203,6 +215,13 @@ class MemoryGuard:
     @property
     def active(self):
         return self.budget is not None and self.curve is not None
+
+    def _sustained_level(self):
+        """The container's pressure level as the ledger's leader holds it (a line held, not crossed for an instant);
+        without a ledger, this process's own pressure now."""
+        if self.ledger is not None:
+            return self.ledger.level()
+        return self.pressure_level()
 
     @classmethod
     def from_environment(cls, env=None, model_dir=None, published=degrade_level, context=None, ledger_dir=None, container=None):
@@ -240,17 +259,24 @@ class MemoryGuard:
                 container = container if container is not None else ContainerMemory()
                 budget = capped_budget(budget, container, env)
                 ledger = InstanceLedger.open("host", ledger_dir, container=container)
-            if ledger is not None:
-                from .metrics import GuardMetricsPublisher
-                ledger.publisher = GuardMetricsPublisher()
-                set_instance_ledger(ledger)
-            else:  # no shared file: this worker's share of the container (the per-worker variable)
+            if ledger is None:  # no shared file (logged): this worker's share of the container, in a ledger of its own
                 own = env.get(ENV_GPU_BUDGET if device == "cuda" else ENV_BUDGET)
                 budget = int(own) if own and own.isdigit() and int(own) > 0 else budget
+                ledger = InstanceLedger.private(GpuMemory(index) if device == "cuda" else ProcessMemory())
+                if device == "cuda":
+                    ledger.usage_of = None
+        if ledger is not None:
+            # Published whether or not requests are estimated: the pressure and the deliberate 4XX are the breaker's to see.
+            from .metrics import GuardMetricsPublisher
+            ledger.publisher = GuardMetricsPublisher()
+            set_instance_ledger(ledger)
         guard = cls(budget, curve, device=device, published=published, ledger=ledger, device_index=index)
+        if published is degrade_level:
+            from .degrade import prepare
+            prepare()  # the first read now, not at the first request
         if not guard.active:
             log.warning("memory guard off: %s and a memory curve (%s or %s) are needed", ENV_CONTAINER_BUDGET, ENV_CURVE, PROFILE_FILE)
-        elif ledger is not None:
+        if ledger is not None:
             ledger.start()
         return guard
 
@@ -284,9 +310,10 @@ class MemoryGuard:
             return 0
 
     def level(self):
-        """The local level: the higher of the breaker's published level and the container's pressure."""
+        """The local level: the higher of the breaker's published level and the container's sustained pressure
+        (with the container's ledger: a line held for a second, not a request's reservation crossing it)."""
         try:
-            return max(self._published_level(), self.pressure_level())
+            return max(self._published_level(), self._sustained_level())
         except Exception as e:  # noqa: BLE001 - a level is advice: never fails a request
             self._error("level", e)
             return self._published_level()
@@ -326,18 +353,21 @@ class MemoryGuard:
             return self._decide(size, truncatable, batch, published, estimate, used_own + self._reserved, data, None)
 
     def _decide(self, size, truncatable, batch, published, estimate, used, data, view):
-        level = max(published, self._share_level(used / self.budget))
+        # What the answer is degraded by (secondary heads, precision): the published level and the sustained pressure.
+        level = max(published, view.level if view is not None else self._share_level(used / self.budget))
+        # Whether a request that does not fit is truncated rather than refused: also the pressure of this instant.
+        pressed = max(level, self._share_level(used / self.budget))
         available = self.budget - used
         granted = size
         if estimate > available:
-            fits = min(size, self.curve.largest_within(available / batch)) if truncatable and level >= 1 else 0
+            fits = min(size, self.curve.largest_within(available / batch)) if truncatable and pressed >= 1 else 0
             if fits < 1:
                 self.rejected += 1
                 if view is not None:
                     view.reserve(0, pressure=100.0 * used / self.budget)
                 raise RequestRejected(
                     "a request of size %d%s needs ~%d MiB; the container has %d MiB of its %d MiB budget left: refused at level %d; retry later or send less"
-                    % (size, " × %d" % batch if batch > 1 else "", estimate // 2**20, max(0, available) // 2**20, self.budget // 2**20, level),
+                    % (size, " × %d" % batch if batch > 1 else "", estimate // 2**20, max(0, available) // 2**20, self.budget // 2**20, pressed),
                     status=413, reason="memory",
                 )
             granted = fits
@@ -349,7 +379,7 @@ class MemoryGuard:
         self._reserved += estimate
         self._inflight += 1
         if self.backstop and data is not None:
-            if self._inflight == 1 and threading.get_ident() in self._warm:
+            if self._inflight == 1 and _native.get_ident() in self._warm:
                 self._arm(data + self._reserved + max(0, available - estimate) + BACKSTOP_SLACK)
             elif self.armed_limit is not None:
                 self._disarm()  # another request runs in this process: its thread may be new (no BLAS buffer yet)
@@ -359,7 +389,7 @@ class MemoryGuard:
         # Never raises: the request's own outcome is what the caller sees.
         if len(self._warm) > 256:
             self._warm.clear()  # a server with a thread per request: those threads are gone
-        self._warm.add(threading.get_ident())
+        self._warm.add(_native.get_ident())
         try:
             with self._lock:
                 self._reserved = max(0.0, self._reserved - estimate)
@@ -406,27 +436,78 @@ class MemoryGuard:
             torch.cuda.set_per_process_memory_fraction(fraction, index)
             return fraction
         self.backstop = True
+        _native.background.every("backstop-watch:%d" % id(self), WATCH_INTERVAL, self.watch)
         return True
 
     def _arm(self, limit):
-        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-        if self._soft is None:
-            self._soft = soft
-        if hard != resource.RLIM_INFINITY:
-            limit = min(limit, hard)
-        if self._soft != resource.RLIM_INFINITY:
-            limit = min(limit, self._soft)
-        resource.setrlimit(resource.RLIMIT_DATA, (int(limit), hard))
-        self.armed_limit = int(limit)
+        with self._rl:
+            soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+            if self._soft is None:
+                self._soft = soft
+            if hard != resource.RLIM_INFINITY:
+                limit = min(limit, hard)
+            if self._soft != resource.RLIM_INFINITY:
+                limit = min(limit, self._soft)
+            resource.setrlimit(resource.RLIMIT_DATA, (int(limit), hard))
+            self.armed_limit = int(limit)
+            tid = _native.native_id()
+            self._armed = (tid, time.monotonic(), _thread_times(tid))
 
     def _disarm(self):
-        hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
-        resource.setrlimit(resource.RLIMIT_DATA, (self._soft, hard))
-        self.armed_limit = None
+        with self._rl:
+            if self.armed_limit is None:
+                return
+            hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+            resource.setrlimit(resource.RLIMIT_DATA, (self._soft, hard))
+            self.armed_limit = None
+            self._armed = None
+
+    def watch(self):
+        """The background's look at an armed request (4 times a second, on a real OS thread): a thread spinning
+        in the kernel on failed allocations gets the limit lifted (see the module's docstring). Never raises."""
+        armed = self._armed
+        if armed is None:
+            return
+        tid, at, before = armed
+        now = time.monotonic()
+        after = _thread_times(tid)
+        if before is None or after is None:
+            return
+        user, system = after[0] - before[0], after[1] - before[1]
+        if system + user < SPIN_TICKS:
+            return  # too little CPU since the last look to judge (a loaded host, or a request waiting): look again
+        with self._rl:
+            if self._armed is not armed:
+                return  # lifted or re-armed meanwhile
+            spinning = system >= SPIN_TICKS and system >= 2 * user and after[2] <= before[2] and after[3] <= before[3]
+            if not spinning:
+                self._armed = (tid, now, after)
+                return
+        self.lifts += 1
+        self._disarm()
+        log.warning("memory guard: the backstop's limit was lifted: thread %d spun %.1f s in failed allocations (a library that retries "
+                    "them, e.g. OpenBLAS); the request goes on unguarded", tid, (now - at))
 
     def _gpu_usage(self):
         import torch
         return torch.cuda.memory_reserved(self.device_index if self.device_index is not None else torch.cuda.current_device())
+
+
+WATCH_INTERVAL = 0.25
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+SPIN_TICKS = max(1, CLOCK_TICKS // 10)  # 0.1 s of the thread's CPU, twice as much in the kernel as in user code
+
+
+def _thread_times(tid):
+    """(user ticks, system ticks, data bytes, resident bytes) of one of this process's threads, or None."""
+    try:
+        with open("/proc/self/task/%d/stat" % tid, "rb") as f:
+            raw = f.read()
+        fields = raw[raw.rindex(b")") + 2:].split()
+        resident, data = statm()
+        return int(fields[11]), int(fields[12]), data, resident
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def gpu_index(context):

@@ -1,6 +1,7 @@
 """One budget per container: the instance's ledger shared by worker processes, the container's memory read
 as the kernel counts it (cgroup v1 and v2 files, /proc/meminfo), the leader's background work (dead workers'
 slots, the other memory, the guard's metrics through botocore's real CloudWatch client)."""
+import datetime
 import json
 import multiprocessing
 import os
@@ -9,10 +10,11 @@ import threading
 import time
 import unittest
 
-from resilient_endpoint_runtime import MemoryCurve, MemoryGuard, Rejection, RequestRejected
-from resilient_endpoint_runtime.guard import capped_budget, count_answer, gpu_index, set_instance_ledger
-from resilient_endpoint_runtime.ledger import SLOT, HEADER, ContainerMemory, InstanceLedger, ledger_path
-from resilient_endpoint_runtime.metrics import GuardMetricsPublisher
+from resilient_endpoint_runtime import MemoryCurve, MemoryGuard, Rejection, RequestRejected, _native
+from resilient_endpoint_runtime.guard import capped_budget, count_answer, gpu_index, process_rss, set_instance_ledger
+from resilient_endpoint_runtime.ledger import (MAGIC, PRESSURE, RESERVED, RESIDENT, SLOT, HEADER, ContainerMemory, InstanceLedger, ledger_path,
+                                               start_time)
+from resilient_endpoint_runtime.metrics import PENDING_INTERVALS, GuardMetricsPublisher
 
 try:
     import boto3  # noqa: F401
@@ -31,6 +33,18 @@ class Fixed:
 
     def __call__(self):
         return self.value
+
+
+WALL = 1_700_000_000.0
+
+
+def wait_until(predicate, timeout=5.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.01)
+    raise AssertionError("not reached within %.1f s" % timeout)
 
 
 class FakeContainer:
@@ -52,8 +66,17 @@ def guard_on(led, used_mib, budget_mib=1000, published=0, curve=MemoryCurve(c=1.
 
 
 def slots(led):
-    _, _, _, used, _, _ = HEADER.unpack_from(led._mm, 0)
+    used = HEADER.unpack_from(led._mm, 0)[3]
     return [SLOT.unpack_from(led._mm, HEADER.size + i * SLOT.size) for i in range(used)]
+
+
+def set_other(led, other_bytes, used=0):
+    """The header as the leader writes it: the container's other memory (and the slots in use)."""
+    HEADER.pack_into(led._mm, 0, MAGIC, other_bytes, time.monotonic(), used, 0, 0, 0, 0.0)
+
+
+def fill_slot(led, i, pid, resident, reserved=0, started=0):
+    SLOT.pack_into(led._mm, HEADER.size + i * SLOT.size, pid, started, resident, reserved, 0, 0, 0, 0.0, 0.0)
 
 
 def hold_in_a_child(path, used_mib, size, ready, release):
@@ -79,8 +102,8 @@ class OneBudgetPerContainerTest(unittest.TestCase):
             # 300 + 400 + 200 = 900 MiB of 1000 held: a 200-MiB request does not fit, though this worker alone has 800 MiB left.
             with self.assertRaises(RequestRejected) as r:
                 g.admit(1415, truncatable=False)
-            with g.admit(1415) as a:  # at 90 % the container is degraded: truncated to what fits
-                self.assertEqual((a.level, a.size), (1, 1000))
+            with g.admit(1415) as a:  # at 90 % for this instant: truncated to what fits; the answer is not degraded for it
+                self.assertEqual((a.level, a.size), (0, 1000))
             self.assertIn("the container has 100 MiB of its 1000 MiB budget left", str(r.exception))
             with g.admit(900) as a:  # 81 MiB fits
                 self.assertEqual(a.size, 900)
@@ -127,22 +150,43 @@ class OneBudgetPerContainerTest(unittest.TestCase):
 
     def test_the_containers_other_memory_counts(self):
         led = ledger()
-        HEADER.pack_into(led._mm, 0, b"RELEDG01", 500 * MiB, time.time(), 0, 0, 0)
+        set_other(led, 500 * MiB)
         g = guard_on(led, 100)
         with self.assertRaises(RequestRejected):
             g.admit(2100)  # 441 MiB > 1000 − 500 − 100
         with g.admit(1500) as a:  # 225 MiB fits
             self.assertEqual(a.level, 0)
 
-    def test_the_level_comes_from_the_containers_pressure(self):
-        led = ledger()
-        HEADER.pack_into(led._mm, 0, b"RELEDG01", 650 * MiB, time.time(), 0, 0, 0)
-        g = guard_on(led, 150)
-        self.assertEqual(g.level(), 1)  # 800 of 1000 MiB
-        HEADER.pack_into(led._mm, 0, b"RELEDG01", 800 * MiB, time.time(), 0, 0, 0)
-        self.assertEqual(g.level(), 2)  # 950
+    def test_the_level_follows_the_containers_sustained_pressure_not_an_instant(self):
+        # Answers lose their secondary heads at level 1: at the 80 % line ~98 % of answers did while the line was
+        # crossed and uncrossed by each request's reservation. The level is the leader's, of memory in use, held.
+        box = FakeContainer(0)
+        led = ledger(container=box)
+        g = guard_on(led, 0)  # the container's memory is all "other" here: the working set the leader samples
+        led.usage_of = lambda pid: 0
+
+        def samples(mib, n):
+            box.ws = mib * MiB
+            out = []
+            for _ in range(n):
+                led.tick()
+                out.append(g.level())
+            return out
+
+        self.assertEqual(samples(850, 3), [0, 0, 0])  # above 80 % for less than a second: nothing yet
+        self.assertEqual(samples(700, 1), [0])
+        self.assertEqual(samples(850, 4), [0, 0, 0, 1])  # held for four samples (1 s): level 1
+        self.assertEqual(samples(960, 4), [1, 1, 1, 2])
+        self.assertEqual(samples(930, 4), [2, 2, 2, 2])  # 3 points under the 95 % line: still 2 (5 points of hysteresis)
+        self.assertEqual(samples(880, 4), [2, 2, 2, 1])  # 7 under it, held: back to 1
+        self.assertEqual(samples(760, 4), [1, 1, 1, 1])
+        self.assertEqual(samples(740, 4), [1, 1, 1, 0])
+        with g.admit(100) as a:
+            self.assertEqual(a.level, 0)
+        samples(960, 4)
         with g.admit(100) as a:
             self.assertEqual(a.level, 2)
+        self.assertAlmostEqual(led.pressure(), 96.0)
 
     def test_a_batch_is_estimated_as_a_batch_and_truncated_as_one(self):
         led = ledger()
@@ -163,10 +207,11 @@ class OneBudgetPerContainerTest(unittest.TestCase):
         g = guard_on(led, 100)
         with g.admit(1000):
             own = [s for s in slots(led) if s[0] == os.getpid()][0]
-            self.assertEqual((own[1], own[2]), (100 * MiB, 100 * MiB))
-            self.assertAlmostEqual(own[5], 20.0)  # the pressure it saw: 200 of 1000 MiB
+            self.assertEqual((own[RESIDENT], own[RESERVED]), (100 * MiB, 100 * MiB))
+            self.assertAlmostEqual(own[PRESSURE], 20.0)  # the pressure it saw: 200 of 1000 MiB
+            self.assertEqual(own[1], start_time())  # who it is: the pid and its start time
         own = [s for s in slots(led) if s[0] == os.getpid()][0]
-        self.assertEqual(own[2], 0)
+        self.assertEqual(own[RESERVED], 0)
 
 
 class LeaderTest(unittest.TestCase):
@@ -201,6 +246,7 @@ class LeaderTest(unittest.TestCase):
         led.usage_of = lambda pid: 250 * MiB
         led.tick()
         self.assertEqual(HEADER.unpack_from(led._mm, 0)[1], 650 * MiB)
+        self.assertEqual(led.pressure(), 0.0)  # no budget given: no pressure kept
 
     def test_one_leader_per_instance(self):
         led = ledger()
@@ -236,7 +282,10 @@ class LeaderTest(unittest.TestCase):
             time.sleep(0.4)
             led.stop()
         self.assertTrue(2 <= len(calls) <= 10, calls)  # once per period, not per tick (~40 ticks)
-        self.assertFalse(led._thread.is_alive())
+        time.sleep(0.1)
+        after = len(calls)
+        time.sleep(0.2)
+        self.assertEqual(len(calls), after)  # stopped
 
 
 class CountsTest(unittest.TestCase):
@@ -288,25 +337,65 @@ class GuardMetricsTest(unittest.TestCase):
         client = self.client()
         stub = Stubber(client)
         dims = [{"Name": "EndpointName", "Value": "reco"}, {"Name": "VariantName", "Value": "Primary"}]
+        stamp = datetime.datetime.fromtimestamp(WALL, datetime.timezone.utc)
 
         def datum(name, value, unit):
-            return {"MetricName": name, "Dimensions": dims, "StorageResolution": 1, "Unit": unit,
+            return {"MetricName": name, "Dimensions": dims, "StorageResolution": 1, "Unit": unit, "Timestamp": stamp,
                     "StatisticValues": {"SampleCount": 1.0, "Sum": value, "Minimum": value, "Maximum": value}}
 
         stub.add_response("put_metric_data", {}, {"Namespace": "App/Reco", "MetricData": [
             datum("GuardPressure", 87.5, "Percent"), datum("GuardMemoryRefusals", 3.0, "Count"), datum("DeliberateClientErrors", 7.0, "Count")]})
         stub.add_client_error("put_metric_data", service_error_code="Throttling", http_status_code=400)
         stub.add_client_error("put_metric_data", service_error_code="AccessDenied", http_status_code=403)
-        p = GuardMetricsPublisher(client=client, namespace="App/Reco", endpoint_name="reco", variant_name="Primary")
+        p = GuardMetricsPublisher(client=client, namespace="App/Reco", endpoint_name="reco", variant_name="Primary", wall=lambda: WALL)
         with stub:
-            self.assertTrue(p.publish(87.5, 3, 7))
+            self.assertTrue(p.publish(87.5, 3, 7).result(5))
+            self.assertEqual(p.pending, [])
             with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
-                self.assertFalse(p.publish(1, 0, 0))
-                self.assertFalse(p.publish(1, 0, 0))
+                self.assertFalse(p.publish(1, 0, 0).result(5))
+                self.assertFalse(p.publish(1, 2, 0).result(5))  # the throttled interval and this one, denied: both kept
         stub.assert_no_pending_responses()
         self.assertEqual(p.failures, 2)
+        self.assertEqual([x[2] for x in p.pending], [0, 2])
         self.assertIn("Throttling", logs.output[0])
         self.assertIn("AccessDenied", logs.output[1])
+
+    def test_a_failed_intervals_counts_go_with_the_next_call_each_once_in_its_own_interval(self):
+        client = self.client()
+        stub = Stubber(client)
+        clock = [WALL]
+        p = GuardMetricsPublisher(client=client, namespace="N", endpoint_name="e", variant_name="v", wall=lambda: clock[0])
+        stub.add_client_error("put_metric_data", service_error_code="Throttling", http_status_code=400)
+        stub.add_client_error("put_metric_data", service_error_code="InternalFailure", http_status_code=500)
+        expected = (p.datums(50.0, 2, 3, timestamp=WALL) + p.datums(60.0, 0, 1, timestamp=WALL + 10)
+                    + p.datums(70.0, 4, 4, timestamp=WALL + 20))
+        stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": expected})
+        stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": p.datums(10.0, 1, 1, timestamp=WALL + 30)})
+        with stub, self.assertLogs("resilient_endpoint_runtime", "WARNING"):
+            for pressure, refusals, deliberate in ((50, 2, 3), (60, 0, 1), (70, 4, 4), (10, 1, 1)):
+                job = p.publish(pressure, refusals, deliberate)
+                job.result(5)
+                clock[0] += 10
+        stub.assert_no_pending_responses()
+        self.assertEqual((p.pending, p.calls, p.failures), ([], 4, 2))
+
+    def test_the_queue_is_bounded_by_merging_the_oldest_intervals_never_by_dropping_counts(self):
+        p = GuardMetricsPublisher(client=object(), namespace="N", endpoint_name="e", variant_name="v", wall=lambda: WALL)
+        with p._plock:
+            for i in range(PENDING_INTERVALS + 5):
+                p._pending.append((WALL + i, float(i), 1, 2))
+
+        class Refusing:
+            def put_metric_data(self, **kw):
+                raise RuntimeError("unreachable")
+
+        p._client = Refusing()
+        with self.assertLogs("resilient_endpoint_runtime", "WARNING"):
+            p.send().result(5)
+        self.assertEqual(len(p.pending), PENDING_INTERVALS)
+        self.assertEqual(sum(x[2] for x in p.pending), PENDING_INTERVALS + 5)  # every refusal still there
+        self.assertEqual(sum(x[3] for x in p.pending), 2 * (PENDING_INTERVALS + 5))
+        self.assertEqual(p.pending[0][1], 5.0)  # the merged interval: the highest pressure of those it took in
 
     def test_a_connection_error_of_the_real_client_is_logged_not_raised(self):
         class Broken:
@@ -315,13 +404,14 @@ class GuardMetricsTest(unittest.TestCase):
 
         p = GuardMetricsPublisher(client=Broken(), namespace="N", endpoint_name="e", variant_name="v")
         with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
-            self.assertFalse(p.publish(1, 0, 0))
+            self.assertFalse(p.publish(1, 0, 0).result(5))
         self.assertIn("EndpointConnectionError", logs.output[0])
+        self.assertEqual(len(p.pending), 1)
 
     def test_off_without_its_environment(self):
         p = GuardMetricsPublisher(client=object(), namespace=None, endpoint_name="e", variant_name="v")
         self.assertFalse(p.enabled)
-        self.assertFalse(p.publish(1, 0, 0))
+        self.assertIsNone(p.publish(1, 0, 0))
 
     def test_the_leader_publishes_the_instances_sums(self):
         client = self.client()
@@ -336,25 +426,35 @@ class GuardMetricsTest(unittest.TestCase):
         p = ctx.Process(target=lambda: InstanceLedger(led.path).count(refusal=False))  # another worker's 4XX
         p.start()
         p.join(10)
-        led.publisher = GuardMetricsPublisher(client=client, namespace="N", endpoint_name="e", variant_name="v")
-        expected = led.publisher.datums(91.0, 1, 3)
+        led.publisher = GuardMetricsPublisher(client=client, namespace="N", endpoint_name="e", variant_name="v", wall=lambda: WALL)
+        expected = led.publisher.datums(91.0, 1, 3, timestamp=WALL)
         stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": expected})
-        stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": led.publisher.datums(50.0, 0, 0)})
+        stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": led.publisher.datums(50.0, 0, 0, timestamp=WALL)})
         with stub:
             led.publish()
+            wait_until(lambda: not led.publisher.courier.busy)
             led.publish()  # drained: zero counts, the pressure of what is held now (500 of 1000 MiB)
+            wait_until(lambda: not led.publisher.courier.busy)
         stub.assert_no_pending_responses()
         self.assertEqual([d["StatisticValues"]["Sum"] for d in expected], [91.0, 1.0, 3.0])
 
 
 class ContainerMemoryTest(unittest.TestCase):
-    def tree(self, files, cgroup_line):
+    def tree(self, files, cgroup_line, processes=None, me=200):
+        """A /proc (meminfo, this process's cgroup, ``processes``: pid → (ppid, resident pages, shared pages)) and a cgroup tree."""
         root = tempfile.mkdtemp()
         proc = os.path.join(root, "proc")
-        os.makedirs(os.path.join(proc, "self"))
+        processes = processes or {me: (1, 100, 10)}
+        for pid, (ppid, resident, shared) in processes.items():
+            os.makedirs(os.path.join(proc, str(pid)))
+            with open(os.path.join(proc, str(pid), "stat"), "w") as f:
+                f.write("%d (python3 (a worker)) S %d 1 1 0 -1 4194560 %s 4242\n" % (pid, ppid, " ".join(["0"] * 15)))
+            with open(os.path.join(proc, str(pid), "statm"), "w") as f:
+                f.write("900000 %d %d 1 0 50000 0\n" % (resident, shared))
+        os.symlink(str(me), os.path.join(proc, "self"))
         with open(os.path.join(proc, "meminfo"), "w") as f:
             f.write("MemTotal:       16000000 kB\nMemFree:         1000000 kB\nMemAvailable:   12000000 kB\n")
-        with open(os.path.join(proc, "self", "cgroup"), "w") as f:
+        with open(os.path.join(proc, str(me), "cgroup"), "w") as f:
             f.write(cgroup_line)
         for name, content in files.items():
             os.makedirs(os.path.dirname(os.path.join(root, "cg", name)), exist_ok=True)
@@ -372,12 +472,25 @@ class ContainerMemoryTest(unittest.TestCase):
         c = self.tree({"memory.current": "600000000\n", "memory.max": "2000000000\n", "memory.stat": "anon 1\ninactive_file 50000000\n"}, "0::/\n")
         self.assertEqual((c.version, c.limit, c.working_set()), (2, 2000000000, 550000000))
 
-    def test_a_cgroup_without_a_limit_of_its_own_means_the_hosts_memory(self):
+    def test_without_a_limit_of_its_own_the_servers_processes_count_never_the_whole_hosts_memory(self):
+        # A laptop: 4 GB of the host in use by other programs. The container's budget of 200 MiB was "0 MiB left" and
+        # every request refused; what counts is the server's process tree (this worker's parent and its descendants).
+        page = os.sysconf("SC_PAGE_SIZE")
+        processes = {100: (1, 30000, 20000),  # the server (gunicorn's master, TorchServe's front end)
+                     200: (100, 50000, 30000),  # this worker
+                     201: (100, 45000, 30000),  # another worker
+                     202: (201, 1000, 500),  # a child of a worker
+                     300: (1, 900000, 10)}  # somebody else's program: 3.4 GiB
         for files, line in (({"memory.current": "6\n", "memory.max": "max\n", "memory.stat": ""}, "0::/\n"),
-                            ({"memory/memory.usage_in_bytes": "6\n", "memory/memory.limit_in_bytes": "9223372036854771712\n", "memory/memory.stat": ""}, "4:memory:/\n")):
-            c = self.tree(files, line)
+                            ({"memory/memory.usage_in_bytes": "6\n", "memory/memory.limit_in_bytes": "9223372036854771712\n", "memory/memory.stat": ""}, "4:memory:/\n"),
+                            ({}, "0::/\n")):  # no cgroup files at all
+            c = self.tree(files, line, processes)
             self.assertIsNone(c.limit)
-            self.assertEqual(c.working_set(), (16000000 - 12000000) * 1024)
+            self.assertEqual(sorted(c.members()), [100, 200, 201, 202])
+            private = (30000 - 20000) + (50000 - 30000) + (45000 - 30000) + (1000 - 500)
+            self.assertEqual(c.working_set(), (private + 30000) * page)  # private memory each, the largest shared part once
+        c = self.tree({}, "0::/\n", {1: (0, 100, 10), 200: (1, 5000, 1000), 201: (200, 3000, 1000), 300: (1, 900000, 10)})
+        self.assertEqual(sorted(c.members()), [200, 201])  # a worker whose parent is init: its own tree only
 
     def test_the_budget_is_capped_at_the_same_percent_of_a_smaller_container(self):
         self.assertEqual(capped_budget(900, FakeContainer(0, limit=500), {}), 450)
@@ -408,13 +521,44 @@ class FromEnvironmentTest(unittest.TestCase):
         try:
             self.assertEqual(g.budget, 4000 * MiB)
             self.assertTrue(g.ledger.path.startswith(d) and g.ledger.path.endswith("-host.ledger"))
-            self.assertTrue(g.ledger._thread.is_alive())
+            self.assertTrue(_native.background.running() and _native.background.has(g.ledger._task[0]))
         finally:
             g.ledger.stop()
             set_instance_ledger(None)
-        g = MemoryGuard.from_environment(env, published=lambda: 0, ledger_dir="/nonexistent/dir", container=FakeContainer(0))
-        self.assertIsNone(g.ledger)
-        self.assertEqual(g.budget, 1000 * MiB)  # no shared file: this worker's share
+        with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
+            g = MemoryGuard.from_environment(env, published=lambda: 0, ledger_dir="/nonexistent/dir", container=FakeContainer(0))
+        try:
+            self.assertFalse(g.ledger.shared)  # no shared file: a ledger of this worker alone (still sampled, still published)
+            self.assertEqual(g.budget, 1000 * MiB)  # against this worker's share
+            self.assertIn("accounts for itself only", logs.output[0])
+            with g.admit(10):
+                pass
+        finally:
+            g.ledger.stop()
+            set_instance_ledger(None)
+
+    def test_on_a_host_without_a_container_limit_a_small_budget_admits_requests(self):
+        # What a laptop does: the host uses gigabytes, the container's budget is 200 MiB; the leader counts the
+        # server's own processes (this test's process tree), so a small request fits.
+        c = ContainerMemory()
+        if c.limit is not None:
+            self.skipTest("this process's cgroup has a memory limit of its own; the no-limit case is the fake /proc test above")
+        meminfo = c._meminfo()
+        host_used, mine = meminfo["MemTotal"] - meminfo["MemAvailable"], process_rss()
+        if host_used < 12 * mine:
+            self.skipTest("the host uses little beside this test (%d MiB, the test %d MiB): nothing to tell apart" % (host_used // MiB, mine // MiB))
+        budget = host_used // 2  # far more than the server's processes, far less than what the host has in use
+        env = {"RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES": str(budget), "RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES": str(budget),
+               "RESILIENT_ENDPOINT_MEMORY_CURVE": json.dumps({"a": 0, "b": 10, "c": 0})}
+        g = MemoryGuard.from_environment(env, published=lambda: 0, ledger_dir=tempfile.mkdtemp())
+        try:
+            g.ledger.tick()
+            self.assertLess(HEADER.unpack_from(g.ledger._mm, 0)[1], budget // 2)  # the other memory: the server's, not the host's
+            with g.admit(1000) as a:
+                self.assertEqual(a.size, 1000)
+        finally:
+            g.ledger.stop()
+            set_instance_ledger(None)
 
     def test_the_ledger_lives_in_the_images_temp_directory(self):
         saved = tempfile.tempdir
@@ -429,8 +573,8 @@ class AdmitOverheadTest(unittest.TestCase):
     def test_admission_through_the_ledger_is_far_under_a_millisecond(self):
         led = ledger()
         for i in range(16):  # 16 other workers' slots
-            SLOT.pack_into(led._mm, HEADER.size + i * SLOT.size, 10**6 + i, 100 * MiB, 0, 0, 0, 0.0, 0.0)
-        HEADER.pack_into(led._mm, 0, b"RELEDG01", 0, 0.0, 16, 0, 0)
+            fill_slot(led, i, 10**6 + i, 100 * MiB)
+        set_other(led, 0, used=16)
         g = MemoryGuard(100000 * MiB, MemoryCurve(b=100), published=lambda: 0, ledger=led)
         started = time.process_time()
         for _ in range(2000):
