@@ -5,6 +5,8 @@ import datetime
 import json
 import multiprocessing
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -567,6 +569,133 @@ class FromEnvironmentTest(unittest.TestCase):
             self.assertTrue(ledger_path("host").startswith("/home/model-server/tmp/resilient-endpoint-"))
         finally:
             tempfile.tempdir = saved
+
+
+NAMESPACED = r"""
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from resilient_endpoint_runtime.ledger import InstanceLedger
+led = InstanceLedger.open("host", sys.argv[2])
+with led.locked(100 * 2**20) as v:
+    v.reserve(int(sys.argv[3]) * 2**20)
+    total = v.total
+print(json.dumps({"pid": os.getpid(), "path": led.path, "total": total}), flush=True)
+time.sleep(float(sys.argv[4]))
+"""
+
+
+def unshare_works():
+    try:
+        return subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+class EnvironmentEdgesTest(unittest.TestCase):
+    """The ledger's environment: containers sharing a temp directory, PIDs reused, a full, read-only or missing temp directory."""
+
+    @unittest.skipUnless(unshare_works(), "cannot create PID namespaces here (unshare --pid needs root): the two-container case is skipped")
+    def test_two_containers_sharing_a_temp_directory_have_a_budget_each_even_with_the_same_pids(self):
+        # Two containers (PID namespaces: each worker is PID 1 in its own) with one host directory as their temp:
+        # the busy one refused all 5,000 of the other's requests, and equal PIDs wrote over each other's slot.
+        d = tempfile.mkdtemp()
+        runtime = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+        cmd = lambda mib, hold: ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", NAMESPACED, runtime, d, str(mib), str(hold)]  # noqa: E731
+        busy = subprocess.Popen(cmd(900, 3), stdout=subprocess.PIPE, text=True)
+        try:
+            first = json.loads(busy.stdout.readline())
+            other = subprocess.run(cmd(10, 0), capture_output=True, text=True, timeout=30)
+            second = json.loads(other.stdout.strip().splitlines()[-1])
+        finally:
+            busy.kill()
+            busy.wait()
+        self.assertEqual((first["pid"], second["pid"]), (1, 1))  # the same PID in each container
+        self.assertNotEqual(first["path"], second["path"])
+        self.assertEqual(second["total"], 110 * MiB)  # its own 100 MiB resident and 10 reserved: none of the busy one's 1,000
+
+    def test_a_slot_whose_pid_now_belongs_to_another_process_stops_counting(self):
+        # A worker died and its PID went to another process: "alive" by PID alone, its 1,200 MiB counted for ever.
+        led = ledger(container=FakeContainer(0))
+        led.budget = 2048 * MiB
+        sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            g = guard_on(led, 100, budget_mib=2048)  # this worker: slot 0
+            fill_slot(led, 1, sleeper.pid, 1000 * MiB, reserved=200 * MiB, started=start_time(sleeper.pid) - 1)  # not that process
+            set_other(led, 0, used=2)
+            with self.assertRaises(RequestRejected):
+                g.admit(3900, truncatable=False)  # 1,521 MiB: does not fit beside the stale 1,200 MiB
+            led.tick()
+            self.assertEqual([s[0] for s in slots(led) if s[0]], [os.getpid()])
+            with g.admit(3900):
+                pass
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+
+    def test_a_live_workers_slot_keeps_counting(self):
+        led = ledger(container=FakeContainer(0))
+        sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            fill_slot(led, 0, sleeper.pid, 1000 * MiB, started=start_time(sleeper.pid))
+            set_other(led, 0, used=1)
+            led.usage_of = lambda pid: 1000 * MiB
+            led.tick()
+            self.assertEqual([s[0] for s in slots(led) if s[0]], [sleeper.pid])
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+
+    @unittest.skipUnless(os.geteuid() == 0, "mounting a small tmpfs needs root: the full and read-only temp directory cases are skipped")
+    def test_a_full_or_read_only_temp_directory_degrades_to_a_ledger_of_this_worker_never_a_crash(self):
+        for options, fill in (("size=64k", True), ("ro,size=64k", False)):
+            d = tempfile.mkdtemp()
+            if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", d], capture_output=True).returncode != 0:
+                self.skipTest("mount -t tmpfs failed here")
+            try:
+                if fill:
+                    try:
+                        with open(os.path.join(d, "filler"), "wb") as f:
+                            while True:
+                                f.write(b"x" * 4096)
+                                f.flush()
+                    except OSError:
+                        pass  # full
+                env = {"RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES": str(4000 * MiB), "RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES": str(1000 * MiB),
+                       "RESILIENT_ENDPOINT_MEMORY_CURVE": json.dumps({"a": 0, "b": 10, "c": 0})}
+                # In a child: a full tmpfs under the old code was a SIGBUS at the ledger's first write, fatal to the worker.
+                code = ("import json, sys; sys.path.insert(0, %r)\n"
+                        "from resilient_endpoint_runtime import MemoryGuard\n"
+                        "g = MemoryGuard.from_environment(json.loads(%r), published=lambda: 0, ledger_dir=%r)\n"
+                        "a = g.admit(100); a.__exit__(None, None, None)\n"
+                        "print(json.dumps({'shared': g.ledger.shared, 'budget': g.budget}))\n") % (
+                    os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")), json.dumps(env), d)
+                r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 0, (options, r.returncode, r.stderr[-2000:]))
+                self.assertEqual(json.loads(r.stdout.strip().splitlines()[-1]), {"shared": False, "budget": 1000 * MiB}, options)
+                self.assertIn("accounts for itself only", r.stderr)
+            finally:
+                subprocess.run(["umount", d], capture_output=True)
+                os.rmdir(d)
+
+    def test_no_usable_temp_directory_at_all_still_loads_the_model(self):
+        from unittest import mock
+
+        from resilient_endpoint_runtime.degrade import DegradeLevel
+
+        def none(*a, **k):
+            raise FileNotFoundError(2, "No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp', '/']")
+
+        env = {"RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES": str(4000 * MiB), "RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES": str(1000 * MiB),
+               "RESILIENT_ENDPOINT_MEMORY_CURVE": json.dumps({"a": 0, "b": 10, "c": 0})}
+        with mock.patch("tempfile.gettempdir", none), self.assertLogs("resilient_endpoint_runtime", "WARNING"):
+            g = MemoryGuard.from_environment(env, published=lambda: 0)
+            level = DegradeLevel("/p", client=None, background=False)
+        try:
+            self.assertEqual((g.ledger.shared, g.budget), (False, 1000 * MiB))
+            self.assertIsNone(level.cache_path)
+        finally:
+            g.ledger.stop()
+            set_instance_ledger(None)
 
 
 class AdmitOverheadTest(unittest.TestCase):
