@@ -39,6 +39,7 @@ into one 413 with the worker alive; so does a ``MemoryError`` in the guard's own
 
 Standard library only; torch is used when it is importable.
 """
+import ctypes
 import gc
 import json
 import logging
@@ -128,14 +129,16 @@ class MemoryCurve:
 
 
 class Admission:
-    """What the guard granted: the size to run (≤ the size asked), the local level, the estimate reserved."""
+    """What the guard granted: the size to run (≤ the size asked), the local level, the estimate reserved (what the
+    request takes from the container) and the part of its estimate the worker's own free heap covers (``reused``)."""
 
-    def __init__(self, size, requested, level, estimate, batch=1):
+    def __init__(self, size, requested, level, estimate, batch=1, reused=0):
         self.size = size
         self.requested = requested
         self.level = level
         self.estimate = estimate
         self.batch = batch
+        self.reused = reused
 
     @property
     def truncated(self):
@@ -151,7 +154,7 @@ class _Admitted:
         return self.admission
 
     def __exit__(self, exc_type, exc, tb):
-        self._guard._release(self.admission.estimate)
+        self._guard._release(self.admission.estimate, self.admission.reused)
         if exc is not None and is_oom(exc):
             self._guard._recover()
             raise memory_refusal("the request ran out of memory (%s)" % type(exc).__name__) from exc
@@ -167,12 +170,13 @@ class MemoryGuard:
     """
 
     def __init__(self, budget_bytes, curve, device="cpu", published=degrade_level, usage=None, degrade_at=0.80, critical_at=0.95,
-                 ledger=None, device_index=None):
+                 ledger=None, device_index=None, hard_limit=None):
         if budget_bytes is not None and budget_bytes <= 0:
             raise ValueError("budget_bytes must be > 0")
         if not 0 < degrade_at < critical_at <= 1:
             raise ValueError("need 0 < degrade_at < critical_at <= 1")
         self.budget = budget_bytes
+        self.hard_limit = hard_limit  # the memory itself (the container's limit, else the instance's): ordinary requests may go past the budget toward it
         self.curve = curve
         self.device = device
         self.device_index = device_index
@@ -184,6 +188,8 @@ class MemoryGuard:
         if ledger is not None:
             ledger.budget = budget_bytes
         self._reserved = 0.0  # this process's admitted estimates
+        self._promised = 0  # of its allocator's free heap, what this process's requests in flight count on
+        self._floor = None  # this worker's private memory with the model loaded and nothing in flight (its lowest seen)
         self._inflight = 0
         self._lock = threading.Lock()  # guards this process's counts only; never held during I/O
         self.rejected = 0
@@ -198,6 +204,8 @@ class MemoryGuard:
         self._errors = set()
         if ledger is not None and budget_bytes is not None:
             self.register()
+            if device == "cpu" and ledger.trim is None:
+                ledger.trim = ALLOCATOR.trim
 
     def _own_usage(self):
         """What this worker holds for the instance's ledger: its private resident memory (CPU), else its usage."""
@@ -270,7 +278,17 @@ class MemoryGuard:
             from .metrics import GuardMetricsPublisher
             ledger.publisher = GuardMetricsPublisher()
             set_instance_ledger(ledger)
-        guard = cls(budget, curve, device=device, published=published, ledger=ledger, device_index=index)
+        hard = None
+        if budget is not None and device == "cpu":
+            raw_percent = env.get(ENV_BUDGET_PERCENT, "90")
+            percent = int(raw_percent) if raw_percent.isdigit() and 0 < int(raw_percent) <= 100 else 90
+            hard = budget * 100 // percent  # the memory the budget is a share of (the instance's, or the container's limit)
+            limit = getattr(ledger.container if ledger is not None else None, "limit", None)
+            if limit and ledger.shared:
+                hard = min(hard, limit)
+            elif ledger is not None and not ledger.shared:
+                hard = budget  # a worker on its own share: no headroom of its own to go into
+        guard = cls(budget, curve, device=device, published=published, ledger=ledger, device_index=index, hard_limit=hard)
         if published is degrade_level:
             from .degrade import prepare
             prepare()  # the first read now, not at the first request
@@ -348,19 +366,52 @@ class MemoryGuard:
         estimate = batch * self.curve(size)
         if self.ledger is not None:
             with self.ledger.locked(used_own) as v:
-                return self._decide(size, truncatable, batch, published, estimate, v.total, data, v)
+                return self._decide(size, truncatable, batch, published, estimate, v.total, data, v, used_own)
         with self._lock:
-            return self._decide(size, truncatable, batch, published, estimate, used_own + self._reserved, data, None)
+            return self._decide(size, truncatable, batch, published, estimate, used_own + self._reserved, data, None, used_own)
 
-    def _decide(self, size, truncatable, batch, published, estimate, used, data, view):
+    def _small(self):
+        """An ordinary request's memory: 1 % of the budget (at least 1 MiB). Large requests leave one such share per
+        worker of the budget's last part to them."""
+        return max(2**20, self.budget // 100)
+
+    def _reusable(self, used_own):
+        """What of this worker's memory a request can use without taking any from the container: its allocator's free
+        heap (``mallinfo2``), at most what it holds above its lowest idle size (free chunks a trim gave back are no
+        longer resident), less what its requests in flight already count on. Read only for a request that would not
+        fit otherwise (a ``mallinfo2`` walks the heap's free lists)."""
+        if self._usage is not process_rss or self._floor is None:
+            return 0
+        try:
+            free = ALLOCATOR.free_bytes()
+        except Exception:  # noqa: BLE001 - unknown: nothing is reusable
+            return 0
+        return max(0, min(free, used_own - self._floor) - self._promised)
+
+    def _decide(self, size, truncatable, batch, published, estimate, used, data, view, used_own=0):
         # What the answer is degraded by (secondary heads, precision): the published level and the sustained pressure.
         level = max(published, view.level if view is not None else self._share_level(used / self.budget))
         # Whether a request that does not fit is truncated rather than refused: also the pressure of this instant.
         pressed = max(level, self._share_level(used / self.budget))
         available = self.budget - used
+        if self._inflight == 0 and self._usage is process_rss and (self._floor is None or used_own < self._floor):
+            self._floor = used_own
+        reusable = self._reusable(used_own) if estimate > available else 0
+        room = available + reusable
+        # An ordinary request may use the last of the budget; a large one leaves it to them (big batches holding their
+        # reservations refused 140 small requests for 5 large ones at the smallest budget).
+        small = self._small()
+        if estimate > small:
+            room -= small * (view.workers if view is not None else 1)
+        elif self.hard_limit:
+            # An ordinary request is refused only when the memory itself is nearly gone, not the budget: where the
+            # workers' own memory fills the budget (a container far below the smallest budget), refusing every request
+            # for ever is worse than the kill an unguarded server risks (measured: 599 of 600 refused, and the probe after
+            # the load, where the unguarded server lost 1 worker and answered the other 599).
+            room = max(room, self.hard_limit - small - used)
         granted = size
-        if estimate > available:
-            fits = min(size, self.curve.largest_within(available / batch)) if truncatable and pressed >= 1 else 0
+        if estimate > room:
+            fits = min(size, self.curve.largest_within(room / batch)) if truncatable and pressed >= 1 else 0
             if fits < 1:
                 self.rejected += 1
                 if view is not None:
@@ -373,19 +424,22 @@ class MemoryGuard:
             granted = fits
             estimate = batch * self.curve(granted)
             self.truncated += 1
+        reused = int(min(reusable, estimate))
+        estimate = estimate - reused  # what the request takes from the container
         if view is not None:
             view.reserve(int(estimate), pressure=100.0 * (used + estimate) / self.budget)
             estimate = int(estimate)
         self._reserved += estimate
+        self._promised += reused
         self._inflight += 1
         if self.backstop and data is not None:
             if self._inflight == 1 and _native.get_ident() in self._warm:
                 self._arm(data + self._reserved + max(0, available - estimate) + BACKSTOP_SLACK)
             elif self.armed_limit is not None:
                 self._disarm()  # another request runs in this process: its thread may be new (no BLAS buffer yet)
-        return Admission(granted, size, level, estimate, batch)
+        return Admission(granted, size, level, estimate, batch, reused)
 
-    def _release(self, estimate):
+    def _release(self, estimate, reused=0):
         # Never raises: the request's own outcome is what the caller sees.
         if len(self._warm) > 256:
             self._warm.clear()  # a server with a thread per request: those threads are gone
@@ -393,6 +447,7 @@ class MemoryGuard:
         try:
             with self._lock:
                 self._reserved = max(0.0, self._reserved - estimate)
+                self._promised = max(0, self._promised - reused)
                 self._inflight = max(0, self._inflight - 1)
                 idle = self._inflight == 0
             if idle and self.armed_limit is not None:
@@ -492,6 +547,41 @@ class MemoryGuard:
         import torch
         return torch.cuda.memory_reserved(self.device_index if self.device_index is not None else torch.cuda.current_device())
 
+
+class Allocator:
+    """glibc's malloc, where it is the allocator (through ctypes): the bytes it holds free, and giving them back to
+    the kernel (``malloc_trim``). Elsewhere (musl, not Linux) it does nothing."""
+
+    TRIM_FROM = 4 * 2**20  # free bytes below which a trim is not worth its page faults later
+
+    def __init__(self):
+        self._libc = None
+        try:
+            libc = ctypes.CDLL(None)
+            libc.malloc_trim.argtypes = [ctypes.c_size_t]
+            if hasattr(libc, "mallinfo2"):
+                libc.mallinfo2.restype = _MallInfo2
+                self._libc = libc
+        except (OSError, AttributeError):
+            self._libc = None
+
+    def free_bytes(self):
+        """Free bytes in the allocator's arenas (``mallinfo2().fordblks``), 0 where unknown."""
+        return self._libc.mallinfo2().fordblks if self._libc is not None else 0
+
+    def trim(self):
+        """Gives the free memory back when there is enough of it; True when it did."""
+        if self._libc is None or self.free_bytes() < self.TRIM_FROM:
+            return False
+        self._libc.malloc_trim(0)
+        return True
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+ALLOCATOR = Allocator()
 
 WATCH_INTERVAL = 0.25
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100

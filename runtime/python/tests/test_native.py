@@ -178,8 +178,8 @@ class NativeTest(unittest.TestCase):
         with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
             bg.every("ok", 0.02, lambda: runs.append(1))
             bg.every("bad", 0.02, lambda: 1 / 0)
-            time.sleep(0.3)
-        self.assertGreater(len(runs), 5)
+            time.sleep(0.6)
+        self.assertGreater(len(runs), 3)
         self.assertEqual(len([l for l in logs.output if "bad" in l]), 1)
         bg.cancel("ok")
         bg.cancel("bad")
