@@ -21,6 +21,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tarfile
@@ -35,6 +36,9 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 RUNTIME = os.environ.get("RESILIENT_ENDPOINT_RUNTIME_DIR") or os.path.join(ROOT, "runtime", "python")  # another tree's helper: what a change fixed
 MiB = 2**20
 CGROUP_ROOT = "/sys/fs/cgroup/memory"
+# The ledger's layout (runtime/python/resilient_endpoint_runtime/ledger.py HEADER, SLOT), read from outside the container.
+LEDGER_HEADER = struct.Struct("<8sqdqqqqd8x")
+LEDGER_SLOT = struct.Struct("<qqqqqqqdd8x")
 
 
 def cgroup_unavailable():
@@ -175,12 +179,11 @@ class Stack:
 
     def ledger_header(self):
         """The container's ledger header as its workers see it (None before a worker has made it)."""
-        sys.path.insert(0, RUNTIME)
-        from resilient_endpoint_runtime.ledger import HEADER
         for name in os.listdir(self.tmp):
             if name.endswith("-host.ledger"):
                 with open(os.path.join(self.tmp, name), "rb") as f:
-                    return HEADER.unpack(f.read(HEADER.size))
+                    raw = f.read(LEDGER_HEADER.size)
+                return LEDGER_HEADER.unpack(raw) if raw[:8] == b"RELEDG02" else None  # None: another helper's format
         return None
 
     def stop(self):
@@ -286,14 +289,14 @@ class GunicornStack(Stack):
 
     def loaded(self):
         """Workers that have loaded the model: their slots in the container's ledger (the guard registers at load)."""
-        sys.path.insert(0, RUNTIME)
-        from resilient_endpoint_runtime.ledger import HEADER, SLOT
         for name in os.listdir(self.tmp):
             if name.endswith("-host.ledger"):
                 with open(os.path.join(self.tmp, name), "rb") as f:
                     raw = f.read()
-                used = HEADER.unpack_from(raw, 0)[3]
-                return [s[0] for s in (SLOT.unpack_from(raw, HEADER.size + i * SLOT.size) for i in range(used)) if s[0]]
+                if raw[:8] != b"RELEDG02":
+                    return list(range(self.workers))  # another helper's format: trust the pings
+                used = LEDGER_HEADER.unpack_from(raw, 0)[3]
+                return [s[0] for s in (LEDGER_SLOT.unpack_from(raw, LEDGER_HEADER.size + i * LEDGER_SLOT.size) for i in range(used)) if s[0]]
         # No ledger (the guard off): count the workers that said they loaded.
         return re.findall(r"stage memory metrics off|memory guard off", open(self.gunicorn_log, errors="replace").read())[:self.workers] \
             if "RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES" not in self.env else []

@@ -20,6 +20,7 @@ log = logging.getLogger("resilient_endpoint_runtime")
 ENV_NAMESPACE = "RESILIENT_ENDPOINT_METRICS_NAMESPACE"
 ENV_ENDPOINT = "RESILIENT_ENDPOINT_NAME"
 ENV_VARIANT = "RESILIENT_ENDPOINT_VARIANT"
+ENV_STAGE_SECONDS = "RESILIENT_ENDPOINT_STAGE_METRICS_SECONDS"  # how often a worker sends its stage metrics (default 60, at least 1)
 MAX_DATUMS_PER_CALL = 1000  # PutMetricData accepts up to 1,000 metrics per request
 CONNECT_TIMEOUT = 2.0
 # Long on purpose, and off every request's path: a call not answered in 20 s is taken as not stored and its
@@ -88,17 +89,21 @@ class StageMemoryPublisher:
     Dimensions are exactly ``EndpointName`` (``$RESILIENT_ENDPOINT_NAME``), ``VariantName``
     (``$RESILIENT_ENDPOINT_VARIANT``) and ``Stage``, in the namespace ``$RESILIENT_ENDPOINT_METRICS_NAMESPACE``.
     Samples are kept per stage (the maximum, count, sum of each interval); :meth:`record` is all a request
-    pays (no AWS call, ever). The process's background thread flushes them every ``interval`` seconds in one
+    pays (no AWS call, ever). The process's background thread flushes them every ``interval`` seconds
+    (``$RESILIENT_ENDPOINT_STAGE_METRICS_SECONDS``, default 60) in one
     PutMetricData call of statistic sets, on the publisher's own courier thread; a failed call's statistics
     merge into the next one's. Errors are logged once per kind, never raised.
     """
 
-    def __init__(self, client=None, namespace=None, endpoint_name=None, variant_name=None, interval=60.0, clock=time.monotonic,
+    def __init__(self, client=None, namespace=None, endpoint_name=None, variant_name=None, interval=None, clock=time.monotonic,
                  background=True):
         self.namespace = namespace or os.environ.get(ENV_NAMESPACE)
         self.endpoint_name = endpoint_name or os.environ.get(ENV_ENDPOINT)
         self.variant_name = variant_name or os.environ.get(ENV_VARIANT)
         self._client = client
+        if interval is None:
+            raw = os.environ.get(ENV_STAGE_SECONDS, "")
+            interval = float(raw) if raw.replace(".", "", 1).isdigit() and float(raw) >= 1 else 60.0
         self.interval = interval
         self._clock = clock
         self._lock = threading.Lock()

@@ -405,6 +405,72 @@ class GuardMetricsTest(unittest.TestCase):
         self.assertEqual(sum(x[3] for x in p.pending), 2 * (PENDING_INTERVALS + 5))
         self.assertEqual(p.pending[0][1], 5.0)  # the merged interval: the highest pressure of those it took in
 
+    def test_a_late_answer_is_stored_once_and_the_sampling_never_waits_for_it(self):
+        # CloudWatch answering after 5 s: the old client's 2-s read timeout and its retries stored the interval twice
+        # (160 of 80), and its leader's sampling waited. The publisher hands the call over and returns; the interval is
+        # sent once, the next one with the next call.
+        class Slow:
+            def __init__(self):
+                self.calls = []
+
+            def put_metric_data(self, **kw):
+                time.sleep(1.0)
+                self.calls.append(kw)
+
+        client = Slow()
+        clock = [WALL]
+        p = GuardMetricsPublisher(client=client, namespace="N", endpoint_name="e", variant_name="v", wall=lambda: clock[0])
+        started = time.monotonic()
+        first = p.publish(50, 1, 2)
+        clock[0] += 10
+        self.assertIsNone(p.publish(60, 0, 1))  # the courier is busy: kept, not sent a second time meanwhile
+        self.assertLess(time.monotonic() - started, 0.5)
+        self.assertTrue(first.result(5))
+        self.assertTrue(p.send().result(5))
+        sums = [[d["StatisticValues"]["Sum"] for d in call["MetricData"]] for call in client.calls]
+        self.assertEqual(sums, [[50.0, 1.0, 2.0], [60.0, 0.0, 1.0]])
+        self.assertEqual(p.pending, [])
+
+    def test_no_answer_within_the_read_timeout_is_kept_and_sent_again_once(self):
+        class Hanging:
+            def __init__(self):
+                self.calls = 0
+                self.stored = []
+
+            def put_metric_data(self, **kw):
+                self.calls += 1
+                if self.calls == 1:
+                    time.sleep(0.2)
+                    raise botocore_exceptions.ReadTimeoutError(endpoint_url="http://127.0.0.1:1/")
+                self.stored.append(kw)
+
+        client = Hanging()
+        p = GuardMetricsPublisher(client=client, namespace="N", endpoint_name="e", variant_name="v", wall=lambda: WALL)
+        with self.assertLogs("resilient_endpoint_runtime", "WARNING") as logs:
+            self.assertFalse(p.publish(70, 3, 4).result(5))
+        self.assertIn("ReadTimeoutError", logs.output[0])
+        self.assertTrue(p.publish(10, 0, 1).result(5))
+        self.assertEqual([[d["StatisticValues"]["Sum"] for d in c["MetricData"]] for c in client.stored], [[70.0, 3.0, 4.0, 10.0, 0.0, 1.0]])
+
+    def test_the_background_client_reads_patiently_connects_fast_and_never_retries(self):
+        from resilient_endpoint_runtime.metrics import READ_TIMEOUT, cloudwatch_client
+        os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
+        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
+        saved = {k: os.environ.get(k) for k in ("AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_CLOUDWATCH")}
+        os.environ.update(AWS_DEFAULT_REGION="eu-west-1", AWS_ENDPOINT_URL_CLOUDWATCH="http://127.0.0.1:9/")
+        try:
+            c = cloudwatch_client()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        self.assertEqual((c.meta.config.connect_timeout, c.meta.config.read_timeout), (2.0, READ_TIMEOUT))
+        self.assertGreaterEqual(READ_TIMEOUT, 20.0)  # an answer 5 s late is awaited, not sent again
+        self.assertEqual(c.meta.config.retries["total_max_attempts"], 1)
+        self.assertEqual((c.meta.region_name, c.meta.endpoint_url), ("eu-west-1", "http://127.0.0.1:9/"))
+
     def test_a_connection_error_of_the_real_client_is_logged_not_raised(self):
         class Broken:
             def put_metric_data(self, **kw):
