@@ -58,6 +58,7 @@ test('a compliant endpoint passes every rule', () => {
     ['RE-Drift', RuleLevel.WARNING],
     ['RE-Budget', RuleLevel.WARNING],
     ['RE-GpuPlacement', RuleLevel.WARNING],
+    ['RE-GuardBudget', RuleLevel.ERROR],
   ]);
 });
 
@@ -79,6 +80,7 @@ test('what each rule checks, as RULES tells a user who lists them', () => {
     'RE-Drift': "A drift monitor (the library's drift function or a Model Monitor schedule) reads the endpoint's data capture",
     'RE-Budget': "A monthly AWS Budgets alarm covers the endpoint's cost",
     'RE-GpuPlacement': 'On a multi-GPU type, each worker is placed on its own GPU by model_fn(model_dir, context)',
+    'RE-GuardBudget': "The container's guard budget is at least the smallest the guard serves for its workers (from the memory profile)",
   });
 });
 
@@ -271,6 +273,45 @@ test("RE-ProfiledMemory: the profiled P99.9 request on top of the loaded model w
       }),
     ),
   ).toEqual([]);
+});
+
+test("RE-GuardBudget: the container's budget against 1.25 × (workers × the warm baseline + the P99.9 request), naming what works", () => {
+  const check = rule('RE-GuardBudget');
+  const MIB = 2 ** 20;
+  const host = (budget: number, workers: number, extra: Record<string, string> = {}) =>
+    check(
+      compliant({
+        variants: [
+          variant({
+            environment: {
+              RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES: String(budget),
+              RESILIENT_ENDPOINT_PROFILE_BASELINE_BYTES: String(280 * MIB),
+              RESILIENT_ENDPOINT_PROFILE_P999: JSON.stringify({ size: 1024, bytes: 24 * MIB }),
+              SAGEMAKER_MODEL_SERVER_WORKERS: String(workers),
+              ...extra,
+            },
+          }),
+        ],
+      }),
+    );
+  // 4 workers: 1.25 × (4 × 280 + 24) = 1430 MiB, exactly
+  expect(host(1430 * MIB, 4)).toEqual([]);
+  expect(host(1430 * MIB - 1, 4)).toEqual([
+    "Primary: the container's guard budget is 1430 MiB; 4 workers need at least 1430 MiB (1.25 × (4 × the profile's warm baseline of 280 MiB + its P99.9 request of 24 MiB)), an instance with 2 GiB of memory at 90 %",
+  ]);
+  expect(host(380 * MIB, 1)).toEqual([]); // 1.25 × 304
+  expect(host(379 * MIB, 1)[0]).toMatch(/^Primary: the container's guard budget is 379 MiB; 1 worker need at least 380 MiB .* an instance with 1 GiB of memory at 90 %$/);
+  expect(host(8000 * MIB, 24, { RESILIENT_ENDPOINT_CONTAINER_BUDGET_PERCENT: '60' })[0]).toMatch(/an instance with 14 GiB of memory at 60 %$/);
+  // Not applicable: no profile, a GPU profile (RE-ProfiledMemory's), no budget, no worker count, an unreadable P99.9
+  for (const extra of [
+    { RESILIENT_ENDPOINT_PROFILE_DEVICE: 'cuda' },
+    { RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES: '' },
+    { SAGEMAKER_MODEL_SERVER_WORKERS: '' },
+    { RESILIENT_ENDPOINT_PROFILE_P999: 'not json' },
+    { RESILIENT_ENDPOINT_PROFILE_BASELINE_BYTES: '' },
+  ])
+    expect([extra, host(10 * MIB, 4, extra)]).toEqual([extra, []]);
+  expect(check(compliant())).toEqual([]);
 });
 
 test('RE-GpuPlacement: a warning on every variant of a multi-GPU type, naming model_fn(model_dir, context)', () => {

@@ -220,6 +220,19 @@ const failing: Record<string, EndpointFacts> = {
     },
   }),
   'RE-GpuPlacement': primary({ instanceType: 'ml.g5.12xlarge' }),
+  // Two workers whose own budget holds the P99.9 request (RE-ProfiledMemory passes), in a container budget below
+  // 1.25 × (2 × 1 GiB + 100 MiB) = 2685 MiB.
+  'RE-GuardBudget': primary({
+    environment: {
+      ...good.variants[0].environment,
+      SAGEMAKER_MODEL_SERVER_WORKERS: '2',
+      RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES: String(2400 * 2 ** 20),
+      RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES: String(1200 * 2 ** 20),
+      RESILIENT_ENDPOINT_PROFILE_BASELINE_BYTES: String(1024 * 2 ** 20),
+      RESILIENT_ENDPOINT_PROFILE_P999: JSON.stringify({ size: 1024, bytes: 100 * 2 ** 20 }),
+      RESILIENT_ENDPOINT_PROFILE_DEVICE: 'cpu',
+    },
+  }),
 };
 
 /** What each rule says about its failing case: the variant or setting at fault, with the value found. */
@@ -241,6 +254,8 @@ const messages: Record<string, RegExp> = {
   'RE-ProfiledMemory':
     /^Primary: the profiled P99\.9 request \(size 2801\) needs 135 MiB on top of the loaded model's 3072 MiB, more than a worker's budget of 3174 MiB$/,
   'RE-GpuPlacement': /^Primary: ml\.g5\.12xlarge has 4 GPUs; workers find theirs only through model_fn\(model_dir, context\)$/,
+  'RE-GuardBudget':
+    /^Primary: the container's guard budget is 2400 MiB; 2 workers need at least 2685 MiB \(1\.25 × \(2 × the profile's warm baseline of 1024 MiB \+ its P99\.9 request of 100 MiB\)\), an instance with 3 GiB of memory at 90 %$/,
 };
 
 /** A fix names something to change in this library (a prop, a construct) or a concrete instance type. */
@@ -384,6 +399,7 @@ describe("the plugin's report, as cdk synth receives it", () => {
       'RE-Drift',
       'RE-Budget',
       'RE-GpuPlacement',
+      'RE-GuardBudget',
     ]);
     const app = new App();
     legacy(new Stack(app, 'Legacy'));

@@ -186,12 +186,26 @@ class Stack:
                 return LEDGER_HEADER.unpack(raw) if raw[:8] == b"RELEDG02" else None  # None: another helper's format
         return None
 
+    def cpu_seconds(self):
+        """CPU seconds (user + system) of the processes in the container now (a worker that died took its own with it)."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for pid in self.cgroup.read("cgroup.procs").split():
+            try:
+                with open("/proc/%s/stat" % pid, "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+            except (OSError, ValueError, IndexError):
+                continue
+        return total / ticks
+
     def stop(self):
+        self.cpu = self.cpu_seconds()
         deaths, log = self.shutdown()
         kills = self.cgroup.oom_kills()
         peak = int(self.cgroup.read("memory.max_usage_in_bytes"))
         self.cgroup.remove()
-        return {"oomKills": kills, "deaths": deaths, "peak": peak, "log": log}
+        return {"oomKills": kills, "deaths": deaths, "peak": peak, "log": log, "cpu": self.cpu}
 
     def __enter__(self):
         return self
@@ -474,15 +488,19 @@ def tally(answers):
     return counts
 
 
+SMALLEST_MARGIN = 1.25  # the goals hold from 0.8 × the documented smallest budget up
+
+
 def smallest_budget(example, workers, profile=None):
-    """The documented smallest container memory for ``workers`` workers of ``example`` (bytes): what
-    ``RE-ProfiledMemory`` (lib/checks/rules/profiled-memory.ts) computes from the same profile."""
+    """The documented smallest guard budget (bytes) for ``workers`` workers of ``example``: 1.25 × (workers × the profile's
+    warm baseline + its P99.9 request as the caps admit it) — what ``RE-GuardBudget`` (lib/checks/rules/guard-budget.ts)
+    computes from the same profile. The instance (container) memory it needs is this ÷ 0.9 (the default budget percent)."""
     p = profile or profile_of(example)
     cap = int(CAPS[example][0])
     c = p["curve"]
     size = min(p["percentiles"]["p999"]["size"], cap)
     p999 = round(c["a"] + c["b"] * size + c["c"] * size * size)
-    return math.ceil(workers * (p["baselineBytes"] + p999) / 0.9)
+    return math.ceil(SMALLEST_MARGIN * (workers * p["baselineBytes"] + p999))
 
 
 def cleanup(directory):

@@ -36,15 +36,25 @@ def gevent_patched():
         return False
 
 
+_originals = {}
+
+
 def original(module, name):
-    """The unpatched ``module.name`` (gevent's saved original when it patched it)."""
-    monkey = sys.modules.get("gevent.monkey")
-    if monkey is not None:
-        try:
-            return monkey.get_original(module, name)
-        except Exception:  # noqa: BLE001 - fall back to the module's own attribute
-            pass
-    return getattr(__import__(module), name)
+    """The unpatched ``module.name`` (gevent's saved original when it patched it). Kept once found: before gevent
+    patches, the module's own attribute is the original; after, gevent saved it."""
+    key = (module, name)
+    found = _originals.get(key)
+    if found is None:
+        monkey = sys.modules.get("gevent.monkey")
+        if monkey is not None:
+            try:
+                found = monkey.get_original(module, name)
+            except Exception:  # noqa: BLE001 - fall back to the module's own attribute
+                found = None
+        if found is None:
+            found = getattr(__import__(module), name)
+        _originals[key] = found
+    return found
 
 
 def allocate_lock():

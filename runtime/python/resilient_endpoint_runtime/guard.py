@@ -505,8 +505,7 @@ class MemoryGuard:
                 limit = min(limit, self._soft)
             resource.setrlimit(resource.RLIMIT_DATA, (int(limit), hard))
             self.armed_limit = int(limit)
-            tid = _native.native_id()
-            self._armed = (tid, time.monotonic(), _thread_times(tid))
+            self._armed = (_native.native_id(), time.monotonic(), None)  # the watch takes its first look itself: no /proc read here
 
     def _disarm(self):
         with self._rl:
@@ -526,7 +525,12 @@ class MemoryGuard:
         tid, at, before = armed
         now = time.monotonic()
         after = _thread_times(tid)
-        if before is None or after is None:
+        if after is None:
+            return
+        if before is None:
+            with self._rl:
+                if self._armed is armed:
+                    self._armed = (tid, now, after)
             return
         user, system = after[0] - before[0], after[1] - before[1]
         if system + user < SPIN_TICKS:
