@@ -211,7 +211,7 @@ class Stack:
         return self
 
     def __exit__(self, *exc):
-        if self.cgroup is not None and os.path.isdir(self.cgroup.path):
+        if os.path.isdir(self.cgroup.path):
             self.stop()
 
 

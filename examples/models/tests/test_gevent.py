@@ -134,5 +134,22 @@ class GeventWorkerTest(unittest.TestCase):
         self.assertTrue(armed, "RLIMIT_DATA never armed during the request")
 
 
+@unittest.skipIf(WHY_NOT, "SKIPPED: the gevent worker under a memory limit — %s" % WHY_NOT)
+@unittest.skipUnless(SKLEARN, "scikit-learn not installed: the gevent worker test is skipped " + INSTALL)
+class FarBelowTheSmallestBudgetTest(unittest.TestCase):
+    def test_the_guard_never_refuses_everything_for_ever(self):
+        # Four workers in 330 MiB, a fifth of the smallest budget: their own memory fills the guard's budget. The guard
+        # refused 599 of 600 requests and all 20 of the probe after them, where the unguarded server lost one worker to
+        # the OOM killer and answered the rest. Below the smallest budget it may refuse more; never everything.
+        limit = 330 * stacks.MiB
+        with stacks.GunicornStack("clustering", 4, limit, stacks.construct_environment("clustering", limit, 4)) as s:
+            answers = stacks.run_load(s, stacks.incident_requests("clustering", 300, seed=7), 8)
+            probe = stacks.probe(s)
+            result = s.stop()
+        t = stacks.tally(answers)
+        self.assertEqual(probe, 20, (t, result["oomKills"]))
+        self.assertGreaterEqual(t["ok"], 0.9 * len(answers), t)
+
+
 if __name__ == "__main__":
     unittest.main()
