@@ -25,7 +25,7 @@ export const GuardBudget: IReadinessRule = {
   id: 'RE-GuardBudget',
   level: RuleLevel.ERROR,
   what: "The container's guard budget is at least the smallest the guard serves for its workers (from the memory profile)",
-  why: 'Below it the workers\' own memory fills the budget: the guard refuses requests a container of that size could answer (measured: up to half of them) and the OOM killer is one large request away.',
+  why: "Below it the workers' own memory fills the budget: the guard refuses requests a container of that size could answer (measured: up to half of them) and the OOM killer is one large request away.",
   fix: 'Use fewer workers (modelServer.workers), a larger instance type (the message names the memory that works), or a smaller model.guardBudgetPercent only with a larger instance.',
   check: e =>
     e.variants.flatMap(v => {
