@@ -113,7 +113,7 @@ def main():
     try:
         base = os.path.join(work, "python")
         shutil.copytree(ROOT, base, ignore=shutil.ignore_patterns("__pycache__"))
-        if not run_suite(base):
+        if not run_suite(base) and not run_suite(base):  # once more: a busy host can trip a timing assertion
             os.environ["MUTATE_VERBOSE"] = "1"
             run_suite(base)
             print("the suite fails without mutants: fix it first")

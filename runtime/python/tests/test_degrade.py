@@ -296,7 +296,7 @@ class TimingTest(unittest.TestCase):
         started = time.monotonic()
         self.assertEqual(d.get(), 0)  # never waits: the read runs in the background
         wait_for(lambda: d.get() == 2, 4.0)
-        self.assertLess(time.monotonic() - started, 1.5 + 1.0 + 0.5)  # the client's making, then at most the deadline
+        self.assertLess(time.monotonic() - started, 1.5 + 1.0 + 1.5)  # the client's making, then at most the deadline (a busy host's slack)
         self.assertEqual((d._failures, d.reads), (0, 1))
 
     def test_a_backward_step_of_the_wall_clock_does_not_freeze_the_level(self):

@@ -298,7 +298,7 @@ class BackstopWatchTest(unittest.TestCase):
         self.assertNotIn("hung", r)
         self.assertEqual(r["cpuLifts"], 0)  # computing is not spinning
         self.assertEqual(r["blasLifts"], 1)
-        self.assertLess(r["blasSeconds"], 3.0)
+        self.assertLess(r["blasSeconds"], 10.0)  # seen within a second or two; hung for ever without the watch
         self.assertIn("the backstop's limit was lifted", out.stderr)
 
 

@@ -102,7 +102,7 @@ class StageMemoryPublisherTest(unittest.TestCase):
         for i in range(100):
             p.record("inference", 61)
         p.flush()  # the courier is busy: kept for the next flush
-        self.assertLess(time_now() - started, 0.2)
+        self.assertLess(time_now() - started, 0.5)  # the call takes a second: nobody waited for it
         wait_for(lambda: len(self.cw.calls) == 1 and not p.courier.busy, 3)
         self.assertTrue(p.flush(wait=3))
         self.assertEqual(self.cw.calls[1][1][0]["StatisticValues"]["SampleCount"], 100)

@@ -72,9 +72,9 @@ led.publish_every = 0.3
 led.publisher = GuardMetricsPublisher(client=cw, namespace="N", endpoint_name="e", variant_name="v")
 led.start()
 gevent.sleep(0.05)
-started, _ = compute(1.5)
-out["samples"] = len([t for t in box.at if started < t < started + 1.5])
-out["publishes"] = len([t for t in cw.at if started < t < started + 1.5])
+started, _ = compute(2.0)
+out["samples"] = len([t for t in box.at if started < t < started + 2.0])
+out["publishes"] = len([t for t in cw.at if started < t < started + 2.0])
 led.stop()
 
 # The degrade level's refresh, started by a request's read, completes while that request computes.
@@ -111,14 +111,14 @@ class UnderGeventTest(unittest.TestCase):
         cls.out = json.loads(r.stdout.strip().splitlines()[-1])
 
     def test_the_ledgers_sampling_goes_on_while_a_request_computes(self):
-        self.assertGreaterEqual(self.out["samples"], 4, self.out)  # 0.25-s samples over 1.5 s (a greenlet: none)
+        self.assertGreaterEqual(self.out["samples"], 3, self.out)  # 0.25-s samples over 2 s: 8 on an idle host (a greenlet: none)
 
     def test_the_guards_metrics_are_handed_over_while_a_request_computes(self):
         self.assertGreaterEqual(self.out["publishes"], 2, self.out)  # every 0.3 s here (10 s in a container)
 
     def test_the_level_read_started_by_a_request_arrives_while_it_computes(self):
         self.assertIsNotNone(self.out["levelSeenAfter"], self.out)
-        self.assertLess(self.out["levelSeenAfter"], 0.5, self.out)
+        self.assertLess(self.out["levelSeenAfter"], 1.0, self.out)  # a greenlet: never, while it computes
 
     def test_the_backstop_arms_for_a_new_greenlet_on_an_os_thread_that_has_run_a_request(self):
         self.assertTrue(self.out["armedOnAWarmThread"], self.out)
