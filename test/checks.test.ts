@@ -9,6 +9,7 @@ import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import {
   ContainerImage,
   EndpointFacts,
+  MemoryProfile,
   ProductionReadinessChecks,
   ResilientEndpoint,
   ResilientEndpointFleet,
@@ -121,6 +122,28 @@ describe('rule pack', () => {
     });
     const f = ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).filter(x => x.ruleId === 'RE-WorkerMemory');
     expect(f[0].message).toMatch(/Primary: 8 workers × 4\.0 GiB > 80 % of 16 GiB/);
+  });
+
+  test('guard-budget rule: a profiled model whose workers fill the guard budget is an error naming the memory that works', () => {
+    // The recommender's profile (a 283-MiB warm baseline) with 24 workers on ml.m5.large (8 GiB; a 7.2-GiB budget):
+    // 1.25 × (24 × 283 MiB + its 22-MiB P99.9 request) is 8.3 GiB. Each worker's 307 MiB still holds one request.
+    const profile = MemoryProfile.fromFile(path.join(__dirname, '..', 'examples', 'models', 'recommender', 'memory-profile.json'));
+    const at = (instanceType: SageMakerInstanceType, workers: number) => {
+      const stack = new Stack();
+      new ResilientEndpoint(stack, 'E', {
+        model: { image, memoryProfile: profile, environment: { MAX_SEQ_LEN: '1024' } },
+        instanceType,
+        modelServer: { workers },
+      });
+      return ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).filter(f => f.ruleId === 'RE-GuardBudget');
+    };
+    const [f] = at(SageMakerInstanceType.ML_M5_LARGE, 24);
+    expect(f.level).toBe(RuleLevel.ERROR);
+    expect(f.message).toMatch(
+      /^Primary: the container's guard budget is 7373 MiB; 24 workers need at least 8\d{3} MiB \(1\.25 × \(24 × the profile's warm baseline of 283 MiB \+ its P99\.9 request of 22 MiB\)\), an instance with 10 GiB of memory at 90 %\. Why: /,
+    );
+    expect(at(SageMakerInstanceType.ML_M5_LARGE, 20)).toEqual([]); // 1.25 × (20 × 283 + 22) = 7100 MiB
+    expect(at(SageMakerInstanceType.ML_M5_XLARGE, 24)).toEqual([]);
   });
 
   test('every rule has id, level, why and fix; each rule fires on the bad stack or a targeted one', () => {
