@@ -622,7 +622,8 @@ class InstanceLedger:
             if self._last_publish is None:
                 self._last_publish = now
             elif now - self._last_publish >= self.publish_every:
-                self._last_publish = now
+                # On a fixed cadence: a publish that came late (a C call holding the interpreter's lock) does not push the next ones.
+                self._last_publish = max(self._last_publish + self.publish_every, now - self.publish_every)
                 self.publish()
 
     def drain(self):
