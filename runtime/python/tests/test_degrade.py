@@ -264,6 +264,9 @@ class DegradeLevelTest(unittest.TestCase):
         entered.wait(5)
         results += [d.get() for _ in range(100)]  # while the refresh is in flight
         elapsed = time.perf_counter() - started
+        t = time.perf_counter()
+        d.refresh()  # a second refresh while one is in flight: returns at once, never queues behind it
+        self.assertLess(time.perf_counter() - t, 0.5)
         release.set()
         wait_for(lambda: d.get() == 2)
         self.assertEqual(set(results), {0})
