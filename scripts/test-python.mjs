@@ -28,14 +28,25 @@ function suite(py, dir) {
 }
 
 // `runtime`: the helper's suite (reads only runtime/python); `models`: the example models' suites, which
-// unpack dist/models/*/model.tar.gz (built by `npm run bundle`). Without an argument, both.
+// unpack dist/models/*/model.tar.gz (built by `npm run bundle`). Without an argument, both. `guard-budget`:
+// scripts/guard-budget.py with the framework interpreter (`npm run guard:budget -- --help`).
 const part = process.argv[2];
+if (part === 'guard-budget') {
+  if (!framework) {
+    console.error(skippedMessage());
+    process.exit(1);
+  }
+  const r = spawnSync(framework, ['scripts/guard-budget.py', ...process.argv.slice(3)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
 if (part && !['runtime', 'models'].includes(part)) {
-  console.error(`usage: node scripts/test-python.mjs [runtime|models]  (got ${part})`);
+  console.error(`usage: node scripts/test-python.mjs [runtime|models|guard-budget]  (got ${part})`);
   process.exit(2);
 }
-const skipped = () =>
-  `SKIPPED: the framework tests (real torch and scikit-learn) — no interpreter imports them (tried ${candidates.join(', ')}). Install: ${INSTALL}`;
+function skippedMessage() {
+  return `SKIPPED: the framework tests (real torch and scikit-learn) — no interpreter imports them (tried ${candidates.join(', ')}). Install: ${INSTALL}`;
+}
+const skipped = skippedMessage;
 const withFrameworks = () => `${framework} (torch ${versions.replace(' ', ', scikit-learn ')})`;
 
 /** The interpreter a command runs (its real path), so that one interpreter is not tested twice under two names. */

@@ -2,8 +2,11 @@
 // passes every rule, and each way of breaking a rule gives its exact finding, at and around the
 // rule's bounds. test/checks.test.ts runs the pack on synthesized stacks through `cdk synth`.
 import * as fs from 'fs';
+import { spawnSync } from 'child_process';
 import * as path from 'path';
 import { checkTemplate, EndpointFacts, ProductionReadinessChecks, RuleLevel, VariantFacts } from '../lib/checks';
+import { MemoryProfile } from '../lib/memory-profile';
+import { admittedP999 } from '../lib/private/models';
 
 const GIB = 1024 ** 3;
 const variant = (over: Partial<VariantFacts> = {}): VariantFacts => ({
@@ -58,6 +61,7 @@ test('a compliant endpoint passes every rule', () => {
     ['RE-Drift', RuleLevel.WARNING],
     ['RE-Budget', RuleLevel.WARNING],
     ['RE-GpuPlacement', RuleLevel.WARNING],
+    ['RE-GuardBudget', RuleLevel.ERROR],
   ]);
 });
 
@@ -79,6 +83,7 @@ test('what each rule checks, as RULES tells a user who lists them', () => {
     'RE-Drift': "A drift monitor (the library's drift function or a Model Monitor schedule) reads the endpoint's data capture",
     'RE-Budget': "A monthly AWS Budgets alarm covers the endpoint's cost",
     'RE-GpuPlacement': 'On a multi-GPU type, each worker is placed on its own GPU by model_fn(model_dir, context)',
+    'RE-GuardBudget': "The container's guard budget is at least the smallest the guard serves for its workers (from the memory profile)",
   });
 });
 
@@ -277,6 +282,87 @@ test("RE-ProfiledMemory: the profiled P99.9 request on top of the loaded model w
       }),
     ),
   ).toEqual([]);
+});
+
+test("RE-GuardBudget: the container's budget against 1.25 × (workers × the warm baseline + the P99.9 request), naming what works", () => {
+  const check = rule('RE-GuardBudget');
+  const MIB = 2 ** 20;
+  const host = (budget: number, workers: number, extra: Record<string, string> = {}) =>
+    check(
+      compliant({
+        variants: [
+          variant({
+            environment: {
+              RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES: String(budget),
+              RESILIENT_ENDPOINT_PROFILE_BASELINE_BYTES: String(280 * MIB),
+              RESILIENT_ENDPOINT_PROFILE_P999: JSON.stringify({ size: 1024, bytes: 24 * MIB }),
+              SAGEMAKER_MODEL_SERVER_WORKERS: String(workers),
+              ...extra,
+            },
+          }),
+        ],
+      }),
+    );
+  // 4 workers: 1.25 × (4 × 280 + 24) = 1430 MiB, exactly
+  expect(host(1430 * MIB, 4)).toEqual([]);
+  expect(host(1430 * MIB - 1, 4)).toEqual([
+    "Primary: the container's guard budget is 1430 MiB; 4 workers need at least 1430 MiB (1.25 × (4 × the profile's warm baseline of 280 MiB + its P99.9 request of 24 MiB)), an instance with 2 GiB of memory at 90 %",
+  ]);
+  expect(host(380 * MIB, 1)).toEqual([]); // 1.25 × 304
+  expect(host(379 * MIB, 1)[0]).toMatch(
+    /^Primary: the container's guard budget is 379 MiB; 1 worker need at least 380 MiB .* an instance with 1 GiB of memory at 90 %$/,
+  );
+  expect(host(8000 * MIB, 24, { RESILIENT_ENDPOINT_CONTAINER_BUDGET_PERCENT: '60' })[0]).toMatch(/an instance with 14 GiB of memory at 60 %$/);
+  // Not applicable: no profile, a GPU profile (RE-ProfiledMemory's), no budget, no worker count, an unreadable P99.9
+  for (const extra of <Record<string, string>[]>[
+    { RESILIENT_ENDPOINT_PROFILE_DEVICE: 'cuda' },
+    { RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES: '' },
+    { SAGEMAKER_MODEL_SERVER_WORKERS: '' },
+    { RESILIENT_ENDPOINT_PROFILE_P999: 'not json' },
+    { RESILIENT_ENDPOINT_PROFILE_BASELINE_BYTES: '' },
+  ])
+    expect([extra, host(10 * MIB, 4, extra)]).toEqual([extra, []]);
+  expect(check(compliant())).toEqual([]);
+});
+
+test('RE-GuardBudget uses the figure scripts/guard-budget.py measures: the same smallest budget for each example and worker count', () => {
+  const check = rule('RE-GuardBudget');
+  const py = spawnSync(
+    'python3',
+    [
+      '-c',
+      'import json, sys; sys.path.insert(0, "examples/models/tests"); import stacks; ' +
+        'print(json.dumps({ex: [stacks.smallest_budget(ex, n) for n in (1, 2, 4)] for ex in ("recommender", "clustering")}))',
+    ],
+    { cwd: path.join(__dirname, '..'), encoding: 'utf8' },
+  );
+  expect(py.stderr).toBe('');
+  const measured = JSON.parse(py.stdout) as Record<string, number[]>;
+  const caps: Record<string, string> = { recommender: '1024', clustering: '200000' }; // lib/examples' MAX_SEQ_LEN
+  for (const example of ['recommender', 'clustering']) {
+    const profile = MemoryProfile.fromFile(path.join(__dirname, '..', 'examples', 'models', example, 'memory-profile.json'));
+    const p999 = admittedP999(profile, { image: undefined as never, environment: { MAX_SEQ_LEN: caps[example] } });
+    [1, 2, 4].forEach((workers, i) => {
+      const at = (budget: number) =>
+        check(
+          compliant({
+            variants: [
+              variant({
+                environment: {
+                  RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES: String(budget),
+                  RESILIENT_ENDPOINT_PROFILE_BASELINE_BYTES: String(profile.baselineBytes),
+                  RESILIENT_ENDPOINT_PROFILE_P999: JSON.stringify(p999),
+                  SAGEMAKER_MODEL_SERVER_WORKERS: String(workers),
+                },
+              }),
+            ],
+          }),
+        );
+      const smallest = measured[example][i];
+      expect([example, workers, at(smallest)]).toEqual([example, workers, []]);
+      expect([example, workers, at(smallest - 1).length]).toEqual([example, workers, 1]);
+    });
+  }
 });
 
 test('RE-GpuPlacement: a warning on every variant of a multi-GPU type, naming model_fn(model_dir, context)', () => {

@@ -9,6 +9,7 @@ import * as sagemaker from 'aws-cdk-lib/aws-sagemaker';
 import {
   ContainerImage,
   EndpointFacts,
+  MemoryProfile,
   ProductionReadinessChecks,
   ResilientEndpoint,
   ResilientEndpointFleet,
@@ -123,6 +124,28 @@ describe('rule pack', () => {
     expect(f[0].message).toMatch(/Primary: 8 workers × 4\.0 GiB > 80 % of 16 GiB/);
   });
 
+  test('guard-budget rule: a profiled model whose workers fill the guard budget is an error naming the memory that works', () => {
+    // The recommender's profile (a 283-MiB warm baseline) with 24 workers on ml.m5.large (8 GiB; a 7.2-GiB budget):
+    // 1.25 × (24 × 283 MiB + its 22-MiB P99.9 request) is 8.3 GiB. Each worker's 307 MiB still holds one request.
+    const profile = MemoryProfile.fromFile(path.join(__dirname, '..', 'examples', 'models', 'recommender', 'memory-profile.json'));
+    const at = (instanceType: SageMakerInstanceType, workers: number) => {
+      const stack = new Stack();
+      new ResilientEndpoint(stack, 'E', {
+        model: { image, memoryProfile: profile, environment: { MAX_SEQ_LEN: '1024' } },
+        instanceType,
+        modelServer: { workers },
+      });
+      return ProductionReadinessChecks.checkTemplate(Template.fromStack(stack).toJSON()).filter(f => f.ruleId === 'RE-GuardBudget');
+    };
+    const [f] = at(SageMakerInstanceType.ML_M5_LARGE, 24);
+    expect(f.level).toBe(RuleLevel.ERROR);
+    expect(f.message).toMatch(
+      /^Primary: the container's guard budget is 7373 MiB; 24 workers need at least 8\d{3} MiB \(1\.25 × \(24 × the profile's warm baseline of 283 MiB \+ its P99\.9 request of 22 MiB\)\), an instance with 10 GiB of memory at 90 %\. Why: /,
+    );
+    expect(at(SageMakerInstanceType.ML_M5_LARGE, 20)).toEqual([]); // 1.25 × (20 × 283 + 22) = 7100 MiB
+    expect(at(SageMakerInstanceType.ML_M5_XLARGE, 24)).toEqual([]);
+  });
+
   test('every rule has id, level, why and fix; each rule fires on the bad stack or a targeted one', () => {
     for (const r of ProductionReadinessChecks.RULES) expect(r.id).toMatch(/^RE-[A-Za-z]+$/);
   });
@@ -220,6 +243,19 @@ const failing: Record<string, EndpointFacts> = {
     },
   }),
   'RE-GpuPlacement': primary({ instanceType: 'ml.g5.12xlarge' }),
+  // Two workers whose own budget holds the P99.9 request (RE-ProfiledMemory passes), in a container budget below
+  // 1.25 × (2 × 1 GiB + 100 MiB) = 2685 MiB.
+  'RE-GuardBudget': primary({
+    environment: {
+      ...good.variants[0].environment,
+      SAGEMAKER_MODEL_SERVER_WORKERS: '2',
+      RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES: String(2400 * 2 ** 20),
+      RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES: String(1200 * 2 ** 20),
+      RESILIENT_ENDPOINT_PROFILE_BASELINE_BYTES: String(1024 * 2 ** 20),
+      RESILIENT_ENDPOINT_PROFILE_P999: JSON.stringify({ size: 1024, bytes: 100 * 2 ** 20 }),
+      RESILIENT_ENDPOINT_PROFILE_DEVICE: 'cpu',
+    },
+  }),
 };
 
 /** What each rule says about its failing case: the variant or setting at fault, with the value found. */
@@ -241,6 +277,8 @@ const messages: Record<string, RegExp> = {
   'RE-ProfiledMemory':
     /^Primary: the profiled P99\.9 request \(size 2801\) needs 135 MiB on top of the loaded model's 3072 MiB, more than a worker's budget of 3174 MiB$/,
   'RE-GpuPlacement': /^Primary: ml\.g5\.12xlarge has 4 GPUs; workers find theirs only through model_fn\(model_dir, context\)$/,
+  'RE-GuardBudget':
+    /^Primary: the container's guard budget is 2400 MiB; 2 workers need at least 2685 MiB \(1\.25 × \(2 × the profile's warm baseline of 1024 MiB \+ its P99\.9 request of 100 MiB\)\), an instance with 3 GiB of memory at 90 %$/,
 };
 
 /** A fix names something to change in this library (a prop, a construct) or a concrete instance type. */
@@ -384,6 +422,7 @@ describe("the plugin's report, as cdk synth receives it", () => {
       'RE-Drift',
       'RE-Budget',
       'RE-GpuPlacement',
+      'RE-GuardBudget',
     ]);
     const app = new App();
     legacy(new Stack(app, 'Legacy'));

@@ -21,6 +21,7 @@ import { DataCapture } from './rules/data-capture';
 import { DeploymentGuardrails } from './rules/deployment-guardrails';
 import { Drift } from './rules/drift';
 import { GpuPlacement } from './rules/gpu-placement';
+import { GuardBudget } from './rules/guard-budget';
 import { MemoryAlarm } from './rules/memory-alarm';
 import { MultiInstance } from './rules/multi-instance';
 import { Network } from './rules/network';
@@ -53,6 +54,7 @@ export const READINESS_RULES: IReadinessRule[] = [
   Drift,
   Budget,
   GpuPlacement,
+  GuardBudget,
 ];
 
 /** One finding. */

@@ -28,7 +28,7 @@ import types
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNTIME = os.path.normpath(os.path.join(HERE, "..", "..", "..", "runtime", "python"))
+RUNTIME = os.environ.get("RESILIENT_ENDPOINT_RUNTIME_DIR") or os.path.normpath(os.path.join(HERE, "..", "..", "..", "runtime", "python"))
 if RUNTIME not in sys.path:
     sys.path.insert(0, RUNTIME)
 

@@ -14,133 +14,36 @@ import json
 import os
 import random
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 import unittest
-import urllib.error
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 RUNTIME = os.path.join(ROOT, "runtime", "python")
 sys.path.insert(0, HERE)
 
-from test_serving import SKLEARN, TORCH, INSTALL, model_dir  # noqa: E402
+from test_serving import SKLEARN, TORCH, INSTALL  # noqa: E402
 
-MiB = 2**20
-CGROUP_ROOT = "/sys/fs/cgroup/memory"
-
-
-def cgroup_unavailable():
-    """Why a memory cgroup cannot be made here (None when it can)."""
-    if not os.path.isfile(os.path.join(CGROUP_ROOT, "memory.limit_in_bytes")):
-        return "no cgroup v1 memory controller at %s (cgroup2 without the memory controller, or not Linux)" % CGROUP_ROOT
-    probe = os.path.join(CGROUP_ROOT, "re-probe-%d" % os.getpid())
-    try:
-        os.mkdir(probe)
-        os.rmdir(probe)
-    except OSError as e:
-        return "cannot create a memory cgroup (%s): run as root on a machine whose cgroup v1 memory controller is writable" % e
-    return None
-
+import stacks  # noqa: E402
+from stacks import MiB, Cgroup, cgroup_unavailable  # noqa: E402,F401
 
 WHY_NOT = cgroup_unavailable()
 
 
-class Cgroup:
-    def __init__(self, limit):
-        self.path = os.path.join(CGROUP_ROOT, "re-guard-test-%d-%d" % (os.getpid(), int(time.time() * 1000) % 100000))
-        os.mkdir(self.path)
-        self.write("memory.limit_in_bytes", str(limit))
-
-    def write(self, name, value):
-        with open(os.path.join(self.path, name), "w") as f:
-            f.write(value)
-
-    def read(self, name):
-        with open(os.path.join(self.path, name)) as f:
-            return f.read()
-
-    def oom_kills(self):
-        for line in self.read("memory.oom_control").splitlines():
-            if line.startswith("oom_kill "):
-                return int(line.split()[1])
-        return int(self.read("memory.failcnt")) and -1  # an old kernel without the count: unknown
-
-    def enter(self):
-        """For Popen's preexec_fn: the child joins the cgroup before it execs the server."""
-        with open(os.path.join(self.path, "cgroup.procs"), "w") as f:
-            f.write(str(os.getpid()))
-
-    def remove(self):
-        for _ in range(50):
-            try:
-                os.rmdir(self.path)
-                return
-            except OSError:
-                time.sleep(0.1)
-
-
-class Container:
+class Container(stacks.PreforkStack):
     """prefork.py in a fresh cgroup, with the construct's environment for a container of ``limit`` bytes."""
 
     def __init__(self, example, stack, workers, threads, limit, env, directory):
-        self.limit = limit
-        self.level_file = os.path.join(directory, "level")
-        self.set_level(0)
-        self.cgroup = Cgroup(limit)
-        tmp = os.path.join(directory, "tmp")  # the image's TEMP (/home/model-server/tmp): the instance's shared files
-        os.mkdir(tmp)
-        self.env = dict(os.environ, PYTHONPATH=RUNTIME, TMPDIR=tmp, PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",
-                        RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES=str(int(0.9 * limit)),
-                        RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES=str(int(0.9 * limit) // workers),
-                        RESILIENT_ENDPOINT_NAME="test", RESILIENT_ENDPOINT_VARIANT="Primary", **env)
-        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "prefork.py"), example, stack, str(workers), str(threads),
-                                      model_dir(example) if example == "clustering" else directory, self.level_file],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, preexec_fn=self.cgroup.enter, text=True)
-        line = self.proc.stdout.readline()
-        if not line.startswith("PORT "):
-            self.proc.kill()
-            err = self.proc.stderr.read()
-            self.cgroup.remove()
-            raise AssertionError("the server did not start: %r %s" % (line, err[-3000:]))
-        self.url = "http://127.0.0.1:%d/invocations" % int(line.split()[1])
-        time.sleep(0.5)  # every worker has loaded: let the instance's leader sample the container once more
-
-    def set_level(self, level):
-        with open(self.level_file + ".tmp", "w") as f:
-            f.write(str(level))
-        os.replace(self.level_file + ".tmp", self.level_file)
-        time.sleep(0.5)  # the workers' background refresh (0.2 s TTL) picks it up
+        self.threads = threads
+        base = {"RESILIENT_ENDPOINT_CONTAINER_MEMORY_BYTES": str(int(0.9 * limit)),
+                "RESILIENT_ENDPOINT_WORKER_MEMORY_BYTES": str(int(0.9 * limit) // workers),
+                "RESILIENT_ENDPOINT_NAME": "test", "RESILIENT_ENDPOINT_VARIANT": "Primary", "OMP_NUM_THREADS": "1"}
+        super().__init__(example, workers, limit, dict(base, **env), directory)
 
     def invoke(self, body, content_type="application/json", timeout=60):
-        req = urllib.request.Request(self.url, data=body.encode(), method="POST", headers={"Content-Type": content_type})
-        started = time.time()
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                return r.status, r.headers.get("Content-Type"), r.read(), time.time() - started
-        except urllib.error.HTTPError as e:
-            return e.code, e.headers.get("Content-Type"), e.read(), time.time() - started
-        except Exception as e:  # noqa: BLE001 - a timeout or a dropped connection: a hung or dead worker
-            return None, None, repr(e).encode(), time.time() - started
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            out, err = self.proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, err = self.proc.communicate()
-        kills = self.cgroup.oom_kills()
-        peak = int(self.cgroup.read("memory.max_usage_in_bytes"))
-        self.cgroup.remove()
-        lines = [l for l in out.splitlines() if l.startswith("{")]
-        record = json.loads(lines[-1]) if lines else {"deaths": "no record: %s" % err[-2000:]}
-        return {"oomKills": kills, "deaths": record["deaths"], "peak": peak, "stderr": err}
+        return super().invoke(body, content_type, timeout)
 
 
 def curve_of(example):

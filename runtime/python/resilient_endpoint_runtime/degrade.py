@@ -9,11 +9,17 @@ Design (each point answers something a real container did to the earlier version
   the client is created for ``AWS_DEFAULT_REGION`` (which the construct writes into every model's
   environment), else ``AWS_REGION``, else ``SAGEMAKER_REGION``.
 - **Never in a request's path.** A request reads the cached level (an attribute); when it is due, the
-  refresh runs in a background thread, and the SSM call inside it has an **overall deadline** (1 s by
-  default), not only botocore's per-read timeouts (0.5 s to connect, 0.5 s per read, one attempt): a
-  response trickling a byte every 0.3 s never resets a per-read timeout, so the call runs in its own thread
-  and the refresh gives up on it at the deadline (a late answer is dropped; no second call starts while it
-  lingers). Each failure doubles the wait (up to 60 s).
+  refresh runs in a background thread — a real OS thread (:mod:`._native`), also under gunicorn's gevent
+  worker, where a greenlet would wait for the request to yield — and the SSM call inside it has an
+  **overall deadline** (1 s by default), not only botocore's per-read timeouts (0.5 s to connect, 0.5 s per
+  read, one attempt): a response trickling a byte every 0.3 s never resets a per-read timeout, so the call
+  runs on the level's own courier thread (one thread for the client's every call: under gevent a socket
+  belongs to its thread) and the refresh gives up on it at the deadline (a late answer is dropped; no second
+  call starts while it lingers). Making the client (importing boto3: seconds on a busy host) happens on
+  that thread before the call and is not charged to the deadline, so the first read is not a failure that
+  delays the level by a backoff. Each failure doubles the wait (up to 60 s).
+- **A monotonic clock.** Every time here, the shared file's included, is ``time.monotonic()`` (one clock
+  for every process of a host): a step of the wall clock neither freezes the level nor forces a read.
 - **One reader per instance, failures shared.** The workers of an instance share the level through a
   small file in the image's temp directory (``tempfile.gettempdir()``: AWS's images set
   ``TEMP=/home/model-server/tmp``, real-account.md item 47; ``RESILIENT_ENDPOINT_LEVEL_CACHE`` overrides it):
@@ -36,6 +42,8 @@ import tempfile
 import threading
 import time
 
+from . import _native
+
 ENV_PARAMETER = "RESILIENT_ENDPOINT_DEGRADE_PARAMETER"
 ENV_CACHE = "RESILIENT_ENDPOINT_LEVEL_CACHE"
 REGION_VARIABLES = ("AWS_DEFAULT_REGION", "AWS_REGION", "SAGEMAKER_REGION")
@@ -43,6 +51,8 @@ DEFAULT_CACHE = "default"  # <temp dir>/resilient-endpoint-level-<hash of the pa
 LEVELS = (0, 1, 2)
 MAX_BACKOFF = 60.0
 DEADLINE = 1.0  # seconds: the whole SSM call, however the bytes arrive
+CLIENT_SETUP = 30.0  # seconds a new client may take to be made (boto3's import) before the first call starts
+CLOCK = "monotonic"  # what the shared file's times are
 
 
 class DeadlineExceeded(Exception):
@@ -75,8 +85,9 @@ def ssm_client(region=None):
     import boto3  # lazily: only in the container
     from botocore.config import Config
 
+    from .metrics import endpoint_from_environment
     config = Config(connect_timeout=0.5, read_timeout=0.5, retries={"total_max_attempts": 1, "mode": "standard"})
-    return boto3.client("ssm", region_name=region or region_from_environment(), config=config)
+    return boto3.client("ssm", region_name=region or region_from_environment(), endpoint_url=endpoint_from_environment("ssm"), config=config)
 
 
 class DegradeLevel:
@@ -87,7 +98,7 @@ class DegradeLevel:
     a clock); ``deadline``: seconds the whole SSM call may take.
     """
 
-    def __init__(self, parameter_name=None, client=None, ttl=10.0, jitter=0.2, clock=time.time, rng=random.random,
+    def __init__(self, parameter_name=None, client=None, ttl=10.0, jitter=0.2, clock=time.monotonic, rng=random.random,
                  cache_path=DEFAULT_CACHE, region=None, background=True, deadline=DEADLINE):
         if not 0 <= jitter < 1:
             raise ValueError("jitter must be in [0, 1)")
@@ -101,7 +112,11 @@ class DegradeLevel:
         self._rng = rng
         if cache_path == DEFAULT_CACHE:
             digest = hashlib.sha1((self.parameter_name or "").encode()).hexdigest()[:12]
-            cache_path = os.environ.get(ENV_CACHE) or os.path.join(tempfile.gettempdir(), "resilient-endpoint-level-%s.json" % digest)
+            try:
+                cache_path = os.environ.get(ENV_CACHE) or os.path.join(tempfile.gettempdir(), "resilient-endpoint-level-%s.json" % digest)
+            except OSError as e:  # no usable temp directory: every process reads on its own
+                log.warning("degrade level: no temp directory for the shared level (%s): each worker reads SSM", e)
+                cache_path = None
         self.cache_path = cache_path
         self.region = region
         self._level = 0
@@ -114,8 +129,9 @@ class DegradeLevel:
         self.deadline = deadline
         self._refresher = None  # (pid, thread) of the refresh in flight
         self._starting = threading.Lock()
-        self._straggler = None  # an SSM call past its deadline, still running: no second one meanwhile
         self._fetched = None
+        self._made_in = None  # the pid that made the client (None: injected)
+        self.courier = _native.Courier("resilient-endpoint-ssm", self._ssm)
 
     # -- what requests call --------------------------------------------------------------------------
 
@@ -132,7 +148,7 @@ class DegradeLevel:
                 return self._level
             if self._starting.acquire(blocking=False):
                 try:
-                    t = threading.Thread(target=self.refresh, name="resilient-endpoint-level", daemon=True)
+                    t = _native.Thread(self.refresh, "resilient-endpoint-level")
                     self._refresher = (os.getpid(), t)
                     t.start()
                 finally:
@@ -212,30 +228,28 @@ class DegradeLevel:
         self._level = self._parse(value)
         self._schedule(self._clock(), self._level)
 
+    def prepare(self):
+        """Makes the client now, on the courier's thread (the guard calls it when the worker loads its model), so
+        that the first read starts at once. Never raises, never waits."""
+        if self.parameter_name and self.background:
+            try:
+                self.courier.submit(lambda client: None)
+            except Exception:  # noqa: BLE001 - Busy, or anything: the first read makes it
+                pass
+
     def _call(self):
-        """GetParameter within the overall deadline (the call runs in its own thread; a late one is dropped)."""
-        straggler = self._straggler
-        if straggler is not None and straggler.is_alive():
-            raise DeadlineExceeded("the previous call is still running past its deadline")
+        """GetParameter within the overall deadline, on the courier's thread (a late answer is dropped; no second
+        call while it lingers). The deadline runs from the call's start: making the client is not charged to it."""
         if not self.background and self.deadline is None:
             return self._ssm().get_parameter(Name=self.parameter_name)
-        out = {}
-
-        def call():
-            try:
-                out["value"] = self._ssm().get_parameter(Name=self.parameter_name)
-            except BaseException as e:  # noqa: BLE001 - handed to the refresh
-                out["error"] = e
-
-        t = threading.Thread(target=call, name="resilient-endpoint-ssm", daemon=True)
-        t.start()
-        t.join(self.deadline)
-        if t.is_alive():
-            self._straggler = t
-            raise DeadlineExceeded("no answer within %.1f s" % self.deadline)
-        if "error" in out:
-            raise out["error"]
-        return out["value"]
+        try:
+            job = self.courier.submit(lambda client: client.get_parameter(Name=self.parameter_name))
+        except _native.Busy:
+            raise DeadlineExceeded("the previous call is still running past its deadline")
+        try:
+            return job.result(self.deadline, start_within=CLIENT_SETUP)
+        except TimeoutError as e:
+            raise DeadlineExceeded(str(e))
 
     def _schedule(self, now, level):
         """After a successful call (expiry set *after* the call, so a slow call never makes every request read)."""
@@ -245,9 +259,15 @@ class DegradeLevel:
             self._write_shared(level, now)
 
     def _ssm(self):
-        if self._client is None:
-            self._client = ssm_client(self.region)
+        if self._client is None or (self._made_in is not None and self._made_in != os.getpid()):
+            self._client = ssm_client(self.region)  # made here (a forked child never uses its parent's connections)
+            self._made_in = os.getpid()
         return self._client
+
+    @property
+    def _straggler(self):
+        """The courier's call still running past its deadline (for tests), or None."""
+        return self.courier if self.courier.busy else None
 
     # -- the instance-wide cache file -------------------------------------------------------------
 
@@ -258,6 +278,8 @@ class DegradeLevel:
         try:
             with open(self.cache_path) as f:
                 o = json.load(f)
+            if o.get("clock") != CLOCK:
+                return None  # written by an older helper, in wall-clock time
             level, fetched = o["level"], float(o["fetchedAt"])
             retry = float(o["retryAt"]) if o.get("retryAt") is not None else None
             failures = int(o.get("failures", 0))
@@ -271,7 +293,7 @@ class DegradeLevel:
         if not self.cache_path:
             return
         tmp = "%s.%d.tmp" % (self.cache_path, os.getpid())
-        o = {"level": level, "fetchedAt": now}
+        o = {"level": level, "fetchedAt": now, "clock": CLOCK}
         if retry is not None:
             o.update(retryAt=retry, failures=failures)
         try:
@@ -325,11 +347,25 @@ _default = None
 _default_lock = threading.Lock()
 
 
-def degrade_level():
-    """The degrade level through one process-wide :class:`DegradeLevel` (created on first use)."""
+def _process_default():
     global _default
     if _default is None:
         with _default_lock:
             if _default is None:
                 _default = DegradeLevel()
-    return _default.get()
+    return _default
+
+
+def degrade_level():
+    """The degrade level through one process-wide :class:`DegradeLevel` (created on first use)."""
+    return _process_default().get()
+
+
+def prepare():
+    """Starts the process-wide reader (its first read, and the client it needs) ahead of the first request."""
+    try:
+        reader = _process_default()
+        reader.prepare()
+        reader.get()
+    except Exception:  # noqa: BLE001 - a level is advice: never fails a worker
+        pass

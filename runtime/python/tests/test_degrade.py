@@ -264,6 +264,9 @@ class DegradeLevelTest(unittest.TestCase):
         entered.wait(5)
         results += [d.get() for _ in range(100)]  # while the refresh is in flight
         elapsed = time.perf_counter() - started
+        t = time.perf_counter()
+        d.refresh()  # a second refresh while one is in flight: returns at once, never queues behind it
+        self.assertLess(time.perf_counter() - t, 0.5)
         release.set()
         wait_for(lambda: d.get() == 2)
         self.assertEqual(set(results), {0})
@@ -279,6 +282,45 @@ def wait_for(predicate, timeout=5.0):
             return True
         time.sleep(0.01)
     raise AssertionError("not reached within %.1f s" % timeout)
+
+
+class TimingTest(unittest.TestCase):
+    def test_the_first_read_is_not_late_when_making_the_client_takes_longer_than_the_deadline(self):
+        # Importing boto3 and making the client takes seconds on a busy host; charged to the 1-s deadline, the
+        # first read of every process failed and the level arrived a back-off (~20 s) late.
+        class SlowClient(DegradeLevel):
+            def _ssm(self):
+                if self._client is None:
+                    time.sleep(1.5)
+                    self._client = StubSSM([level(2)])
+                return self._client
+
+        d = SlowClient("/p", cache_path=None, deadline=1.0)
+        started = time.monotonic()
+        self.assertEqual(d.get(), 0)  # never waits: the read runs in the background
+        wait_for(lambda: d.get() == 2, 4.0)
+        self.assertLess(time.monotonic() - started, 1.5 + 1.0 + 1.5)  # the client's making, then at most the deadline (a busy host's slack)
+        self.assertEqual((d._failures, d.reads), (0, 1))
+
+    def test_a_backward_step_of_the_wall_clock_does_not_freeze_the_level(self):
+        # A wall clock stepped back an hour (NTP, a VM restored) held the last level for that hour: the expiry was
+        # wall-clock time. The module is loaded afresh while time.time is the stepping clock, as a process starting
+        # at that moment would be; the level must still refresh after its TTL.
+        import importlib
+        from unittest import mock
+
+        import resilient_endpoint_runtime.degrade as degrade_module
+        wall = [time.time()]
+        with mock.patch("time.time", lambda: wall[0]):
+            fresh = importlib.reload(degrade_module)
+            try:
+                d = fresh.DegradeLevel("/p", client=StubSSM([level(1), level(2)]), ttl=0.2, jitter=0.0, cache_path=None, background=False)
+                self.assertEqual(d.get(), 1)
+                wall[0] -= 3600  # the step back
+                time.sleep(0.3)
+                self.assertEqual(d.get(), 2)
+            finally:
+                importlib.reload(degrade_module)
 
 
 class SharedAcrossWorkersTest(unittest.TestCase):
@@ -302,7 +344,9 @@ class SharedAcrossWorkersTest(unittest.TestCase):
         self.assertEqual((a_ssm.calls, b_ssm.calls), (1, 1))
 
     def test_a_corrupt_or_future_dated_shared_file_is_not_trusted(self):
-        for content in ({"level": True, "fetchedAt": 1000.0}, {"level": 2, "fetchedAt": 1000.0 + 3600}, {"level": 7, "fetchedAt": 1000.0}):
+        for content in ({"level": True, "fetchedAt": 1000.0, "clock": "monotonic"}, {"level": 2, "fetchedAt": 1000.0 + 3600, "clock": "monotonic"},
+                        {"level": 7, "fetchedAt": 1000.0, "clock": "monotonic"},
+                        {"level": 2, "fetchedAt": 1000.0}):  # an older helper's file: wall-clock times, not comparable
             with open(self.path, "w") as f:
                 json.dump(content, f)
             ssm = StubSSM([level(1)])
@@ -418,7 +462,7 @@ class RealBotocoreTest(unittest.TestCase):
             wait_for(lambda: d._failures == 1, 1.0)
             with open(path) as f:
                 shared = json.load(f)
-            self.assertGreater(shared["retryAt"], time.time() + 5)  # shared: the instance's next try, after a back-off
+            self.assertGreater(shared["retryAt"], time.monotonic() + 5)  # shared: the instance's next try, after a back-off
             # A second worker of the instance reads the failure from the file and does not call SSM.
             other = DegradeLevel("/p", client=StubSSM([level(2)]), cache_path=path, background=False)
             self.assertEqual(other.get(), 0)

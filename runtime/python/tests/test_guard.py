@@ -80,8 +80,9 @@ class AdmissionTest(unittest.TestCase):
         g = guard(published=1)
         with g.admit(3000) as a:
             self.assertLess(a.size, 3000)
-            self.assertLessEqual(g.curve(a.size), 800 * MiB)
-            self.assertGreater(g.curve(a.size + 1), 800 * MiB)
+            # 800 MiB left, less an ordinary request's share (1 % of the budget) that a large request leaves to them
+            self.assertLessEqual(g.curve(a.size), 790 * MiB)
+            self.assertGreater(g.curve(a.size + 1), 790 * MiB)
             self.assertEqual(a.truncated, 3000 - a.size)
         with self.assertRaises(RequestRejected):
             with g.admit(3000, truncatable=False):
@@ -242,6 +243,63 @@ class BackstopTest(unittest.TestCase):
         out = subprocess.run([sys.executable, "-c", BACKSTOP, os.path.join(HERE, "..")], capture_output=True, text=True, timeout=120)
         self.assertEqual(out.returncode, 0, out.stderr[-2000:])
         self.assertEqual(json.loads(out.stdout.strip().splitlines()[-1]), ["ok", "413 memory", "ok"])
+
+
+SPIN = r"""
+import json, logging, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+logging.basicConfig(level=logging.WARNING)
+import numpy as np
+from resilient_endpoint_runtime import MemoryCurve, MemoryGuard
+from resilient_endpoint_runtime.guard import process_data_size
+g = MemoryGuard(100000 * 2**20, MemoryCurve(b=1), published=lambda: 0)
+g.limit_process()
+a = np.ones((600, 600))
+out = {}
+def busy():  # a CPU-bound request under an armed limit: never lifted
+    g._arm(process_data_size() + 64 * 2**20)
+    t = time.monotonic()
+    while time.monotonic() - t < 1.0:
+        sum(range(1000))
+    out["cpuLifts"] = g.lifts
+    g._disarm()
+def first_blas():  # a thread's first BLAS call with no room for its buffer: OpenBLAS retries the allocation for ever
+    g._arm(process_data_size() + 4 * 2**20)
+    t = time.monotonic()
+    (a @ a).sum()
+    out["blasSeconds"] = time.monotonic() - t
+    out["blasLifts"] = g.lifts
+for f in (busy, first_blas):
+    t = threading.Thread(target=f)
+    t.start()
+    t.join(20)
+    if t.is_alive():
+        out["hung"] = f.__name__
+        print(json.dumps(out), flush=True)
+        import os; os._exit(0)
+print(json.dumps(out))
+"""
+
+
+def debian_numpy():
+    r = subprocess.run([sys.executable, "-c", "import numpy; print(numpy.__file__)"], capture_output=True, text=True)
+    return r.returncode == 0 and r.stdout.startswith("/usr/lib/python3/")
+
+
+@unittest.skipUnless(debian_numpy(), "needs Debian's numpy (python3-numpy with OpenBLAS 0.3.21, whose buffer allocation retries for ever, "
+                     "real-account.md item 49); newer OpenBLAS builds give up after 10 retries and end the process instead")
+class BackstopWatchTest(unittest.TestCase):
+    def test_a_thread_spinning_on_failed_allocations_gets_the_limit_lifted_and_its_request_ends(self):
+        # OpenBLAS's buffer allocation retries for ever when RLIMIT_DATA refuses it (real-account.md item 49): under
+        # gunicorn's gevent worker, 10 of 10 scikit-learn workers hung so until gunicorn's timeout killed them.
+        out = subprocess.run([sys.executable, "-c", SPIN, os.path.join(HERE, "..")], capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        self.assertNotIn("hung", r)
+        self.assertEqual(r["cpuLifts"], 0)  # computing is not spinning
+        self.assertEqual(r["blasLifts"], 1)
+        self.assertLess(r["blasSeconds"], 10.0)  # seen within a second or two; hung for ever without the watch
+        self.assertIn("the backstop's limit was lifted", out.stderr)
 
 
 if __name__ == "__main__":
