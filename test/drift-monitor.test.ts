@@ -5,21 +5,26 @@ import * as path from 'path';
 import { Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
+import { Fn } from 'aws-cdk-lib';
 import {
   ContainerImage,
+  DataQualityMonitor,
   DriftBaseline,
   DriftFeatures,
   DriftMonitor,
   DriftNormalisation,
   MemoryProfile,
+  ModelMonitorOptions,
   ProductionReadinessChecks,
   ResilientEndpoint,
   SageMakerInstanceType,
 } from '../lib';
 import { collectEndpoints } from '../lib/checks';
 import { DRIFT_CONFIG_ENV } from '../lib/drift/contract';
+import { modelMonitorScheduleName, scheduleIntervalSeconds } from '../lib/drift/model-monitor';
 import { iamStatements, nagFindings, newStack, synthError } from './util';
 
 const IMAGE = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/clustering:1');
@@ -264,16 +269,223 @@ describe('Model Monitor on the same capture', () => {
     expect(schedule.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^CluEndpoint/)]));
   });
 
-  test("its violations: an alarm on the feature's baseline drift metric", () => {
-    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: 'aws/sagemaker/Endpoints/data-metrics',
-      MetricName: 'feature_baseline_drift_x',
-      Dimensions: Match.arrayWith([
-        { Name: 'Endpoint', Value: 'clustering' },
-        { Name: 'MonitoringSchedule', Value: 'clustering-data-quality' },
-      ]),
-      Threshold: 0.1,
+  test("its violations: an alarm on the feature's baseline drift metric, in every spelling AWS's pages give", () => {
+    const alarm = Object.values(t.findResources('AWS::CloudWatch::Alarm'))
+      .map((a: any) => a.Properties)
+      .find(a => a.AlarmName === 'clustering-drift-modelmonitor-x');
+    expect(alarm).toMatchObject({ Threshold: 0.1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
+    const expr = alarm.Metrics.find((m: any) => m.Expression);
+    expect(expr.Expression).toBe('MAX([m0, m1, m2])');
+    const stats = alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat);
+    const spelled = stats.map((m: any) => [
+      m.Metric.Namespace,
+      m.Metric.MetricName,
+      m.Metric.Dimensions.map((d: any) => `${d.Name}=${d.Value}`)
+        .sort()
+        .join(','),
+    ]);
+    expect(spelled).toEqual([
+      // developer guide model-monitor-interpreting-cloudwatch, model-monitor-byoc-cloudwatch, and the Clarify analyzers' form
+      ['aws/sagemaker/Endpoints/data-metrics', 'feature_baseline_drift_x', 'Endpoint=clustering,MonitoringSchedule=clustering-data-quality'],
+      ['/aws/sagemaker/Endpoints/data-metric', 'feature_baseline_drift_x', 'EndpointName=clustering,ScheduleName=clustering-data-quality'],
+      ['/aws/sagemaker/Endpoint/data-metrics', 'feature_baseline_drift_x', 'Endpoint=clustering,MonitoringSchedule=clustering-data-quality'],
+    ]);
+    for (const m of stats) expect([m.Stat, m.Period]).toEqual(['Maximum', 86400]);
+  });
+
+  test('publishing: a namespace pattern over the spellings, not an exact match; never the endpoint namespaces the alarms read', () => {
+    // The Model Monitor job's role (the model's own role has its statement for the container's metrics).
+    const put = iamStatements(t).filter(
+      s => [s.Action].flat().includes('cloudwatch:PutMetricData') && JSON.stringify(s.Condition).includes('data-metric'),
+    );
+    expect(put).toHaveLength(1);
+    expect(put[0].Condition).toEqual({ StringLike: { 'cloudwatch:namespace': ['aws/sagemaker/*data-metric*', '/aws/sagemaker/*data-metric*'] } });
+    // What IAM's StringLike does with the patterns ('*' any run of characters, case-sensitive).
+    const like = (p: string, v: string) =>
+      new RegExp(
+        `^${p
+          .split('*')
+          .map(x => x.replace(/[.?+^$()[\]{}|\\/]/g, '\\$&'))
+          .join('.*')}$`,
+      ).test(v);
+    const allowed = (ns: string) => put[0].Condition.StringLike['cloudwatch:namespace'].some((p: string) => like(p, ns));
+    for (const ns of ['aws/sagemaker/Endpoints/data-metrics', '/aws/sagemaker/Endpoints/data-metric', '/aws/sagemaker/Endpoint/data-metrics'])
+      expect(allowed(ns)).toBe(true);
+    for (const ns of ['/aws/sagemaker/Endpoints', 'ResilientEndpoint/Drift', 'ResilientEndpoint/Application', 'AWS/SageMaker'])
+      expect(allowed(ns)).toBe(false);
+  });
+
+  test('a pinned spelling (what doctor found): one metric, and its namespace granted', () => {
+    const { stack } = newStack('Pinned');
+    new DataQualityMonitor(stack, 'M', {
+      endpointName: 'rec',
+      captureBucket: s3.Bucket.fromBucketName(stack, 'B', 'bkt'),
+      capturePrefix: 'capture',
+      imageUri: ANALYZER,
+      baselineUri: 's3://b/mm',
+      alarmFeatures: ['len'],
+      metric: { namespace: 'custom/data-metrics', endpointDimension: 'Endpoint', scheduleDimension: 'MonitoringSchedule' },
     });
+    const tp = Template.fromStack(stack);
+    tp.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'custom/data-metrics',
+      MetricName: 'feature_baseline_drift_len',
+      Dimensions: [
+        { Name: 'Endpoint', Value: 'rec' },
+        { Name: 'MonitoringSchedule', Value: 'rec-data-quality' },
+      ],
+    });
+    const put = iamStatements(tp).find(s => [s.Action].flat().includes('cloudwatch:PutMetricData'));
+    expect(put.Condition.StringLike['cloudwatch:namespace'][0]).toBe('custom/data-metrics');
+  });
+});
+
+describe('Model Monitor: what SageMaker accepts, at synth', () => {
+  const monitor = (id: string, over: Partial<ModelMonitorOptions> & { endpointName?: string }) => {
+    const { app, stack } = newStack(id);
+    const m = new DataQualityMonitor(stack, 'M', {
+      endpointName: 'rec',
+      captureBucket: s3.Bucket.fromBucketName(stack, 'B', 'bkt'),
+      capturePrefix: 'capture',
+      imageUri: ANALYZER,
+      baselineUri: 's3://b/mm',
+      alarmFeatures: ['len'],
+      ...over,
+    });
+    return { app, stack, m };
+  };
+
+  test('schedule expressions: the three cron forms of botocore ScheduleConfig; intervals in seconds', () => {
+    expect(scheduleIntervalSeconds('cron(0 * ? * * *)')).toBe(3600);
+    expect(scheduleIntervalSeconds('cron(0 12 ? * * *)')).toBe(86400);
+    expect(scheduleIntervalSeconds('cron(0 00 ? * * *)')).toBe(86400);
+    expect(scheduleIntervalSeconds('cron(0 23 ? * * *)')).toBe(86400);
+    expect(scheduleIntervalSeconds('cron(0 17/12 ? * * *)')).toBe(12 * 3600);
+    expect(scheduleIntervalSeconds('cron(0 0/2 ? * * *)')).toBe(2 * 3600);
+    expect(scheduleIntervalSeconds('cron(0 0/24 ? * * *)')).toBe(24 * 3600);
+    expect(scheduleIntervalSeconds('cron(0 05/01 ? * * *)')).toBe(3600);
+    for (const bad of [
+      'cron(0 24 ? * * *)', // no hour 24
+      'cron(0 0/25 ? * * *)', // interval 1–24
+      'cron(0 0/0 ? * * *)',
+      'cron(30 3 ? * * *)', // minute 0 only
+      'cron(0 3 * * ? *)', // EventBridge's form, not SageMaker's
+      'cron(0 3 ? * MON *)', // no weekly schedule
+      'cron(0 3 ? * * *) ',
+      'rate(1 day)',
+      'NOW',
+      '',
+    ])
+      expect([bad, scheduleIntervalSeconds(bad)]).toEqual([bad, undefined]);
+  });
+
+  test('a schedule SageMaker would refuse, and a maxRuntime longer than its interval: synth errors naming both', () => {
+    const a = monitor('Sched', { scheduleExpression: 'cron(0 3 * * ? *)' });
+    expect(synthError(a.app)).toMatch(
+      /drift.modelMonitor.scheduleExpression: got 'cron\(0 3 \* \* \? \*\)'; allowed: what SageMaker accepts for a monitoring schedule: 'cron\(0 \* \? \* \* \*\)' \(hourly\)/,
+    );
+    expect(synthError(monitor('Now', { scheduleExpression: 'NOW' }).app)).toMatch(/got 'NOW'.*NOW runs the job once/);
+    expect(synthError(monitor('Hourly', { scheduleExpression: 'cron(0 * ? * * *)', maxRuntime: Duration.hours(2) }).app)).toMatch(
+      /drift.modelMonitor.maxRuntime: got 7200 s; allowed: whole seconds from 1 to 3600 \(MaxRuntimeInSeconds cannot exceed the schedule's interval of 3600 s for 'cron\(0 \* \? \* \* \*\)'/,
+    );
+    expect(synthError(monitor('Six', { scheduleExpression: 'cron(0 0/6 ? * * *)', maxRuntime: Duration.hours(7) }).app)).toMatch(/from 1 to 21600/);
+    expect(synthError(monitor('Daily', { maxRuntime: Duration.hours(25) }).app)).toMatch(/from 1 to 86400/);
+    expect(synthError(monitor('Frac', { maxRuntime: Duration.millis(1500) }).app)).toMatch(/maxRuntime: got 1.5 s/);
+    // What SageMaker accepts synthesizes.
+    const ok = monitor('Ok', { scheduleExpression: 'cron(0 0/6 ? * * *)', maxRuntime: Duration.hours(6) });
+    Template.fromStack(ok.stack).hasResourceProperties('AWS::SageMaker::DataQualityJobDefinition', {
+      StoppingCondition: { MaxRuntimeInSeconds: 21600 },
+    });
+    const hourly = monitor('HourlyOk', { scheduleExpression: 'cron(0 * ? * * *)', maxRuntime: Duration.hours(1) });
+    Template.fromStack(hourly.stack).hasResourceProperties('AWS::SageMaker::MonitoringSchedule', {
+      MonitoringScheduleConfig: Match.objectLike({ ScheduleConfig: { ScheduleExpression: 'cron(0 * ? * * *)' } }),
+    });
+  });
+
+  test('schedule names: within 63 characters and the API pattern for every endpoint name length, unique per endpoint', () => {
+    const pattern = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/; // botocore MonitoringScheduleName
+    const names = new Set<string>();
+    for (let n = 1; n <= 63; n++) {
+      for (const endpointName of ['e'.repeat(n), `${'a-'.repeat(31)}b`.slice(0, n).replace(/-$/, 'c'), 'x'.repeat(Math.max(0, n - 1)) + '9']) {
+        const name = modelMonitorScheduleName(endpointName);
+        expect([endpointName, name.length <= 63, pattern.test(name)]).toEqual([endpointName, true, true]);
+        names.add(`${endpointName}→${name}`);
+      }
+    }
+    // 57 and 62 characters: a plain cut at 63 ends in '-'.
+    for (const len of [57, 62]) {
+      const endpointName = 'r'.repeat(len);
+      expect(`${endpointName}-data-quality`.slice(0, 63)).toMatch(/-$/);
+      expect(modelMonitorScheduleName(endpointName)).toMatch(pattern);
+    }
+    // Long names sharing a prefix: two schedules.
+    const a = `${'p'.repeat(55)}-blue-01`;
+    const b = `${'p'.repeat(55)}-blue-02`;
+    expect(modelMonitorScheduleName(a)).not.toBe(modelMonitorScheduleName(b));
+    expect(modelMonitorScheduleName('clustering')).toBe('clustering-data-quality');
+    expect(modelMonitorScheduleName('x'.repeat(50))).toBe(`${'x'.repeat(50)}-data-quality`); // 63: still plain
+    expect(modelMonitorScheduleName('x'.repeat(51))).toMatch(/^x{51}-dq-[0-9a-f]{8}$/);
+    // The template: the schedule and the alarms' dimension carry the same name.
+    const long = monitor('Long', { endpointName: b });
+    const tp = Template.fromStack(long.stack);
+    const schedule = (Object.values(tp.findResources('AWS::SageMaker::MonitoringSchedule'))[0] as any).Properties.MonitoringScheduleName;
+    expect(schedule).toBe(modelMonitorScheduleName(b));
+    expect(long.m.scheduleName).toBe(schedule);
+    expect(JSON.stringify(tp.findResources('AWS::CloudWatch::Alarm'))).toContain(`"Value":"${schedule}"`);
+  });
+
+  test('an endpoint name SageMaker would refuse, or a token: a synth error', () => {
+    expect(synthError(monitor('BadName', { endpointName: 'rec_1' }).app)).toMatch(
+      /drift.modelMonitor endpointName: got 'rec_1'; allowed: a literal endpoint name/,
+    );
+    expect(synthError(monitor('TokenName', { endpointName: Fn.ref('Name') }).app)).toMatch(/drift.modelMonitor endpointName: got '\$\{Token/);
+  });
+});
+
+describe("the drift function's environment: under Lambda's 4 KB, checked at synth", () => {
+  const features = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      name: `feature_${String(i).padStart(2, '0')}`,
+      selector: `$.instances[*][${i}]`,
+      csvSelector: `$[*][${i}]`,
+    }));
+
+  test('25 features with CSV selectors: a synth error naming the size, the limit and the fix', () => {
+    const { app, stack } = newStack('Wide');
+    new ResilientEndpoint(stack, 'E', {
+      endpointName: 'wide',
+      model: { image: IMAGE },
+      instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+      instanceCount: 2,
+      drift: { features: features(25) },
+    });
+    const msg = synthError(app);
+    expect(msg).toMatch(/drift: the drift function's configuration would be ~\d{4} bytes in its environment \(25 features\); allowed: 4096 bytes/);
+    expect(msg).toMatch(/Fix: split the features over two DriftMonitors/);
+  });
+
+  test('the check flips exactly where the deployed size (every reference at its longest, 63 characters) passes 4 KB', () => {
+    const seen: boolean[] = [];
+    for (let n = 20; n <= 30; n += 2) {
+      const { app, stack } = newStack(`N${n}`);
+      const d = new DriftMonitor(stack, 'D', {
+        endpointName: 'wide-endpoint',
+        captureBucket: new s3.Bucket(stack, 'Capture'), // a generated name: a token
+        capturePrefix: 'data-capture',
+        modelVersion: Fn.ref('ModelName'), // a model's generated name: a token
+        baseline: DriftBaseline.fromS3Uri('s3://training-data/wide/drift-baseline.json'),
+        features: features(n),
+      });
+      const error = synthError(app);
+      const env = stack.resolve((d.function.node.defaultChild as lambda.CfnFunction).environment);
+      const parts: unknown[] = env.variables[DRIFT_CONFIG_ENV]['Fn::Join'][1];
+      expect(parts.filter(p => typeof p !== 'string')).toHaveLength(2); // the bucket's and the model's names
+      const deployed = DRIFT_CONFIG_ENV.length + parts.reduce((k: number, p) => k + (typeof p === 'string' ? p.length : 63), 0);
+      expect([n, deployed > 4096]).toEqual([n, /4096 bytes/.test(error)]);
+      seen.push(deployed > 4096);
+    }
+    expect(seen).toContain(true);
+    expect(seen).toContain(false);
   });
 });
 

@@ -12,7 +12,7 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { bundledCode } from '../breaker/wiring';
+import { bundledCode, deployedLength, LAMBDA_ENVIRONMENT_LIMIT } from '../breaker/wiring';
 import { MemoryProfile } from '../memory-profile';
 import { createAlarm } from '../monitoring/alarm-factory';
 import { acknowledgeWildcard } from '../nag';
@@ -327,6 +327,15 @@ export class DriftMonitor extends Construct {
       sampleSize: props.sampleSize ?? 50000,
       maxObjects: props.maxObjects ?? 20000,
     };
+    // Lambda's 4 KB limit on the environment (keys and values) fails the deploy, not the synth: checked here,
+    // with every token (the bucket's and the model's generated names, an asset's URL) at its longest.
+    const envBytes = driftEnvironmentBytes(config);
+    if (envBytes > LAMBDA_ENVIRONMENT_LIMIT)
+      errors.addMessage(
+        `drift: the drift function's configuration would be ~${envBytes} bytes in its environment (${config.features.length} features); ` +
+          `allowed: ${LAMBDA_ENVIRONMENT_LIMIT} bytes (Lambda's 4 KB limit on environment variables, keys and values; the deploy would fail). ` +
+          'Fix: split the features over two DriftMonitors on the same capture, or shorten their names and selectors',
+      );
     this.function = new lambda.Function(this, 'Function', {
       description: `Data drift of SageMaker endpoint ${props.endpointName} (Wasserstein weekly, KL daily)`,
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -519,6 +528,14 @@ export class DriftMonitor extends Construct {
       "The learned baselines are one object per model version (<hash>.json) under this endpoint's baseline prefix.",
     );
   }
+}
+
+/** The longest a deployed token of the configuration can be: S3 bucket and SageMaker model names are at most 63 characters. */
+const TOKEN_MAX = 63;
+
+/** The deployed size of the drift function's environment (key and JSON value), tokens at their longest. */
+export function driftEnvironmentBytes(config: DriftFunctionConfig): number {
+  return DRIFT_CONFIG_ENV.length + deployedLength(JSON.stringify(config), TOKEN_MAX);
 }
 
 /** The function's view of a feature. */
