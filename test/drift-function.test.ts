@@ -1,32 +1,14 @@
 // The drift function against S3-shaped data: capture objects in SageMaker's layout and record format
 // (JSON, CSV and BASE64 bodies), served by aws-sdk-client-mock with real streams as bodies, ListObjectsV2
 // pages with continuation tokens and delimiters, and the SDK's own NoSuchKey exception for a missing key.
-import { Readable } from 'stream';
-import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler, parseInput } from '../lambda/drift/handler';
 import { featureDistance, modelHash, parseS3Uri, runDrift, TIME_RESERVE_MS } from '../lambda/drift/run';
 import { numericBaseline } from '../lib/drift/baseline';
 import { BYTES_SELECTOR, decodeRecord, hourPrefix, parseCsv, parseSelector, select, windowHours } from '../lib/drift/capture';
 import { DRIFT_CONFIG_ENV, DriftFunctionConfig } from '../lib/drift/contract';
-
-/** A capture record as SageMaker writes it (developer guide, "View captured data"). */
-function record(input: { type: string; data: string; encoding: string }, output?: { type: string; data: string; encoding: string }): string {
-  const side = (mode: string, s: { type: string; data: string; encoding: string }) => ({
-    observedContentType: s.type,
-    mode,
-    data: s.data,
-    encoding: s.encoding,
-  });
-  return JSON.stringify({
-    captureData: { endpointInput: side('INPUT', input), ...(output ? { endpointOutput: side('OUTPUT', output) } : {}) },
-    eventMetadata: { eventId: '3ff4e0f6-2a8a-4b8b-9e1d-0b5e7a1c2d3e', inferenceTime: '2026-12-01T08:24:40Z' },
-    eventVersion: '0',
-  });
-}
-const json = (o: unknown) => ({ type: 'application/json', data: JSON.stringify(o), encoding: 'JSON' });
-const csv = (rows: number[][]) => ({ type: 'text/csv', data: rows.map(r => r.join(',')).join('\n'), encoding: 'CSV' });
-const b64 = (type: string, text: string) => ({ type, data: Buffer.from(text).toString('base64'), encoding: 'BASE64' });
+import { b64, BUCKET, csv, json, record, serveBucket } from './drift-s3';
 
 /** Φ⁻¹ by bisection on erf-free logistic bounds is overkill: the tests use evenly spread deterministic values. */
 const spread = (mu: number, sigma: number, n: number) => Array.from({ length: n }, (_, i) => mu + sigma * Math.sqrt(3) * (2 * ((i + 0.5) / n) - 1)); // uniform, σ = sigma
@@ -88,48 +70,10 @@ describe('capture records', () => {
   });
 });
 
-// ---- the function against a fake bucket served through the SDK ----
+// ---- the function against a fake bucket served through the SDK (test/drift-s3.ts) ----
 const s3mock = mockClient(S3Client);
 const store = new Map<string, Buffer>();
-const BUCKET = 'capture-bucket';
-const PAGE = 2; // small pages: every listing goes through continuation tokens
-
-function serve(): void {
-  s3mock.reset();
-  s3mock.on(ListObjectsV2Command).callsFake(input => {
-    const prefix = input.Prefix ?? '';
-    const keys = [...store.keys()].filter(k => k.startsWith(prefix)).sort();
-    if (input.Delimiter) {
-      const folders = [
-        ...new Set(
-          keys
-            .map(k => k.slice(prefix.length))
-            .filter(r => r.includes(input.Delimiter))
-            .map(r => prefix + r.split(input.Delimiter)[0] + input.Delimiter),
-        ),
-      ];
-      return { CommonPrefixes: folders.map(Prefix => ({ Prefix })), KeyCount: folders.length, IsTruncated: false };
-    }
-    const start = input.ContinuationToken ? Number(input.ContinuationToken) : 0;
-    const page = keys.slice(start, start + PAGE);
-    const more = start + PAGE < keys.length;
-    return {
-      Contents: page.map(Key => ({ Key, Size: store.get(Key)!.length })),
-      KeyCount: page.length,
-      IsTruncated: more,
-      NextContinuationToken: more ? String(start + PAGE) : undefined,
-    };
-  });
-  s3mock.on(GetObjectCommand).callsFake(input => {
-    const body = store.get(input.Key!);
-    if (!body) throw new NoSuchKey({ message: 'The specified key does not exist.', $metadata: { httpStatusCode: 404 } });
-    return { Body: Readable.from([body.subarray(0, 7), body.subarray(7)]), ContentLength: body.length }; // chunks split mid-line
-  });
-  s3mock.on(PutObjectCommand).callsFake(input => {
-    store.set(input.Key!, Buffer.from(input.Body as string));
-    return { ETag: '"x"' };
-  });
-}
+const serve = () => serveBucket(s3mock, store);
 
 const NOW = new Date('2026-12-02T05:54:07Z');
 const put = (key: string, lines: string[]) => store.set(key, Buffer.from(lines.join('\n') + '\n'));
@@ -158,7 +102,7 @@ const CONFIG: DriftFunctionConfig = {
   ],
   modelVersion: 's3://models/clustering/model.tar.gz',
   baselineUri: 's3://baselines/clustering/v1.json',
-  learnedPrefix: 'data-capture/drift-baselines/clustering',
+  learnedPrefix: 'drift-baselines/clustering',
   learn: true,
   normalisation: 'std',
   smoothing: 0.5,
@@ -239,7 +183,7 @@ describe('a run over the capture', () => {
     // requestBytes had no baseline in the file: learned from this window, stored under the model's hash.
     expect(w.learned).toBe(true);
     expect(w.distances.requestBytes).toBeUndefined();
-    const learned = JSON.parse(store.get(`data-capture/drift-baselines/clustering/${modelHash(CONFIG.modelVersion)}.json`)!.toString());
+    const learned = JSON.parse(store.get(`drift-baselines/clustering/${modelHash(CONFIG.modelVersion)}.json`)!.toString());
     expect(Object.keys(learned.features)).toEqual(['requestBytes']);
     expect(learned.modelVersion).toBe(CONFIG.modelVersion);
 
@@ -286,7 +230,7 @@ describe('a run over the capture', () => {
       endpointName: 'rec',
       baselineUri: '',
       learn: false,
-      features: [{ name: 'sequenceLength', selector: '$.events.length()', kind: 'numeric', side: 'input', requestSize: true, logScale: true }],
+      features: [{ name: 'sequenceLength', selector: '$.events.length()', kind: 'numeric', side: 'input', profileBaseline: true, logScale: true }],
       sizeProfile: { distribution: 'powerlaw:5:3000', p50: 11, p99: 444, p999: 2801, min: 5, max: 2835 },
     };
     const k = await runDrift({ distance: 'kl', windowHours: 24 }, config, ctx());

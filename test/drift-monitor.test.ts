@@ -112,7 +112,7 @@ describe('the function and its schedules', () => {
       prefix: 'data-capture',
       variants: ['Primary'],
       baselineUri: 's3://training-data/clustering/drift-baseline.json',
-      learnedPrefix: 'data-capture/drift-baselines/clustering',
+      learnedPrefix: 'drift-baselines/clustering', // beside the capture prefix: its expiry never reaches it
       normalisation: 'std',
       smoothing: 0.5,
       sampleSize: 50000,
@@ -124,10 +124,10 @@ describe('the function and its schedules', () => {
       csvSelector: '$.length()',
       kind: 'numeric',
       side: 'input',
-      requestSize: true,
+      profileBaseline: true, // rows, the profile's unit
       logScale: true,
     });
-    expect(c.features).toContainEqual(expect.objectContaining({ name: 'Cluster', kind: 'categorical', side: 'output', logScale: false }));
+    expect(c.features.find((f: any) => f.name === 'Cluster')).toEqual({ name: 'Cluster', selector: '$.clusters[*]', kind: 'categorical', side: 'output' });
     expect(c.modelVersion).toBe('TOKEN'); // the primary model's name: a new model learns a new baseline
     const alone = config(ta);
     expect(alone).toMatchObject({ prefix: 'capture', variants: [], normalisation: 'iqr', baselineUri: '' });
@@ -143,12 +143,12 @@ describe('least privilege on the capture', () => {
     expect(flat).not.toMatch(/"s3:\*"|"s3:GetObject\*"|"s3:List\*"/);
     const get = st.find(s => s.Action === 's3:GetObject' && JSON.stringify(s.Resource).includes('capture/rec/*'));
     expect(JSON.stringify(get.Resource)).toContain('my-capture-bucket/capture/rec/*');
-    expect(JSON.stringify(get.Resource)).toContain('my-capture-bucket/capture/drift-baselines/rec/*');
+    expect(JSON.stringify(get.Resource)).toContain('my-capture-bucket/drift-baselines/rec/*');
     const list = st.find(s => s.Action === 's3:ListBucket');
-    expect(list.Condition).toEqual({ StringLike: { 's3:prefix': ['capture/rec/*', 'capture/drift-baselines/rec/*'] } });
+    expect(list.Condition).toEqual({ StringLike: { 's3:prefix': ['capture/rec/*', 'drift-baselines/rec/*'] } });
     const put = st.filter(s => [s.Action].flat().includes('s3:PutObject'));
     expect(put).toHaveLength(1);
-    expect(JSON.stringify(put[0].Resource)).toContain('capture/drift-baselines/rec/*');
+    expect(JSON.stringify(put[0].Resource)).toContain('my-capture-bucket/drift-baselines/rec/*');
     expect(JSON.stringify(put[0].Resource)).not.toContain('capture/rec/*');
     // kms on the capture key only
     const k = st.find(s => [s.Action].flat().includes('kms:Decrypt'));
@@ -206,7 +206,7 @@ describe('alarms: incident B thresholds, a drift tier that pages only when asked
     const tier = composites.find(c => c.AlarmName === 'clustering-drift');
     expect(tier.AlarmActions).toBeUndefined();
     const rule = JSON.stringify(tier.AlarmRule);
-    expect(rule.match(/ALARM\(/g)).toHaveLength(8 + 1); // 4 features × 2 distances, and Model Monitor's alarm
+    expect(rule.match(/ALARM\(/g)).toHaveLength(8 + 1 + 1); // 4 features × 2 distances, the missing baseline, and Model Monitor's alarm
     const unhealthy = composites.find(c => c.AlarmName === 'clustering-unhealthy');
     expect(JSON.stringify(unhealthy.AlarmRule)).not.toContain('drift');
     const paged = Object.values(ta.findResources('AWS::CloudWatch::CompositeAlarm')).map((a: any) => a.Properties)[0];
@@ -450,23 +450,23 @@ describe("the drift function's environment: under Lambda's 4 KB, checked at synt
       csvSelector: `$[*][${i}]`,
     }));
 
-  test('25 features with CSV selectors: a synth error naming the size, the limit and the fix', () => {
+  test('40 features with CSV selectors: a synth error naming the size, the limit and the fix', () => {
     const { app, stack } = newStack('Wide');
     new ResilientEndpoint(stack, 'E', {
       endpointName: 'wide',
       model: { image: IMAGE },
       instanceType: SageMakerInstanceType.ML_M5_XLARGE,
       instanceCount: 2,
-      drift: { features: features(25) },
+      drift: { features: features(40) },
     });
     const msg = synthError(app);
-    expect(msg).toMatch(/drift: the drift function's configuration would be ~\d{4} bytes in its environment \(25 features\); allowed: 4096 bytes/);
+    expect(msg).toMatch(/drift: the drift function's configuration would be ~\d{4} bytes in its environment \(40 features\); allowed: 4096 bytes/);
     expect(msg).toMatch(/Fix: split the features over two DriftMonitors/);
   });
 
   test('the check flips exactly where the deployed size (every reference at its longest, 63 characters) passes 4 KB', () => {
     const seen: boolean[] = [];
-    for (let n = 20; n <= 30; n += 2) {
+    for (let n = 24; n <= 40; n += 4) {
       const { app, stack } = newStack(`N${n}`);
       const d = new DriftMonitor(stack, 'D', {
         endpointName: 'wide-endpoint',
@@ -560,7 +560,8 @@ describe('synth errors', () => {
     const b = newStack('Minimal');
     new ResilientEndpoint(b.stack, 'E', { model: { image: IMAGE }, instanceType: SageMakerInstanceType.ML_M5_XLARGE, instanceCount: 2, drift: {} });
     const c = config(Template.fromStack(b.stack));
-    expect(c.features).toEqual([{ name: 'RequestBytes', selector: 'bytes()', kind: 'numeric', side: 'input', requestSize: true, logScale: true }]);
+    // No memory profile: the bytes, with a learned baseline (never a profile's distribution).
+    expect(c.features).toEqual([{ name: 'RequestBytes', selector: 'bytes()', kind: 'numeric', side: 'input', logScale: true }]);
     expect(c.baselineUri).toBe('');
     expect(c.learn).toBe(true);
   });
