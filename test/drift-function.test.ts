@@ -3,10 +3,11 @@
 // pages with continuation tokens and delimiters, and the SDK's own NoSuchKey exception for a missing key.
 import { S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
+import * as fc from 'fast-check';
 import { handler, parseInput } from '../lambda/drift/handler';
 import { featureDistance, modelHash, parseS3Uri, runDrift, TIME_RESERVE_MS } from '../lambda/drift/run';
 import { numericBaseline } from '../lib/drift/baseline';
-import { BYTES_SELECTOR, decodeRecord, hourPrefix, parseCsv, parseSelector, select, windowHours } from '../lib/drift/capture';
+import { BYTES_SELECTOR, csvRows, decodeRecord, hourPrefix, parseCsv, parseSelector, select, windowHours } from '../lib/drift/capture';
 import { DRIFT_CONFIG_ENV, DriftFunctionConfig } from '../lib/drift/contract';
 import { b64, BUCKET, csv, json, record, serveBucket } from './drift-s3';
 
@@ -58,6 +59,29 @@ describe('capture records', () => {
     expect(select([[1, 2], [3]], parseSelector('$.length()'))).toEqual([2]);
     expect(() => parseSelector('events')).toThrow(/starts with '\$'/);
     expect(() => parseSelector('$.a[x]')).toThrow(/position 3/);
+  });
+
+  test('CSV rows counted without parsing a cell: the same count as parsing them, on any text', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('1', ',', ' ', '\t', '\r', '\n', 'x', '-2.5')).map(a => a.join('')),
+        text => {
+          expect(csvRows(text)).toBe(parseCsv(text).length);
+        },
+      ),
+      { numRuns: 500 },
+    );
+    expect(csvRows('1,2\r\n\r\n  \n3,4')).toBe(2);
+    // A CSV side keeps its text; its cells are parsed on first use.
+    const side = decodeRecord(record(b64('text/csv', '1,2\n3,4\n')))!.input!;
+    expect([side.format, (side as any).text, side.body]).toEqual([
+      'csv',
+      '1,2\n3,4\n',
+      [
+        [1, 2],
+        [3, 4],
+      ],
+    ]);
   });
 
   test('the layout: one prefix per variant and UTC hour, zero-padded; windows end at a whole hour', () => {

@@ -67,7 +67,11 @@ function requests(example: Example, seeds: number[], flags: string[] = [], count
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return seed => {
-    const drawn: Drawn[] = fs.readFileSync(path.join(dir, `${seed}.jsonl`), 'utf8').trim().split('\n').map(l => JSON.parse(l));
+    const drawn: Drawn[] = fs
+      .readFileSync(path.join(dir, `${seed}.jsonl`), 'utf8')
+      .trim()
+      .split('\n')
+      .map(l => JSON.parse(l));
     // Each body reads, with the example's own inference code, as the size that was drawn.
     expect([seed, drawn.length, drawn.filter(r => r.readSize !== r.size)]).toEqual([seed, count, []]);
     return drawn;
@@ -122,7 +126,11 @@ async function runs(config: DriftFunctionConfig, day: number): Promise<{ kl: Run
 const figures: Record<string, string> = {};
 afterAll(() => {
   // The figures docs/drift.md quotes (printed, not asserted twice).
-  process.stdout.write(`drift like-with-like figures:\n${Object.entries(figures).map(([k, v]) => `  ${k}: ${v}`).join('\n')}\n`);
+  process.stdout.write(
+    `drift like-with-like figures:\n${Object.entries(figures)
+      .map(([k, v]) => `  ${k}: ${v}`)
+      .join('\n')}\n`,
+  );
 });
 
 describe.each(['recommender', 'clustering'] as Example[])('%s: drift: {} with its own memory profile', example => {

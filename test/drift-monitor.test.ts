@@ -13,6 +13,7 @@ import {
   ContainerImage,
   DataQualityMonitor,
   DriftBaseline,
+  DriftFeature,
   DriftFeatures,
   DriftMonitor,
   DriftNormalisation,
@@ -25,7 +26,7 @@ import {
 import { collectEndpoints } from '../lib/checks';
 import { DRIFT_CONFIG_ENV } from '../lib/drift/contract';
 import { modelMonitorScheduleName, scheduleIntervalSeconds } from '../lib/drift/model-monitor';
-import { iamStatements, nagFindings, newStack, synthError } from './util';
+import { iamStatements, nagFindings, newStack, synthError, warnings } from './util';
 
 const IMAGE = ContainerImage.fromImageUri('123456789012.dkr.ecr.us-east-1.amazonaws.com/clustering:1');
 const ANALYZER = '156813124566.dkr.ecr.us-east-1.amazonaws.com/sagemaker-model-monitor-analyzer';
@@ -127,7 +128,12 @@ describe('the function and its schedules', () => {
       profileBaseline: true, // rows, the profile's unit
       logScale: true,
     });
-    expect(c.features.find((f: any) => f.name === 'Cluster')).toEqual({ name: 'Cluster', selector: '$.clusters[*]', kind: 'categorical', side: 'output' });
+    expect(c.features.find((f: any) => f.name === 'Cluster')).toEqual({
+      name: 'Cluster',
+      selector: '$.clusters[*]',
+      kind: 'categorical',
+      side: 'output',
+    });
     expect(c.modelVersion).toBe('TOKEN'); // the primary model's name: a new model learns a new baseline
     const alone = config(ta);
     expect(alone).toMatchObject({ prefix: 'capture', variants: [], normalisation: 'iqr', baselineUri: '' });
@@ -486,6 +492,104 @@ describe("the drift function's environment: under Lambda's 4 KB, checked at synt
     }
     expect(seen).toContain(true);
     expect(seen).toContain(false);
+  });
+});
+
+describe('like with like: a request size against the memory profile only in the profile’s unit', () => {
+  const profileJson = (fields: Record<string, unknown>) =>
+    MemoryProfile.fromJson(
+      JSON.stringify({
+        version: 1,
+        sizeUnit: 'events',
+        baselineBytes: 1,
+        curve: { a: 0, b: 1, c: 0 },
+        percentiles: { p50: { size: 11, bytes: 1 }, p99: { size: 444, bytes: 1 }, p999: { size: 2801, bytes: 1 } },
+        distribution: 'powerlaw:5:3000',
+        points: [],
+        ...fields,
+      }),
+    );
+  const monitor = (id: string, profile: MemoryProfile, features?: DriftFeature[]) => {
+    const { app, stack } = newStack(id);
+    new DriftMonitor(stack, 'D', {
+      endpointName: 'rec',
+      captureBucket: s3.Bucket.fromBucketName(stack, 'B', 'bkt'),
+      capturePrefix: 'capture',
+      memoryProfile: profile,
+      features,
+    });
+    return { app, stack };
+  };
+  const byName = (stack: Stack) => Object.fromEntries(config(Template.fromStack(stack)).features.map((f: any) => [f.name, f]));
+
+  test('the profile records how its sizes are read; old profiles without it still load', () => {
+    const p = MemoryProfile.fromFile(path.join(__dirname, '..', 'examples', 'models', 'clustering', 'memory-profile.json'));
+    expect([p.sizeUnit, p.sizeSelector, p.csvSizeSelector]).toEqual(['rows', '$.instances.length()', '$.length()']);
+    const r = MemoryProfile.fromFile(path.join(__dirname, '..', 'examples', 'models', 'recommender', 'memory-profile.json'));
+    expect([r.sizeUnit, r.sizeSelector, r.csvSizeSelector]).toEqual(['events', '$.events.length()', undefined]);
+    const old = profileJson({});
+    expect([old.problem, old.sizeSelector, old.csvSizeSelector]).toEqual([undefined, undefined, undefined]);
+    expect(profileJson({ sizeUnit: 'bytes' }).sizeSelector).toBe('bytes()'); // bytes need no selector
+    expect(profileJson({ sizeSelector: '  ', csvSizeSelector: 7 }).sizeSelector).toBeUndefined();
+  });
+
+  test('drift: {} with a profile that records its selector: the size in its unit against it, the bytes learned', () => {
+    const f = byName(monitor('Defaults', profileJson({ sizeSelector: '$.events.length()' })).stack);
+    expect(f).toEqual({
+      RequestSize: { name: 'RequestSize', selector: '$.events.length()', kind: 'numeric', side: 'input', profileBaseline: true, logScale: true },
+      RequestBytes: { name: 'RequestBytes', selector: 'bytes()', kind: 'numeric', side: 'input', logScale: true },
+    });
+    // A profile measured in bytes: the bytes are its unit, compared with it, once.
+    const b = byName(monitor('BytesProfile', profileJson({ sizeUnit: 'bytes' })).stack);
+    expect(b).toEqual({
+      RequestBytes: { name: 'RequestBytes', selector: 'bytes()', kind: 'numeric', side: 'input', profileBaseline: true, logScale: true },
+    });
+  });
+
+  test('a profile without a selector: only the bytes, learned, and a warning naming the profile’s unit and the fix', () => {
+    const { stack } = monitor('NoSelector', profileJson({}));
+    expect(Object.keys(byName(stack))).toEqual(['RequestBytes']);
+    expect(byName(stack).RequestBytes.profileBaseline).toBeUndefined();
+    expect(config(Template.fromStack(stack)).sizeProfile).toBeUndefined(); // nothing compares with it
+    expect(warnings(stack).join('\n')).toMatch(
+      /memory profile's sizes are in 'events' but it does not record how to read them.*Fix: add "sizeSelector"/,
+    );
+  });
+
+  test('features in another unit, or none: compared with a learned baseline, with a warning naming both units', () => {
+    const { stack } = monitor('Mismatch', profileJson({ sizeSelector: '$.events.length()' }), [
+      { name: 'Tokens', selector: '$.tokens.length()', requestSize: true, unit: 'tokens' },
+      { name: 'Len', selector: '$.events.length()', requestSize: true },
+      { name: 'Events', selector: '$.events.length()', requestSize: true, unit: 'events' },
+      DriftFeatures.requestBytes(),
+    ]);
+    const f = byName(stack);
+    expect([f.Tokens.profileBaseline, f.Len.profileBaseline, f.Events.profileBaseline, f.RequestBytes.profileBaseline]).toEqual([
+      undefined,
+      undefined,
+      true,
+      undefined,
+    ]);
+    const w = warnings(stack).join('\n');
+    expect(w).toMatch(/drift feature 'Tokens' of rec is a request size in 'tokens', but the memory profile's sizes are in 'events'/);
+    expect(w).toMatch(
+      /drift feature 'Len' of rec is a request size in no stated unit, but the memory profile's sizes are in 'events'.*give it unit: 'events'/,
+    );
+    expect(w).not.toMatch(/'Events'|'RequestBytes'/); // like with like; and bytes are never the profile's unit here
+  });
+
+  test('the examples’ feature sets state their units', () => {
+    expect(DriftFeatures.recommenderExample().map(f => [f.name, f.unit])).toEqual([
+      ['SequenceLength', 'events'],
+      ['Profile', undefined],
+      ['RequestBytes', 'bytes'],
+    ]);
+    expect(DriftFeatures.clusteringExample().find(f => f.name === 'Rows')?.unit).toBe('rows');
+  });
+
+  test('a size selector the drift function cannot read: a synth error naming the profile field', () => {
+    const { app } = monitor('BadSelector', profileJson({ sizeSelector: 'events.length' }));
+    expect(synthError(app)).toMatch(/model.memoryProfile sizeSelector: got 'events.length'; allowed: a drift selector/);
   });
 });
 

@@ -22,6 +22,7 @@ import { BREAKER_TAG, DEFAULT_APPLICATION_NAMESPACE, GUARD_METRIC_PERIOD_SECONDS
 import { tryParseState } from '../../lib/breaker/policy';
 import { errorName, fixFor, isAccessDenied, isThrottling, OpsClients, withAbort } from './aws';
 import { driftRuns } from './drift-check';
+import { driftDoctor } from './doctor-drift';
 import { findBreaker, FoundBreaker } from './discover';
 
 export type CheckResult = 'PASS' | 'WARN' | 'FAIL' | 'SKIP';
@@ -304,6 +305,7 @@ export async function doctor(clients: OpsClients, endpointName: string, now: num
   checks.push(...(await attempt('capture-objects', () => captureObjects(c, endpointName, variant, capture(ep!, cfg), now))));
   checks.push(...(await attempt('parameter-store-throughput', () => ssmThroughput(c, ep!))));
   checks.push(...(await attempt('drift-runs', () => driftRuns(c, endpointName, now)))); // bin/ops/drift-check.ts
+  checks.push(...(await attempt('drift-baseline', () => driftDoctor(c, endpointName, ep!, cfg, now)))); // bin/ops/doctor-drift.ts
   return report(endpointName, now, checks);
 }
 

@@ -388,7 +388,12 @@ export async function runDrift(input: DriftRunInput, config: DriftFunctionConfig
   };
   try {
     await ctx.s3.send(
-      new PutObjectCommand({ Bucket: config.bucket, Key: `${config.learnedPrefix}/status.json`, Body: JSON.stringify(runStatus), ContentType: 'application/json' }),
+      new PutObjectCommand({
+        Bucket: config.bucket,
+        Key: `${config.learnedPrefix}/status.json`,
+        Body: JSON.stringify(runStatus),
+        ContentType: 'application/json',
+      }),
     );
   } catch (e) {
     // The run's metrics are out: a status that cannot be written costs doctor its report, not the run.

@@ -62,7 +62,7 @@ export interface DecodedRecord {
 /** The rows of CSV text (its non-blank lines) without parsing a cell: what `parseCsv(text).length` is. */
 export function csvRows(text: string): number {
   let rows = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
     for (let i = start; i < end; i++) {
