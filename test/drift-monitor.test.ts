@@ -281,7 +281,7 @@ describe('Model Monitor on the same capture', () => {
       .find(a => a.AlarmName === 'clustering-drift-modelmonitor-x');
     expect(alarm).toMatchObject({ Threshold: 0.1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
     const expr = alarm.Metrics.find((m: any) => m.Expression);
-    expect(expr.Expression).toBe('MAX([m0, m1, m2])');
+    expect(expr.Expression).toBe('m0 + m1 + m2'); // metric math: a missing value is 0 in arithmetic
     const stats = alarm.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat);
     const spelled = stats.map((m: any) => [
       m.Metric.Namespace,

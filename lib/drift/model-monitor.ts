@@ -39,7 +39,7 @@ import { Described, PropErrors } from '../validation';
  *   only sets the job's `publish_cloudwatch_metrics` environment to `Enabled`; botocore's SageMaker model
  *   says nothing about metrics; the analyzer image's code is not public.
  *
- * So an alarm watches all three spellings at once (the largest value of whichever carries data), the job's
+ * So an alarm watches all three spellings at once (the value of whichever carries data), the job's
  * role may publish to any namespace of that family (a pattern, not an exact match that a wrong spelling
  * would turn into a denial), and `doctor` lists the `feature_baseline_drift_*` metrics it finds for the
  * endpoint with their namespace and dimensions. `ModelMonitorOptions.metric` pins the one doctor found.
@@ -153,7 +153,7 @@ export interface ModelMonitorOptions {
    * The namespace and dimension names the violation alarms read `feature_baseline_drift_<feature>` with.
    * AWS's pages give three spellings (see `doctor`'s `model-monitor-metrics` check, which lists what the
    * account really has); by default an alarm watches all three at once.
-   * @default - all three documented spellings (the largest value of whichever has data)
+   * @default - all three documented spellings (the value of whichever has data)
    */
   readonly metric?: ModelMonitorMetric;
 }
@@ -277,15 +277,17 @@ export class DataQualityMonitor extends Construct {
         description:
           `Model Monitor: feature '${feature}' of endpoint ${props.endpointName} drifted from its baseline by >= ${threshold} (${metricName}` +
           (metrics.length > 1
-            ? `, the largest of its ${metrics.length} documented spellings: ${spellings.map(m => m.namespace).join(', ')}).`
+            ? `, read in its ${metrics.length} documented spellings: ${spellings.map(m => m.namespace).join(', ')}).`
             : ` in ${spellings[0].namespace}).`),
-        // AWS's pages disagree on the namespace and dimensions: the largest value of every spelling, so the
-        // alarm sees the metric whichever is real (MODEL_MONITOR_METRIC_SPELLINGS).
+        // AWS's pages disagree on the namespace and dimensions: the alarm reads every spelling, so it sees the
+        // metric whichever is real (MODEL_MONITOR_METRIC_SPELLINGS). A sum, not MAX([…]): metric math's
+        // arithmetic treats a missing value as 0, so the sum is the value of the spelling that has data, and
+        // CloudWatch recommends against MAX and the other aggregations in alarms (using-metric-math).
         metric:
           metrics.length === 1
             ? metrics[0]
             : new cloudwatch.MathExpression({
-                expression: `MAX([${metrics.map((_, i) => `m${i}`).join(', ')}])`,
+                expression: metrics.map((_, i) => `m${i}`).join(' + '),
                 usingMetrics: Object.fromEntries(metrics.map((m, i) => [`m${i}`, m])),
                 period: Duration.days(1),
                 label: metricName,
