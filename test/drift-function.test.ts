@@ -1,7 +1,7 @@
 // The drift function against S3-shaped data: capture objects in SageMaker's layout and record format
 // (JSON, CSV and BASE64 bodies), served by aws-sdk-client-mock with real streams as bodies, ListObjectsV2
 // pages with continuation tokens and delimiters, and the SDK's own NoSuchKey exception for a missing key.
-import { S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import * as fc from 'fast-check';
 import { handler, parseInput } from '../lambda/drift/handler';
@@ -276,6 +276,74 @@ describe('a run over the capture', () => {
     expect(k0.distances.sequenceLength!).toBeLessThan(0.005);
     const w0 = await runDrift({ distance: 'wasserstein', windowHours: 24 }, config, ctx());
     expect(w0.distances.sequenceLength!).toBeLessThan(0.02);
+  });
+
+  test('like with like in the function: only a feature marked for it is compared with the profile; the others learn', async () => {
+    const q = (u: number) => 1 / (u / 3000 + (1 - u) / 5); // powerlaw:5:3000, α = 1
+    put(
+      'data-capture/rec/AllTraffic/2026/12/01/12/a.jsonl',
+      Array.from({ length: 800 }, (_, i) => record(json({ events: Array(Math.round(q((i + 0.5) / 800))).fill(7), profile: Array(20).fill(0.1) }))),
+    );
+    const config: DriftFunctionConfig = {
+      ...CONFIG,
+      endpointName: 'rec',
+      baselineUri: '',
+      learnedPrefix: 'drift-baselines/rec',
+      features: [
+        { name: 'RequestSize', selector: '$.events.length()', kind: 'numeric', side: 'input', profileBaseline: true, logScale: true },
+        { name: 'RequestBytes', selector: BYTES_SELECTOR, kind: 'numeric', side: 'input', logScale: true },
+      ],
+      sizeProfile: { distribution: 'powerlaw:5:3000', p50: 11, p99: 444, p999: 2801, min: 5, max: 3000 },
+    };
+    const first = await runDrift({ distance: 'kl', windowHours: 24 }, config, ctx());
+    // The bytes are not the profile's unit: learned from this window (so not compared in it, nor a source yet).
+    expect(first.baselineSources).toEqual({ RequestSize: 'memory profile (powerlaw:5:3000)' });
+    expect(first.missingBaselines).toEqual(['RequestBytes']);
+    expect(first.baselines).toEqual({
+      RequestSize: { source: 'memory-profile', from: 'powerlaw:5:3000' },
+      RequestBytes: {
+        source: 'learned',
+        from: expect.stringMatching(/^s3:\/\/capture-bucket\/drift-baselines\/rec\//),
+        createdAt: NOW.toISOString(),
+        learnedNow: true,
+      },
+    });
+    expect(first.distances.RequestSize).toBeLessThan(0.01);
+    // The run's summary line: its window and what it saw.
+    expect(logs.at(-1)).toMatchObject({
+      component: 'drift',
+      window: { start: '2026-12-01T05:00:00.000Z', end: '2026-12-02T05:00:00.000Z' },
+      records: 800,
+      missingBaselines: ['RequestBytes'],
+    });
+    // The run status, as JSON.
+    const put1 = s3mock
+      .commandCalls(PutObjectCommand)
+      .map(c => c.args[0].input)
+      .find(i => i.Key === 'drift-baselines/rec/status.json')!;
+    expect([put1.ContentType, JSON.parse(put1.Body as string).features.RequestBytes.learnedNow]).toEqual(['application/json', true]);
+    // A profile of recorded requests (no powerlaw description): its percentiles, named as such.
+    const recorded = await runDrift(
+      { distance: 'kl', windowHours: 24 },
+      { ...config, learn: false, sizeProfile: { ...config.sizeProfile!, distribution: '' } },
+      ctx(),
+    );
+    expect(recorded.baselineSources.RequestSize).toBe('memory profile (P50/P99/P99.9)');
+    expect(recorded.baselines.RequestSize).toEqual({ source: 'memory-profile', from: 'P50/P99/P99.9' });
+    expect(recorded.baselines.RequestBytes).toEqual({ source: 'none' });
+  });
+
+  test('a run status that cannot be written costs the report, not the run (its metrics are out)', async () => {
+    put('data-capture/clustering/Primary/2026/12/01/07/a.jsonl', clusteringLines([1, 2, 3, 4], [1, 2, 3, 4], [0, 0, 1, 1], 'json'));
+    s3mock.on(PutObjectCommand).callsFake(input => {
+      if (String(input.Key).endsWith('status.json')) throw Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
+      store.set(input.Key!, Buffer.from(input.Body as string));
+      return {};
+    });
+    const r = await runDrift({ distance: 'kl', windowHours: 24 }, CONFIG, ctx());
+    expect(r.records).toBe(1);
+    expect(logs.some(l => 'DriftRecords' in l)).toBe(true);
+    expect(logs.at(-1)).toEqual({ component: 'drift', warning: 'could not write the run status: AccessDenied: Access Denied' });
   });
 
   test('a bad or missing baseline file fails the run loudly', async () => {

@@ -176,6 +176,68 @@ describe('drift-baseline: each feature’s baseline, its source and age, from th
       fix: expect.stringMatching(/s3:GetObject on the capture bucket’s drift-baselines\/<endpoint>\/status.json/),
     });
   });
+
+  test('the wording for every source: none, a baseline with no date, one learned in the run itself; several without one', async () => {
+    serve(
+      status({
+        a: { source: 'none' },
+        b: { source: 'none' },
+        c: { source: 'file', from: 's3://t/b.json' },
+        d: { source: 'learned', from: 's3://capture-bkt/drift-baselines/clu/h.json', createdAt: new Date(NOW - DAY).toISOString(), learnedNow: true },
+        e: { source: 'memory-profile', from: 'P50/P99/P99.9' },
+      }),
+    );
+    const [r] = await driftDoctor(clients, 'clu', ep, cfg, NOW);
+    expect(r).toMatchObject({ id: 'drift-baseline', result: 'WARN' });
+    expect(r.saw).toBe(
+      'last run kl at 2026-12-02T03:00:41.000Z over 1200 records: a: none; b: none; c: file s3://t/b.json, age unknown; ' +
+        'd: learned s3://capture-bkt/drift-baselines/clu/h.json, learned in that run; e: the memory profile (P50/P99/P99.9)',
+    );
+    expect(r.fix).toMatch(/^a, b had no baseline, so drift was not measured for them:/);
+  });
+
+  test('re-learned: only a learned baseline, only after 9 days past the config, and named', async () => {
+    const at = (days: number) => new Date(cfg.CreationTime.getTime() + days * DAY).toISOString();
+    // A baseline file written after the config is the owner's, not a re-learned one.
+    serve(status({ f: { source: 'file', from: 's3://t/b.json', createdAt: at(20) } }));
+    expect((await driftDoctor(clients, 'clu', ep, cfg, NOW))[0].result).toBe('PASS');
+    serve(status({ L: { source: 'learned', from: 's3://capture-bkt/drift-baselines/clu/h.json', createdAt: at(9) } }));
+    expect((await driftDoctor(clients, 'clu', ep, cfg, NOW))[0].result).toBe('PASS'); // the first week's run, and a day
+    serve(
+      status({
+        L: { source: 'learned', from: 's3://capture-bkt/drift-baselines/clu/h.json', createdAt: at(9.5) },
+        M: { source: 'learned', from: 's3://capture-bkt/drift-baselines/clu/h.json', createdAt: at(1) },
+      }),
+    );
+    const r = (await driftDoctor(clients, 'clu', ep, cfg, NOW))[0];
+    expect(r.result).toBe('WARN');
+    expect(r.fix).toMatch(/^the learned baseline of L was made more than 9 days after/);
+    // No config date: nothing to compare with.
+    expect((await driftDoctor(clients, 'clu', ep, undefined, NOW))[0].result).toBe('PASS');
+  });
+
+  test('the bucket comes from the live capture, else the config; its key is the endpoint’s status', async () => {
+    serve(status({ a: { source: 'memory-profile', from: 'powerlaw:5:3000' } }));
+    const fromConfig = { ...cfg, DataCaptureConfig: { DestinationS3Uri: 's3://capture-bkt/other-prefix' } };
+    expect((await driftDoctor(clients, 'clu', { EndpointName: 'clu' } as any, fromConfig, NOW))[0].result).toBe('PASS');
+    expect(s3.commandCalls(GetObjectCommand).map(c => c.args[0].input)).toEqual([{ Bucket: 'capture-bkt', Key: 'drift-baselines/clu/status.json' }]);
+  });
+
+  test('an AWS error on one check: throttled is a WARN, anything else a WARN with its words; the other check still runs', async () => {
+    s3.on(GetObjectCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
+    sm.on(ListMonitoringSchedulesCommand).rejects(Object.assign(new Error('User: x is not authorized'), { name: 'AccessDeniedException' }));
+    const [baseline, mm] = await driftDoctor(clients, 'clu', ep, cfg, NOW);
+    expect(baseline).toEqual({ id: 'drift-baseline', result: 'WARN', saw: 'throttled: ThrottlingException', fix: 'run doctor again in a minute' });
+    expect(mm).toEqual({
+      id: 'model-monitor-metrics',
+      result: 'SKIP',
+      saw: 'not allowed: AccessDeniedException',
+      fix: 'allow sagemaker:ListMonitoringSchedules, cloudwatch:ListMetrics and cloudwatch:DescribeAlarms',
+    });
+    s3.on(GetObjectCommand).rejects(Object.assign(new Error('socket hang up'), { name: 'Error' }));
+    const [other] = await driftDoctor(clients, 'clu', ep, cfg, NOW);
+    expect(other).toMatchObject({ id: 'drift-baseline', result: 'WARN', saw: 'Error: socket hang up' });
+  });
 });
 
 describe('model-monitor-metrics: the feature_baseline_drift_* metrics the account has, and whether the alarms read them', () => {
@@ -301,5 +363,58 @@ describe('model-monitor-metrics: the feature_baseline_drift_* metrics the accoun
       saw: 'no feature_baseline_drift_* metric for clu or its schedules clu-data-quality (Scheduled) in any namespace',
     });
     expect(r.fix).toMatch(/publish_cloudwatch_metrics Enabled and its role cloudwatch:PutMetricData/);
+  });
+
+  test('every page read, the features sorted, the dimensions in any order; the calls asked for this endpoint', async () => {
+    const features = ['e', 'd', 'c', 'b', 'a'];
+    serveMetrics(
+      features.map(f => ({
+        Namespace: 'aws/sagemaker/Endpoints/data-metrics',
+        MetricName: `feature_baseline_drift_${f}`,
+        // ListMetrics' order of dimensions need not be the alarm's.
+        Dimensions: [
+          { Name: 'MonitoringSchedule', Value: 'clu-data-quality' },
+          { Name: 'Endpoint', Value: 'clu' },
+        ],
+      })),
+    );
+    cw.on(DescribeAlarmsCommand).resolves({ MetricAlarms: synthesizedAlarms() });
+    const r = (await modelMonitorMetrics(clients, 'clu'))!;
+    expect(r).toEqual({
+      id: 'model-monitor-metrics',
+      result: 'PASS',
+      saw: 'found aws/sagemaker/Endpoints/data-metrics {Endpoint, MonitoringSchedule}: a, b, c, d, e; the violation alarms read it',
+    });
+    expect(sm.commandCalls(ListMonitoringSchedulesCommand)[0].args[0].input).toEqual({ EndpointName: 'clu' });
+    expect(cw.commandCalls(DescribeAlarmsCommand)[0].args[0].input).toEqual({
+      AlarmNamePrefix: 'clu-drift-modelmonitor-',
+      AlarmTypes: ['MetricAlarm'],
+    });
+  });
+
+  test('found, but no violation alarm: PASS, saying so; found where none of the three default spellings is: FAIL naming them', async () => {
+    const metric = (Namespace: string) => ({
+      Namespace,
+      MetricName: 'feature_baseline_drift_x',
+      Dimensions: [
+        { Name: 'Endpoint', Value: 'clu' },
+        { Name: 'MonitoringSchedule', Value: 'clu-data-quality' },
+      ],
+    });
+    serveMetrics([metric('aws/sagemaker/Endpoints/data-metrics')]);
+    cw.on(DescribeAlarmsCommand).resolves({ MetricAlarms: [] });
+    expect(await modelMonitorMetrics(clients, 'clu')).toEqual({
+      id: 'model-monitor-metrics',
+      result: 'PASS',
+      saw: 'found aws/sagemaker/Endpoints/data-metrics {Endpoint, MonitoringSchedule}: x; no violation alarm on them',
+    });
+    serveMetrics([metric('aws/sagemaker/ModelMonitoring/data-metrics')]);
+    cw.on(DescribeAlarmsCommand).resolves({ MetricAlarms: synthesizedAlarms() });
+    const r = (await modelMonitorMetrics(clients, 'clu'))!;
+    expect(r.result).toBe('FAIL');
+    expect(r.saw).toBe(
+      'found aws/sagemaker/ModelMonitoring/data-metrics {Endpoint, MonitoringSchedule}: x; the violation alarms read ' +
+        'aws/sagemaker/Endpoints/data-metrics {Endpoint, MonitoringSchedule}, /aws/sagemaker/Endpoints/data-metric {EndpointName, ScheduleName}, /aws/sagemaker/Endpoint/data-metrics {Endpoint, MonitoringSchedule}',
+    );
   });
 });
