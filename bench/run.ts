@@ -15,6 +15,7 @@ import { dailyTrace, runSimulation, simVariantsFrom } from '../lib/simulation';
 import { parseFlags, UsageError } from '../bin/args';
 import { exampleEndpoint } from '../bin/simulate';
 import { breakerSettings } from '../test/breaker-settings';
+import { benchDrift } from './drift';
 
 const root = path.join(__dirname, '..', '..');
 const bundle = path.join(root, 'dist', 'lambda-bundles', 'circuit-breaker', 'index.js');
@@ -263,7 +264,8 @@ export function benchFleet(): Record<string, string> {
 const USAGE = `usage: npm run bench [-- --help]   (after a build: node dist/bench/run.js)
   Prints the benchmark figures (never timed tests): the breaker bundle's size and cold start, policy
   decisions per second, AWS calls per evaluation (one endpoint and a fleet), the memory guard's cost,
-  the simulator's speed and fleet synthesis time. Takes a few minutes; no AWS access.
+  the simulator's speed, fleet synthesis time, and the drift function's cold start and a day's run.
+  Takes a few minutes; no AWS access.
   -h, --help   this help
 exit codes: 0 done, 2 a usage error`;
 
@@ -293,6 +295,7 @@ async function main(): Promise<void> {
     ...benchSimulator(),
     ...benchFleet(),
     ...(await benchFleetCalls()),
+    ...benchDrift(),
   };
   const width = Math.max(...Object.keys(rows).map(k => k.length));
   console.log('benchmark'.padEnd(width), ' result');

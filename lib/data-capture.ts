@@ -51,7 +51,7 @@ export interface DataCaptureOptions {
   /**
    * Destination bucket.
    * @default - a bucket created by the construct: KMS-encrypted, SSL only, public access blocked,
-   * server access logs on, objects expiring after `retention`
+   * server access logs on, captured objects (those under `prefix`) expiring after `retention`
    */
   readonly bucket?: s3.IBucket;
   /**
@@ -65,7 +65,8 @@ export interface DataCaptureOptions {
    */
   readonly encryptionKey?: kms.IKey;
   /**
-   * How long captured objects are kept in a bucket the construct creates.
+   * How long captured objects (those under `prefix`) are kept in a bucket the construct creates. Only the
+   * capture prefix expires: the drift monitor's learned baselines (`drift-baselines/`) are kept.
    * @default Duration.days(30)
    */
   readonly retention?: Duration;
@@ -130,7 +131,10 @@ export class DataCapture extends Construct {
         blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
         serverAccessLogsBucket: logs,
         serverAccessLogsPrefix: 'capture-bucket/',
-        lifecycleRules: [{ expiration: Duration.days(retentionDays(props.retention)) }],
+        // The capture prefix only (S3 LifecycleRule: a rule without a filter applies to every object): the
+        // drift monitor's learned baselines sit beside it (drift-baselines/) and must outlive the capture,
+        // or each would be re-learned every `retention` from current traffic, absorbing slow drift.
+        lifecycleRules: [{ id: 'ExpireCapture', prefix: `${prefix}/`, expiration: Duration.days(retentionDays(props.retention)) }],
         removalPolicy: RemovalPolicy.RETAIN,
       });
     }

@@ -52,7 +52,7 @@ export type { DriftAlarm, DriftBaselineConfig, DriftMonitorProps, DriftOptions }
 export { DriftFeatureKind, DriftFeatures } from './drift/features';
 export type { DriftFeature } from './drift/features';
 export { DataQualityMonitor } from './drift/model-monitor';
-export type { DataQualityMonitorProps, ModelMonitorOptions } from './drift/model-monitor';
+export type { DataQualityMonitorProps, ModelMonitorMetric, ModelMonitorOptions } from './drift/model-monitor';
 export { DriftNormalisation } from './drift/statistics';
 export { MemoryProfile } from './memory-profile';
 export type { ProfiledCurve, ProfiledPercentile, ProfiledPoint } from './memory-profile';

@@ -75,8 +75,22 @@ export class MemoryProfile {
       : new MemoryProfile(undefined, `${source}: not a memory profile (baselineBytes, curve {a, b, c}, percentiles p50/p99/p999 {size, bytes})`);
   }
 
-  /** What a request's size counts (e.g. 'events', 'rows'). */
+  /** What a request's size counts (e.g. 'events', 'rows', 'bytes'). */
   public readonly sizeUnit: string;
+  /**
+   * How a request's size is read from its JSON body, as the inference code counts it: a drift selector
+   * (e.g. `$.events.length()`, `$.instances.length()`), or `bytes()` for the body's size. The drift monitor
+   * measures captured requests with it, so that they are compared with the profiled distribution in the
+   * same unit. From the profile's `sizeSelector` field.
+   * @default - 'bytes()' when `sizeUnit` is 'bytes', otherwise none: the drift monitor cannot measure requests in the profile's unit
+   */
+  public readonly sizeSelector?: string;
+  /**
+   * The same for CSV bodies (rows of cells), e.g. `$.length()` for the number of rows. From the profile's
+   * `csvSizeSelector` field.
+   * @default - CSV bodies are not measured
+   */
+  public readonly csvSizeSelector?: string;
   /** Where it was measured: 'cpu' (the worker's RSS) or 'cuda' (the CUDA allocator). */
   public readonly device: string;
   /** A worker's memory with the model loaded and warm, bytes. */
@@ -99,6 +113,9 @@ export class MemoryProfile {
   private constructor(o: any, problem?: string) {
     this.problem = problem;
     this.sizeUnit = o?.sizeUnit ?? 'size';
+    const selector = (k: string) => (typeof o?.[k] === 'string' && o[k].trim() ? String(o[k]).trim() : undefined);
+    this.sizeSelector = selector('sizeSelector') ?? (this.sizeUnit === 'bytes' ? 'bytes()' : undefined);
+    this.csvSizeSelector = selector('csvSizeSelector');
     this.device = o?.device === 'cuda' ? 'cuda' : 'cpu';
     this.baselineBytes = o?.baselineBytes ?? 0;
     this.curve = { a: o?.curve?.a ?? 0, b: o?.curve?.b ?? 0, c: o?.curve?.c ?? 0 };

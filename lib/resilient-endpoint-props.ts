@@ -286,8 +286,9 @@ export interface ResilientEndpointProps {
    * Data drift on the captured requests (incident B's checklist: Wasserstein weekly at 0.15, KL daily at
    * 0.3, cluster shares; incident A: the request sizes against the memory profile's). Needs data capture.
    * Off unless given: its features depend on the payload, and its alarms are for the model's owner (the
-   * readiness rule `RE-Drift` warns while it is off). `drift: {}` compares the request bytes with the first
-   * week after each model change.
+   * readiness rule `RE-Drift` warns while it is off). `drift: {}` compares the request size, in the memory
+   * profile's own unit, with the distribution the profile was measured on, and the request bytes with the
+   * first window after each model change.
    * @default - no drift monitor
    */
   readonly drift?: DriftOptions;

@@ -1,32 +1,15 @@
 // The drift function against S3-shaped data: capture objects in SageMaker's layout and record format
 // (JSON, CSV and BASE64 bodies), served by aws-sdk-client-mock with real streams as bodies, ListObjectsV2
 // pages with continuation tokens and delimiters, and the SDK's own NoSuchKey exception for a missing key.
-import { Readable } from 'stream';
-import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
+import * as fc from 'fast-check';
 import { handler, parseInput } from '../lambda/drift/handler';
 import { featureDistance, modelHash, parseS3Uri, runDrift, TIME_RESERVE_MS } from '../lambda/drift/run';
 import { numericBaseline } from '../lib/drift/baseline';
-import { BYTES_SELECTOR, decodeRecord, hourPrefix, parseCsv, parseSelector, select, windowHours } from '../lib/drift/capture';
+import { BYTES_SELECTOR, csvRows, decodeRecord, hourPrefix, parseCsv, parseSelector, select, windowHours } from '../lib/drift/capture';
 import { DRIFT_CONFIG_ENV, DriftFunctionConfig } from '../lib/drift/contract';
-
-/** A capture record as SageMaker writes it (developer guide, "View captured data"). */
-function record(input: { type: string; data: string; encoding: string }, output?: { type: string; data: string; encoding: string }): string {
-  const side = (mode: string, s: { type: string; data: string; encoding: string }) => ({
-    observedContentType: s.type,
-    mode,
-    data: s.data,
-    encoding: s.encoding,
-  });
-  return JSON.stringify({
-    captureData: { endpointInput: side('INPUT', input), ...(output ? { endpointOutput: side('OUTPUT', output) } : {}) },
-    eventMetadata: { eventId: '3ff4e0f6-2a8a-4b8b-9e1d-0b5e7a1c2d3e', inferenceTime: '2026-12-01T08:24:40Z' },
-    eventVersion: '0',
-  });
-}
-const json = (o: unknown) => ({ type: 'application/json', data: JSON.stringify(o), encoding: 'JSON' });
-const csv = (rows: number[][]) => ({ type: 'text/csv', data: rows.map(r => r.join(',')).join('\n'), encoding: 'CSV' });
-const b64 = (type: string, text: string) => ({ type, data: Buffer.from(text).toString('base64'), encoding: 'BASE64' });
+import { b64, BUCKET, csv, json, record, serveBucket } from './drift-s3';
 
 /** Φ⁻¹ by bisection on erf-free logistic bounds is overkill: the tests use evenly spread deterministic values. */
 const spread = (mu: number, sigma: number, n: number) => Array.from({ length: n }, (_, i) => mu + sigma * Math.sqrt(3) * (2 * ((i + 0.5) / n) - 1)); // uniform, σ = sigma
@@ -78,6 +61,29 @@ describe('capture records', () => {
     expect(() => parseSelector('$.a[x]')).toThrow(/position 3/);
   });
 
+  test('CSV rows counted without parsing a cell: the same count as parsing them, on any text', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('1', ',', ' ', '\t', '\r', '\n', 'x', '-2.5')).map(a => a.join('')),
+        text => {
+          expect(csvRows(text)).toBe(parseCsv(text).length);
+        },
+      ),
+      { numRuns: 500 },
+    );
+    expect(csvRows('1,2\r\n\r\n  \n3,4')).toBe(2);
+    // A CSV side keeps its text; its cells are parsed on first use.
+    const side = decodeRecord(record(b64('text/csv', '1,2\n3,4\n')))!.input!;
+    expect([side.format, (side as any).text, side.body]).toEqual([
+      'csv',
+      '1,2\n3,4\n',
+      [
+        [1, 2],
+        [3, 4],
+      ],
+    ]);
+  });
+
   test('the layout: one prefix per variant and UTC hour, zero-padded; windows end at a whole hour', () => {
     expect(hourPrefix('/data-capture/', 'rec', 'Primary', new Date('2026-03-04T05:59:00Z'))).toBe('data-capture/rec/Primary/2026/03/04/05/');
     expect(hourPrefix('', 'rec', 'AllTraffic', new Date('2026-12-31T23:00:00Z'))).toBe('rec/AllTraffic/2026/12/31/23/');
@@ -88,48 +94,10 @@ describe('capture records', () => {
   });
 });
 
-// ---- the function against a fake bucket served through the SDK ----
+// ---- the function against a fake bucket served through the SDK (test/drift-s3.ts) ----
 const s3mock = mockClient(S3Client);
 const store = new Map<string, Buffer>();
-const BUCKET = 'capture-bucket';
-const PAGE = 2; // small pages: every listing goes through continuation tokens
-
-function serve(): void {
-  s3mock.reset();
-  s3mock.on(ListObjectsV2Command).callsFake(input => {
-    const prefix = input.Prefix ?? '';
-    const keys = [...store.keys()].filter(k => k.startsWith(prefix)).sort();
-    if (input.Delimiter) {
-      const folders = [
-        ...new Set(
-          keys
-            .map(k => k.slice(prefix.length))
-            .filter(r => r.includes(input.Delimiter))
-            .map(r => prefix + r.split(input.Delimiter)[0] + input.Delimiter),
-        ),
-      ];
-      return { CommonPrefixes: folders.map(Prefix => ({ Prefix })), KeyCount: folders.length, IsTruncated: false };
-    }
-    const start = input.ContinuationToken ? Number(input.ContinuationToken) : 0;
-    const page = keys.slice(start, start + PAGE);
-    const more = start + PAGE < keys.length;
-    return {
-      Contents: page.map(Key => ({ Key, Size: store.get(Key)!.length })),
-      KeyCount: page.length,
-      IsTruncated: more,
-      NextContinuationToken: more ? String(start + PAGE) : undefined,
-    };
-  });
-  s3mock.on(GetObjectCommand).callsFake(input => {
-    const body = store.get(input.Key!);
-    if (!body) throw new NoSuchKey({ message: 'The specified key does not exist.', $metadata: { httpStatusCode: 404 } });
-    return { Body: Readable.from([body.subarray(0, 7), body.subarray(7)]), ContentLength: body.length }; // chunks split mid-line
-  });
-  s3mock.on(PutObjectCommand).callsFake(input => {
-    store.set(input.Key!, Buffer.from(input.Body as string));
-    return { ETag: '"x"' };
-  });
-}
+const serve = () => serveBucket(s3mock, store);
 
 const NOW = new Date('2026-12-02T05:54:07Z');
 const put = (key: string, lines: string[]) => store.set(key, Buffer.from(lines.join('\n') + '\n'));
@@ -158,7 +126,7 @@ const CONFIG: DriftFunctionConfig = {
   ],
   modelVersion: 's3://models/clustering/model.tar.gz',
   baselineUri: 's3://baselines/clustering/v1.json',
-  learnedPrefix: 'data-capture/drift-baselines/clustering',
+  learnedPrefix: 'drift-baselines/clustering',
   learn: true,
   normalisation: 'std',
   smoothing: 0.5,
@@ -239,7 +207,7 @@ describe('a run over the capture', () => {
     // requestBytes had no baseline in the file: learned from this window, stored under the model's hash.
     expect(w.learned).toBe(true);
     expect(w.distances.requestBytes).toBeUndefined();
-    const learned = JSON.parse(store.get(`data-capture/drift-baselines/clustering/${modelHash(CONFIG.modelVersion)}.json`)!.toString());
+    const learned = JSON.parse(store.get(`drift-baselines/clustering/${modelHash(CONFIG.modelVersion)}.json`)!.toString());
     expect(Object.keys(learned.features)).toEqual(['requestBytes']);
     expect(learned.modelVersion).toBe(CONFIG.modelVersion);
 
@@ -286,7 +254,7 @@ describe('a run over the capture', () => {
       endpointName: 'rec',
       baselineUri: '',
       learn: false,
-      features: [{ name: 'sequenceLength', selector: '$.events.length()', kind: 'numeric', side: 'input', requestSize: true, logScale: true }],
+      features: [{ name: 'sequenceLength', selector: '$.events.length()', kind: 'numeric', side: 'input', profileBaseline: true, logScale: true }],
       sizeProfile: { distribution: 'powerlaw:5:3000', p50: 11, p99: 444, p999: 2801, min: 5, max: 2835 },
     };
     const k = await runDrift({ distance: 'kl', windowHours: 24 }, config, ctx());
@@ -308,6 +276,74 @@ describe('a run over the capture', () => {
     expect(k0.distances.sequenceLength!).toBeLessThan(0.005);
     const w0 = await runDrift({ distance: 'wasserstein', windowHours: 24 }, config, ctx());
     expect(w0.distances.sequenceLength!).toBeLessThan(0.02);
+  });
+
+  test('like with like in the function: only a feature marked for it is compared with the profile; the others learn', async () => {
+    const q = (u: number) => 1 / (u / 3000 + (1 - u) / 5); // powerlaw:5:3000, α = 1
+    put(
+      'data-capture/rec/AllTraffic/2026/12/01/12/a.jsonl',
+      Array.from({ length: 800 }, (_, i) => record(json({ events: Array(Math.round(q((i + 0.5) / 800))).fill(7), profile: Array(20).fill(0.1) }))),
+    );
+    const config: DriftFunctionConfig = {
+      ...CONFIG,
+      endpointName: 'rec',
+      baselineUri: '',
+      learnedPrefix: 'drift-baselines/rec',
+      features: [
+        { name: 'RequestSize', selector: '$.events.length()', kind: 'numeric', side: 'input', profileBaseline: true, logScale: true },
+        { name: 'RequestBytes', selector: BYTES_SELECTOR, kind: 'numeric', side: 'input', logScale: true },
+      ],
+      sizeProfile: { distribution: 'powerlaw:5:3000', p50: 11, p99: 444, p999: 2801, min: 5, max: 3000 },
+    };
+    const first = await runDrift({ distance: 'kl', windowHours: 24 }, config, ctx());
+    // The bytes are not the profile's unit: learned from this window (so not compared in it, nor a source yet).
+    expect(first.baselineSources).toEqual({ RequestSize: 'memory profile (powerlaw:5:3000)' });
+    expect(first.missingBaselines).toEqual(['RequestBytes']);
+    expect(first.baselines).toEqual({
+      RequestSize: { source: 'memory-profile', from: 'powerlaw:5:3000' },
+      RequestBytes: {
+        source: 'learned',
+        from: expect.stringMatching(/^s3:\/\/capture-bucket\/drift-baselines\/rec\//),
+        createdAt: NOW.toISOString(),
+        learnedNow: true,
+      },
+    });
+    expect(first.distances.RequestSize).toBeLessThan(0.01);
+    // The run's summary line: its window and what it saw.
+    expect(logs.at(-1)).toMatchObject({
+      component: 'drift',
+      window: { start: '2026-12-01T05:00:00.000Z', end: '2026-12-02T05:00:00.000Z' },
+      records: 800,
+      missingBaselines: ['RequestBytes'],
+    });
+    // The run status, as JSON.
+    const put1 = s3mock
+      .commandCalls(PutObjectCommand)
+      .map(c => c.args[0].input)
+      .find(i => i.Key === 'drift-baselines/rec/status.json')!;
+    expect([put1.ContentType, JSON.parse(put1.Body as string).features.RequestBytes.learnedNow]).toEqual(['application/json', true]);
+    // A profile of recorded requests (no powerlaw description): its percentiles, named as such.
+    const recorded = await runDrift(
+      { distance: 'kl', windowHours: 24 },
+      { ...config, learn: false, sizeProfile: { ...config.sizeProfile!, distribution: '' } },
+      ctx(),
+    );
+    expect(recorded.baselineSources.RequestSize).toBe('memory profile (P50/P99/P99.9)');
+    expect(recorded.baselines.RequestSize).toEqual({ source: 'memory-profile', from: 'P50/P99/P99.9' });
+    expect(recorded.baselines.RequestBytes).toEqual({ source: 'none' });
+  });
+
+  test('a run status that cannot be written costs the report, not the run (its metrics are out)', async () => {
+    put('data-capture/clustering/Primary/2026/12/01/07/a.jsonl', clusteringLines([1, 2, 3, 4], [1, 2, 3, 4], [0, 0, 1, 1], 'json'));
+    s3mock.on(PutObjectCommand).callsFake(input => {
+      if (String(input.Key).endsWith('status.json')) throw Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
+      store.set(input.Key!, Buffer.from(input.Body as string));
+      return {};
+    });
+    const r = await runDrift({ distance: 'kl', windowHours: 24 }, CONFIG, ctx());
+    expect(r.records).toBe(1);
+    expect(logs.some(l => 'DriftRecords' in l)).toBe(true);
+    expect(logs.at(-1)).toEqual({ component: 'drift', warning: 'could not write the run status: AccessDenied: Access Denied' });
   });
 
   test('a bad or missing baseline file fails the run loudly', async () => {

@@ -1,6 +1,8 @@
 // Evaluates a synthesized alarm's metric-math expression the way CloudWatch does for one period, on
 // the statistics of the metrics it uses: the subset the library's alarms use (IF, AND, OR, FILL with a
-// number, comparisons, + − × ÷, numbers, metric ids, ids of other expressions). Values are CloudWatch's
+// number, PERIOD, comparisons, + − × ÷, numbers, metric ids, ids of other expressions). No datapoint is NaN:
+// an IF without a false value whose condition is false, and a division by zero (CloudWatch's metric math:
+// "If the value of a data point causes a function to attempt to divide by zero, the data point is dropped"). Values are CloudWatch's
 // per-period statistics (e.g. the 5-minute Sum of InvocationModelErrors), so an alarm is judged on data
 // shaped as CloudWatch aggregates it; a metric left out of `values` has no datapoint in the period (only
 // FILL can use it).
@@ -43,8 +45,11 @@ function evaluate(metrics: AlarmMetric[], values: Record<string, number>, expr: 
       const c = or();
       expect(',');
       const a = or();
-      expect(',');
-      const b = or();
+      let b = NaN; // "is an empty time series … if scalar3/metric3 is omitted from the expression"
+      if (peek() === ',') {
+        next();
+        b = or();
+      }
       expect(')');
       return c ? a : b;
     }
@@ -56,6 +61,14 @@ function evaluate(metrics: AlarmMetric[], values: Record<string, number>, expr: 
       expect(')');
       const v = byId.get(id);
       return v === undefined ? filler : v;
+    }
+    if (t === 'PERIOD') {
+      expect('(');
+      const id = next();
+      expect(')');
+      const m = metrics.find(x => x.Id === id && x.MetricStat);
+      if (!m) throw new Error(`PERIOD of ${id}: not a metric of ${expr}`);
+      return m.MetricStat!.Period;
     }
     if (t === '-') return -primary();
     if (/^\d/.test(t)) return Number(t);
@@ -69,7 +82,13 @@ function evaluate(metrics: AlarmMetric[], values: Record<string, number>, expr: 
   };
   const term = (): number => {
     let v = primary();
-    while (peek() === '*' || peek() === '/') v = next() === '*' ? v * primary() : v / primary();
+    while (peek() === '*' || peek() === '/') {
+      if (next() === '*') v *= primary();
+      else {
+        const d = primary();
+        v = d === 0 ? NaN : v / d;
+      }
+    }
     return v;
   };
   const sum = (): number => {

@@ -855,6 +855,8 @@ describe('what EndpointMonitoring deploys, exactly', () => {
       `graph Errors not chosen by the container: dead or hung workers, 5XX (0-1) 8 ${line(0.01)}`,
       `graph P99 model latency (µs) 8 ${line(500000)}`,
       `graph Success rate % 8 ${line(99)}`,
+      'text ## Resource efficiency',
+      'graph CPU-seconds per million predictions (hourly) 12 undefined',
       'alarms Alarms 8',
       'text ## Breaker',
     ]);
@@ -877,7 +879,96 @@ describe('what EndpointMonitoring deploys, exactly', () => {
       `graph Errors not chosen by the container: dead or hung workers, 5XX (0-1) 8 ${line(0.01)}`,
       `graph P99 model latency (µs) 8 ${line(500000)}`,
       `graph Success rate % 8 ${line(99)}`,
+      'text ## Resource efficiency',
+      'graph CPU-seconds per million predictions (hourly) 12 undefined',
       'alarms Alarms 10',
     ]);
+  });
+});
+
+describe("incident B's resource efficiency: CPU-seconds per million predictions", () => {
+  // Hourly statistics as CloudWatch aggregates them for a variant whose every prediction costs `costMs` of CPU:
+  // CPUUtilization Average (per instance, summed over its vCPUs: 100 is one vCPU busy), Invocations Sum,
+  // InvocationsPerInstance Sum (each request adds 1/instances).
+  const hour = (qps: number, instances: number, costMs: number) => {
+    const invocations = qps * 3600;
+    const cpuSecondsPerInstance = (invocations * costMs) / 1000 / instances;
+    return { CPUUtilization: (100 * cpuSecondsPerInstance) / 3600, Invocations: invocations, InvocationsPerInstance: invocations / instances };
+  };
+  const synth = (monitoring: Record<string, unknown>, instanceType = SageMakerInstanceType.ML_M5_XLARGE) => {
+    const { app, stack } = newStack('Efficiency');
+    new ResilientEndpoint(stack, 'E', {
+      endpointName: 'clu',
+      model: { image },
+      instanceType,
+      instanceCount: 2,
+      monitoring: { notify: { emails: ['a@example.com'] }, ...monitoring },
+    });
+    return { app, stack };
+  };
+
+  test('the alarm at the target: CPU time per million invocations, whatever the vCPUs and the instance count', () => {
+    const t = Template.fromStack(synth({ cpuSecondsPerMillionTarget: 100 }).stack);
+    const a = alarmNamed(t, '-Primary-efficiency-CpuSecondsPerMillion');
+    expect(a).toMatchObject({
+      Threshold: 100,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'notBreaching',
+    });
+    const stats = a.Metrics.filter((m: any) => m.MetricStat).map((m: any) => [
+      m.MetricStat.Metric.Namespace,
+      m.MetricStat.Metric.MetricName,
+      m.MetricStat.Stat,
+      m.MetricStat.Period,
+    ]);
+    expect(stats.sort()).toEqual([
+      ['/aws/sagemaker/Endpoints', 'CPUUtilization', 'Average', 3600],
+      ['AWS/SageMaker', 'Invocations', 'Sum', 3600],
+      ['AWS/SageMaker', 'InvocationsPerInstance', 'Sum', 3600],
+    ]);
+    // Incident B's baseline: 120 µs of CPU per prediction is 120 CPU-seconds per million, at any load,
+    // instance count or instance size (CPUUtilization is already a sum over vCPUs: no division by them).
+    for (const [qps, instances] of [
+      [150, 2],
+      [150, 4],
+      [600, 6],
+      [5, 1],
+    ])
+      expect(evaluateAlarm(a.Metrics, hour(qps, instances, 0.12))).toBeCloseTo(120, 6);
+    expect(evaluateAlarm(a.Metrics, hour(150, 4, 0.1))).toBeCloseTo(100, 6); // the post-mortem's target
+    // No traffic: no datapoint (missing data, not breaching), not a division by zero.
+    expect(evaluateAlarm(a.Metrics, { CPUUtilization: 3, Invocations: 0, InvocationsPerInstance: 0 })).toBeNaN();
+  });
+
+  test('not a page nor a rollback alarm: outside the -unhealthy composite and the deployment alarms', () => {
+    const { stack } = synth({ cpuSecondsPerMillionTarget: 100 });
+    const t = Template.fromStack(stack);
+    const composite = Object.values(t.findResources('AWS::CloudWatch::CompositeAlarm')).find((c: any) =>
+      /-unhealthy$/.test(c.Properties.AlarmName),
+    ) as any;
+    expect(JSON.stringify(composite.Properties.AlarmRule)).not.toContain('efficiency');
+    expect(alarmNamed(t, '-Primary-efficiency-CpuSecondsPerMillion').AlarmActions).toBeUndefined();
+    const withEach = Template.fromStack(synth({ cpuSecondsPerMillionTarget: 100, notifyOnEachAlarm: true }).stack);
+    expect(alarmNamed(withEach, '-Primary-efficiency-CpuSecondsPerMillion').AlarmActions).toHaveLength(1);
+  });
+
+  test('the dashboard graphs it with or without a target; no alarm without one; a bad target is a synth error', () => {
+    const { stack } = synth({});
+    const t = Template.fromStack(stack);
+    expect(Object.values(t.findResources('AWS::CloudWatch::Alarm')).filter((a: any) => /efficiency/.test(a.Properties.AlarmName))).toEqual([]);
+    const body = JSON.stringify(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]);
+    expect(body).toContain('## Resource efficiency');
+    expect(body).toContain('CPU-seconds per million predictions');
+    expect(body).toContain('IF(inv_primary > 0, 1000000 * (cpu_primary / 100) * PERIOD(cpu_primary) * (inv_primary / ipi_primary) / inv_primary)');
+    const bad = synth({ cpuSecondsPerMillionTarget: 0 });
+    expect(synthError(bad.app)).toMatch(/monitoring.cpuSecondsPerMillionTarget: got 0; allowed: a number from 0.001/);
+  });
+
+  test('the metric helper, for an endpoint defined elsewhere', () => {
+    const e = new EndpointMetricFactory('ep', 'Blue').cpuSecondsPerMillionPredictions({ period: Duration.hours(6) });
+    expect([e.period.toSeconds(), e.label]).toEqual([21600, 'CPU-seconds per million predictions (Blue)']);
+    expect(Object.keys(e.usingMetrics).sort()).toEqual(['cpu_blue', 'inv_blue', 'ipi_blue']);
   });
 });

@@ -12,7 +12,7 @@ import {
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeRuleCommand, EventBridgeClient, ListRuleNamesByTargetCommand } from '@aws-sdk/client-eventbridge';
 import { LambdaClient, ListFunctionsCommand } from '@aws-sdk/client-lambda';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { DescribeEndpointCommand, DescribeEndpointConfigCommand, SageMakerClient, SageMakerServiceException } from '@aws-sdk/client-sagemaker';
 import { AuthorizationErrorException, ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetParameterCommand, GetServiceSettingCommand, SSMClient } from '@aws-sdk/client-ssm';
@@ -337,6 +337,16 @@ function healthy(
   });
   aas.on(ListTagsForResourceCommand).resolves({ Tags: { [BREAKER_TAG]: 'c8a1b2' } });
   s3.on(ListObjectsV2Command).resolves({ KeyCount: 1, Contents: [{ Key: 'datacapture/rec/Primary/2026/12/01/12/x.jsonl' }] });
+  // The drift run's status (bin/ops/doctor-drift.ts; its cases in test/ops-doctor-drift.test.ts).
+  const status = { format: 1, endpointName: EP, modelVersion: 'm', distance: 'kl', at: new Date(NOW - 9 * 3_600_000).toISOString(), records: 1200 };
+  const features = {
+    RequestBytes: {
+      source: 'learned',
+      from: `s3://b/drift-baselines/${EP}/0123456789abcdef.json`,
+      createdAt: new Date(NOW - 3_600_000).toISOString(),
+    },
+  };
+  s3.on(GetObjectCommand).resolves({ Body: { transformToString: async () => JSON.stringify({ ...status, features }) } as any });
   return fake;
 }
 
@@ -386,6 +396,7 @@ test('a healthy deployment: every check passes, nothing fails, exit code 0', asy
     'rollback-alarms',
     'gpu-memory-held',
     'gpu-memory-held',
+    'drift-baseline',
   ]);
   expect(r.ok).toBe(true);
   expect(r.checks.find(x => x.id === 'ten-second-data')!.saw).toMatch(/MemoryUtilization: \d+ points, 10 s apart/);
@@ -511,7 +522,7 @@ test('the table has a row per check and the counts', async () => {
   const text = formatReport(await doctor(clients, EP, NOW));
   expect(text).toMatch(/^doctor: rec at 2026-12-01T12:00:30.000Z/);
   expect(text).toMatch(/\| alarm-subscribers \| FAIL \| rec-alarms: no subscription: an alarm reaches no one \| set monitoring.notify/);
-  expect(text).toMatch(/23 PASS, 0 WARN, 1 FAIL, 2 SKIP: FAILED$/);
+  expect(text).toMatch(/24 PASS, 0 WARN, 1 FAIL, 2 SKIP: FAILED$/);
 });
 
 test('when AWS cannot be reached at all the report fails (a pipeline must not read it as healthy)', async () => {

@@ -23,6 +23,7 @@ import { tryParseState } from '../../lib/breaker/policy';
 import { errorName, fixFor, isAccessDenied, isThrottling, OpsClients, withAbort } from './aws';
 import { liveChecks, livePublishing, liveVariants, metricFamily } from './doctor-live';
 import { driftRuns } from './drift-check';
+import { driftDoctor } from './doctor-drift';
 import { findBreaker, FoundBreaker } from './discover';
 
 export type CheckResult = 'PASS' | 'WARN' | 'FAIL' | 'SKIP';
@@ -306,6 +307,7 @@ export async function doctor(clients: OpsClients, endpointName: string, now: num
   checks.push(...(await attempt('parameter-store-throughput', () => ssmThroughput(c, ep!))));
   checks.push(...(await attempt('drift-runs', () => driftRuns(c, endpointName, now)))); // bin/ops/drift-check.ts
   checks.push(...(await liveChecks(c, ep!, cfg, now, attempt))); // bin/ops/doctor-live.ts
+  checks.push(...(await attempt('drift-baseline', () => driftDoctor(c, endpointName, ep!, cfg, now)))); // bin/ops/doctor-drift.ts
   return report(endpointName, now, checks);
 }
 

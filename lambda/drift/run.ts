@@ -16,8 +16,16 @@ import {
   numericBaseline,
   requestSizeBaseline,
 } from '../../lib/drift/baseline';
-import { BYTES_SELECTOR, DecodedSide, decodeRecord, hourPrefix, numbers, parseSelector, select, windowHours } from '../../lib/drift/capture';
-import { DRIFT_METRICS as M, DRIFT_NAMESPACE, DriftFunctionConfig, DriftRunInput, FeatureConfig } from '../../lib/drift/contract';
+import { BYTES_SELECTOR, csvRows, DecodedSide, decodeRecord, hourPrefix, numbers, parseSelector, select, windowHours } from '../../lib/drift/capture';
+import {
+  BaselineStatus,
+  DRIFT_METRICS as M,
+  DRIFT_NAMESPACE,
+  DriftFunctionConfig,
+  DriftRunInput,
+  DriftRunStatus,
+  FeatureConfig,
+} from '../../lib/drift/contract';
 import { categoricalKl, DriftNormalisation, histogram, klDivergence, normalisedWasserstein, Reservoir, shareShift } from '../../lib/drift/statistics';
 
 /** Distinct categories counted per feature at most; the rest count as one overflow category. */
@@ -37,6 +45,10 @@ export interface RunResult {
   readonly baselineSources: Record<string, string>;
   /** A baseline learned from this window was stored. */
   readonly learned: boolean;
+  /** Features this run could not compare for want of a baseline (published as `DriftBaselineMissing`). */
+  readonly missingBaselines: string[];
+  /** Each feature's baseline: its source and age (written to the run status for `doctor`). */
+  readonly baselines: Record<string, BaselineStatus>;
 }
 
 /** A feature's values collected over the window. */
@@ -45,6 +57,8 @@ class Collector {
   public readonly categories: Record<string, number> = {};
   private readonly steps;
   private readonly csvSteps;
+  /** The CSV selector is `$.length()`: the rows, counted without parsing a cell. */
+  private readonly csvRowCount: boolean;
   constructor(
     public readonly feature: FeatureConfig,
     sampleSize: number,
@@ -53,11 +67,13 @@ class Collector {
     this.sample = new Reservoir(sampleSize, random);
     this.steps = feature.selector === BYTES_SELECTOR ? undefined : parseSelector(feature.selector);
     this.csvSteps = feature.csvSelector ? parseSelector(feature.csvSelector) : undefined;
+    this.csvRowCount = this.csvSteps?.length === 1 && 'length' in this.csvSteps[0];
   }
 
   public add(side: DecodedSide): void {
     let values: unknown[];
     if (!this.steps) values = [side.bytes];
+    else if (side.format === 'csv' && this.csvRowCount && 'text' in side) values = [csvRows((side as { text: string }).text)];
     else if (side.format === 'csv') values = this.csvSteps ? select(side.body, this.csvSteps) : [];
     else values = select(side.body, this.steps);
     if (this.feature.kind === 'numeric') {
@@ -198,18 +214,28 @@ export function metricsLine(
   distances: Record<string, number | undefined>,
   records: number,
   now: number,
+  missingBaselines = 0,
 ): object[] {
   const lines: object[] = [
     {
       _aws: {
         Timestamp: now,
         CloudWatchMetrics: [
-          { Namespace: DRIFT_NAMESPACE, Dimensions: [['EndpointName', 'Distance']], Metrics: [{ Name: M.RECORDS, Unit: 'Count' }] },
+          {
+            Namespace: DRIFT_NAMESPACE,
+            Dimensions: [['EndpointName', 'Distance']],
+            Metrics: [
+              { Name: M.RECORDS, Unit: 'Count' },
+              { Name: M.BASELINE_MISSING, Unit: 'Count' },
+            ],
+          },
         ],
       },
       EndpointName: config.endpointName,
       Distance: kind,
       [M.RECORDS]: records,
+      // A run that compared nothing for want of a baseline says so (an alarm watches it), 0 included.
+      [M.BASELINE_MISSING]: missingBaselines,
     },
   ];
   for (const f of config.features) {
@@ -261,9 +287,10 @@ export async function runDrift(input: DriftRunInput, config: DriftFunctionConfig
     records += await readObject(ctx.s3, config.bucket, key, collectors);
   }
 
-  // Baselines: the file's, then the memory profile's request sizes, then a learned one (this model version's).
+  // Baselines: the file's, then the memory profile's request sizes (only for a feature in the profile's
+  // unit), then a learned one (this model version's).
   const baselines: Record<string, FeatureBaseline> = {};
-  const sources: Record<string, string> = {};
+  const status: Record<string, BaselineStatus> = {};
   const file = config.baselineUri ? parseS3Uri(config.baselineUri) : undefined;
   if (config.baselineUri && !file) throw new Error(`baselineUri '${config.baselineUri}' is not s3://bucket/key`);
   const fromFile = file ? await readBaseline(ctx.s3, file.bucket, file.key) : undefined;
@@ -272,8 +299,8 @@ export async function runDrift(input: DriftRunInput, config: DriftFunctionConfig
     const b = fromFile?.features[f.name];
     if (b && b.kind === f.kind) {
       baselines[f.name] = b;
-      sources[f.name] = config.baselineUri;
-    } else if (f.requestSize && config.sizeProfile && f.kind === 'numeric') {
+      status[f.name] = { source: 'file', from: config.baselineUri, createdAt: fromFile!.createdAt };
+    } else if (f.profileBaseline && config.sizeProfile && f.kind === 'numeric') {
       const p = config.sizeProfile;
       const s = requestSizeBaseline({
         distribution: p.distribution,
@@ -284,7 +311,7 @@ export async function runDrift(input: DriftRunInput, config: DriftFunctionConfig
       });
       if (s) {
         baselines[f.name] = s;
-        sources[f.name] = `memory profile (${p.distribution || 'P50/P99/P99.9'})`;
+        status[f.name] = { source: 'memory-profile', from: p.distribution || 'P50/P99/P99.9' };
       }
     }
   }
@@ -298,13 +325,14 @@ export async function runDrift(input: DriftRunInput, config: DriftFunctionConfig
       const b = stored?.features[f.name];
       if (b && b.kind === f.kind) {
         baselines[f.name] = b;
-        sources[f.name] = `s3://${config.bucket}/${learnedKey}`;
+        status[f.name] = { source: 'learned', from: `s3://${config.bucket}/${learnedKey}`, createdAt: stored!.createdAt };
       } else if (records > 0) {
         // No baseline for this model version yet: this window becomes it (no distance this run).
         const made = collectors.find(c => c.feature === f)!.baseline();
         if (made) {
           fresh[f.name] = made;
           learned = true;
+          status[f.name] = { source: 'learned', from: `s3://${config.bucket}/${learnedKey}`, createdAt: ctx.now.toISOString(), learnedNow: true };
         }
       }
     }
@@ -327,8 +355,49 @@ export async function runDrift(input: DriftRunInput, config: DriftFunctionConfig
       ? featureDistance(input.distance, { sample: c.sample.values, categories: c.categories }, b, config, c.feature.logScale)
       : undefined;
   }
-  for (const line of metricsLine(config, input.distance, distances, records, ctx.now.getTime())) ctx.log(line);
-  const result: RunResult = { distance: input.distance, objects, records, skippedObjects, distances, baselineSources: sources, learned };
+  // Compared with nothing this run: no baseline at all, or one only just learned from this window.
+  const missingBaselines = config.features.filter(f => !baselines[f.name]).map(f => f.name);
+  for (const f of config.features) status[f.name] ??= { source: 'none' };
+  for (const line of metricsLine(config, input.distance, distances, records, ctx.now.getTime(), missingBaselines.length)) ctx.log(line);
+  const sources = Object.fromEntries(
+    Object.entries(status)
+      .filter(([, b]) => b.source !== 'none' && !b.learnedNow)
+      .map(([name, b]) => [name, b.source === 'memory-profile' ? `memory profile (${b.from})` : b.from!]),
+  );
+  const result: RunResult = {
+    distance: input.distance,
+    objects,
+    records,
+    skippedObjects,
+    distances,
+    baselineSources: sources,
+    learned,
+    missingBaselines,
+    baselines: status,
+  };
   ctx.log({ component: 'drift', window: { start: start.toISOString(), end: end.toISOString() }, ...result });
+  // The run's status beside the learned baselines: what doctor reports (each baseline's source and age).
+  const runStatus: DriftRunStatus = {
+    format: 1,
+    endpointName: config.endpointName,
+    modelVersion: config.modelVersion,
+    distance: input.distance,
+    at: ctx.now.toISOString(),
+    records,
+    features: status,
+  };
+  try {
+    await ctx.s3.send(
+      new PutObjectCommand({
+        Bucket: config.bucket,
+        Key: `${config.learnedPrefix}/status.json`,
+        Body: JSON.stringify(runStatus),
+        ContentType: 'application/json',
+      }),
+    );
+  } catch (e) {
+    // The run's metrics are out: a status that cannot be written costs doctor its report, not the run.
+    ctx.log({ component: 'drift', warning: `could not write the run status: ${(e as Error).name}: ${(e as Error).message}` });
+  }
   return result;
 }

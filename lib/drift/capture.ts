@@ -43,7 +43,7 @@ export type Body = unknown;
 
 /** One side of a record, decoded. */
 export interface DecodedSide {
-  /** The parsed body. */
+  /** The parsed body (a CSV body is parsed on first use: its row count needs no cells, `csvRows`). */
   readonly body: Body;
   /** The body's size in bytes, as the client sent it (after base64 decoding). */
   readonly bytes: number;
@@ -57,6 +57,37 @@ export interface DecodedRecord {
   readonly output?: DecodedSide;
   /** `eventMetadata.inferenceTime`, when present. */
   readonly inferenceTime?: string;
+}
+
+/** The rows of CSV text (its non-blank lines) without parsing a cell: what `parseCsv(text).length` is. */
+export function csvRows(text: string): number {
+  let rows = 0;
+  for (let start = 0; start < text.length;) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    for (let i = start; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (c !== 32 && c !== 9 && c !== 13) {
+        rows++;
+        break;
+      }
+    }
+    start = end + 1;
+  }
+  return rows;
+}
+
+/** A CSV side: its text kept, its cells parsed only when a selector needs them (counting rows needs none). */
+function csvSide(text: string, bytes: number): DecodedSide & { readonly text: string } {
+  let rows: unknown[][] | undefined;
+  return {
+    format: 'csv',
+    bytes,
+    text,
+    get body() {
+      return (rows ??= parseCsv(text));
+    },
+  };
 }
 
 /** CSV text as rows of cells; a cell that is a number becomes one. */
@@ -96,11 +127,12 @@ export function decodeSide(side: any): DecodedSide | undefined {
     if (encoding === 'BASE64') {
       const raw = Buffer.from(String(side.data), 'base64');
       const format = formatOf(side.observedContentType);
+      if (format === 'csv') return csvSide(raw.toString('utf8'), raw.length);
       return { body: parseAs(raw.toString('utf8'), format), bytes: raw.length, format };
     }
     if (encoding === 'CSV') {
       const text = String(side.data);
-      return { body: parseCsv(text), bytes: Buffer.byteLength(text, 'utf8'), format: 'csv' };
+      return csvSide(text, Buffer.byteLength(text, 'utf8'));
     }
     if (encoding === 'JSON') {
       // The JSON body as text (SageMaker's form); an already-parsed value is taken as it is.

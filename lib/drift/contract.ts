@@ -20,7 +20,54 @@ export const DRIFT_METRICS = {
   SHARE_SHIFT: 'ShareShift',
   /** Capture records read by a run: published on every run, 0 included (doctor reads it: the job ran). */
   RECORDS: 'DriftRecords',
+  /**
+   * Features a run could not compare because they had no baseline (none in the file, none from the memory
+   * profile, none learned yet): published on every run beside `DriftRecords`, 0 included, so a run that
+   * measured nothing says so instead of publishing silence.
+   */
+  BASELINE_MISSING: 'DriftBaselineMissing',
 } as const;
+
+/**
+ * Where learned baselines live in the capture bucket: `drift-baselines/<endpoint>/<model hash>.json`, beside
+ * (not below) the capture prefix, so the capture's expiry rule, filtered to the capture prefix, never
+ * deletes them. Each run also writes `drift-baselines/<endpoint>/status.json`: where every feature's
+ * baseline came from and when it was made (what `doctor` reports).
+ */
+export const LEARNED_BASELINES_ROOT = 'drift-baselines';
+
+/** The key prefix of an endpoint's learned baselines. */
+export function learnedBaselinePrefix(endpointName: string): string {
+  return `${LEARNED_BASELINES_ROOT}/${endpointName}`;
+}
+
+/** The key of an endpoint's last run status (beside its learned baselines). */
+export function driftStatusKey(endpointName: string): string {
+  return `${learnedBaselinePrefix(endpointName)}/status.json`;
+}
+
+/** Where a feature's baseline came from, in a run's status. */
+export interface BaselineStatus {
+  /** 'file' (a baseline document), 'memory-profile', 'learned' (this model's first window) or 'none'. */
+  readonly source: 'file' | 'memory-profile' | 'learned' | 'none';
+  /** The document's `s3://` URI, or the profiled distribution. */
+  readonly from?: string;
+  /** When the baseline document was made (its `createdAt`); none for the memory profile's. */
+  readonly createdAt?: string;
+  /** Learned in this run (so not compared in it). */
+  readonly learnedNow?: boolean;
+}
+
+/** What the last run wrote to `driftStatusKey`. */
+export interface DriftRunStatus {
+  readonly format: 1;
+  readonly endpointName: string;
+  readonly modelVersion: string;
+  readonly distance: DistanceKind;
+  readonly at: string;
+  readonly records: number;
+  readonly features: Record<string, BaselineStatus>;
+}
 
 /** Which distance a scheduled run computes. */
 export type DistanceKind = 'wasserstein' | 'kl';
@@ -46,8 +93,11 @@ export interface FeatureConfig {
    * heavy-tailed sizes, whose standard deviation is dominated by the tail, a 15 % growth then reads ≈ 0.14.
    */
   readonly logScale?: boolean;
-  /** Compare with the memory profile's request distribution (`sizeProfile`) when no baseline file has it. */
-  readonly requestSize?: boolean;
+  /**
+   * Compare with the memory profile's request distribution (`sizeProfile`) when no baseline file has it: set
+   * only when the feature is in the profile's unit (like with like).
+   */
+  readonly profileBaseline?: boolean;
 }
 
 /** The function's configuration. */
@@ -63,7 +113,10 @@ export interface DriftFunctionConfig {
   readonly modelVersion: string;
   /** A baseline document in S3 (`s3://bucket/key`), or empty. */
   readonly baselineUri: string;
-  /** Where baselines learned from a first window are kept: `<key prefix>/<model hash>.json` in the capture bucket. */
+  /**
+   * Where baselines learned from a first window are kept: `<key prefix>/<model hash>.json` in the capture
+   * bucket (`learnedBaselinePrefix`), outside the capture prefix; the run status beside them.
+   */
   readonly learnedPrefix: string;
   /** Learn a baseline from the first window for features without one. */
   readonly learn: boolean;

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -12,13 +12,21 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { bundledCode } from '../breaker/wiring';
+import { bundledCode, deployedLength, LAMBDA_ENVIRONMENT_LIMIT } from '../breaker/wiring';
 import { MemoryProfile } from '../memory-profile';
 import { createAlarm } from '../monitoring/alarm-factory';
 import { acknowledgeWildcard } from '../nag';
 import { PropErrors } from '../validation';
-import { CaptureSide, parseSelector } from './capture';
-import { DRIFT_CONFIG_ENV, DRIFT_METRICS, DRIFT_NAMESPACE, DriftFunctionConfig, DriftRunInput, FeatureConfig } from './contract';
+import { BYTES_SELECTOR, CaptureSide, parseSelector } from './capture';
+import {
+  DRIFT_CONFIG_ENV,
+  DRIFT_METRICS,
+  DRIFT_NAMESPACE,
+  DriftFunctionConfig,
+  DriftRunInput,
+  FeatureConfig,
+  learnedBaselinePrefix,
+} from './contract';
 import { DriftFeature, DriftFeatureKind, DriftFeatures } from './features';
 import { DataQualityMonitor, ModelMonitorOptions } from './model-monitor';
 import { DriftNormalisation } from './statistics';
@@ -42,9 +50,10 @@ export abstract class DriftBaseline {
   }
 
   /**
-   * No file: the first window captured after each model change becomes the baseline (stored beside the
-   * capture, keyed by the model version), and the next windows are compared with it. A drift that is
-   * already there on the first day is not seen: prefer a baseline from the training data.
+   * No file: the first window captured after each model change becomes the baseline (stored in the capture
+   * bucket at `drift-baselines/<endpoint>/<model hash>.json`, outside the capture prefix and its expiry, kept
+   * for the model's life), and the next windows are compared with it. A drift that is already there on the
+   * first day is not seen: prefer a baseline from the training data.
    */
   public static fromCapture(): DriftBaseline {
     return new CaptureBaseline();
@@ -116,7 +125,10 @@ export interface DriftOptions {
   readonly enabled?: boolean;
   /**
    * The features compared.
-   * @default - the request body's size in bytes (`DriftFeatures.requestBytes()`): a signal for any payload
+   * @default - `DriftFeatures.defaults(memoryProfile)`: the request size as the memory profile measured it,
+   * compared with the profiled distribution in the profile's own unit (when the profile records how its
+   * sizes are read: `sizeSelector`), and the request body's bytes, compared with a baseline learned from
+   * the first window (bytes are not the profile's unit)
    */
   readonly features?: DriftFeature[];
   /**
@@ -269,6 +281,14 @@ export class DriftMonitor extends Construct {
   public readonly features: DriftFeature[];
   /** The Model Monitor schedule, when asked for. */
   public readonly modelMonitor?: DataQualityMonitor;
+  /**
+   * ALARM when the daily runs compared nothing for want of a baseline on two days running (no file, no
+   * memory profile in the feature's unit, nothing learned yet or a learned baseline deleted): drift is not
+   * being measured, which must not read as "no drift".
+   */
+  public readonly baselineMissingAlarm: cloudwatch.Alarm;
+  /** Where learned baselines and the last run's status are kept: `s3://<capture bucket>/drift-baselines/<endpoint>/`. */
+  public readonly learnedBaselines: string;
   private readonly endpointName: string;
 
   constructor(scope: Construct, id: string, props: DriftMonitorProps) {
@@ -278,10 +298,12 @@ export class DriftMonitor extends Construct {
     const errors = validateDrift(props);
     this.node.addValidation({ validate: () => errors.all });
     this.endpointName = props.endpointName;
-    this.features = props.features ?? [DriftFeatures.requestBytes()];
+    this.features = props.features ?? DriftFeatures.defaults(props.memoryProfile);
     const prefix = props.capturePrefix.replace(/^\/+|\/+$/g, '');
     const endpointPrefix = [prefix, props.endpointName].filter(Boolean).join('/');
-    const learnedPrefix = [prefix, 'drift-baselines', props.endpointName].filter(Boolean).join('/');
+    // Beside the capture prefix, not below it: the capture's expiry rule (filtered to its prefix) never reaches them.
+    const learnedPrefix = learnedBaselinePrefix(props.endpointName);
+    this.learnedBaselines = `s3://${props.captureBucket.bucketName}/${learnedPrefix}/`;
     const baseline = props.baseline ?? DriftBaseline.fromCapture();
     const learn = true; // features without a baseline in the file learn theirs from the first window
 
@@ -305,18 +327,19 @@ export class DriftMonitor extends Construct {
     const baselineUri = bound.uri;
 
     const p = props.memoryProfile;
+    this.checkUnits(p, props.features !== undefined, errors);
     const config: DriftFunctionConfig = {
       endpointName: props.endpointName,
       bucket: props.captureBucket.bucketName,
       prefix,
       variants: props.variantNames ?? [],
-      features: this.features.map(featureConfig),
+      features: this.features.map(f => featureConfig(f, compareWithProfile(f, p))),
       modelVersion: props.modelVersion ?? props.endpointName,
       baselineUri,
       learnedPrefix,
       learn,
       sizeProfile:
-        p && !p.problem
+        p && !p.problem && this.features.some(f => compareWithProfile(f, p))
           ? {
               distribution: p.distribution,
               p50: p.p50.size,
@@ -331,6 +354,15 @@ export class DriftMonitor extends Construct {
       sampleSize: props.sampleSize ?? 50000,
       maxObjects: props.maxObjects ?? 20000,
     };
+    // Lambda's 4 KB limit on the environment (keys and values) fails the deploy, not the synth: checked here,
+    // with every token (the bucket's and the model's generated names, an asset's URL) at its longest.
+    const envBytes = driftEnvironmentBytes(config);
+    if (envBytes > LAMBDA_ENVIRONMENT_LIMIT)
+      errors.addMessage(
+        `drift: the drift function's configuration would be ~${envBytes} bytes in its environment (${config.features.length} features); ` +
+          `allowed: ${LAMBDA_ENVIRONMENT_LIMIT} bytes (Lambda's 4 KB limit on environment variables, keys and values; the deploy would fail). ` +
+          'Fix: split the features over two DriftMonitors on the same capture, or shorten their names and selectors',
+      );
     this.function = new lambda.Function(this, 'Function', {
       description: `Data drift of SageMaker endpoint ${props.endpointName} (Wasserstein weekly, KL daily)`,
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -377,6 +409,21 @@ export class DriftMonitor extends Construct {
     });
 
     this.createAlarms(props);
+    this.baselineMissingAlarm = createAlarm(this, {
+      id: 'BaselineMissing',
+      alarmName: `${props.endpointName}-drift-baseline-missing`,
+      description:
+        `The daily drift runs of endpoint ${props.endpointName} compared at least one feature with nothing, two days running: ` +
+        `no baseline in the file, none from the memory profile in the feature's unit, none learned (no traffic yet, or the learned baseline under ${learnedPrefix}/ was deleted). ` +
+        'Drift is not measured for those features. Run `sagemaker-resilient-endpoint doctor` (drift-baseline) to see which.',
+      metric: this.metricBaselineMissing('kl'),
+      threshold: 1,
+      evaluationPeriods: 2,
+      datapointsToAlarm: 2,
+      // Each run publishes the count, 0 included; a missing run is doctor's drift-runs check.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.checkLifecycle(props.captureBucket, learnedPrefix);
     if (props.modelMonitor) {
       this.modelMonitor = new DataQualityMonitor(this, 'ModelMonitor', {
         ...props.modelMonitor,
@@ -386,7 +433,7 @@ export class DriftMonitor extends Construct {
         captureKey: props.captureKey,
       });
     }
-    const tier = [...this.alarms.map(a => a.alarm), ...(this.modelMonitor?.alarms ?? [])];
+    const tier = [...this.alarms.map(a => a.alarm), this.baselineMissingAlarm, ...(this.modelMonitor?.alarms ?? [])];
     this.compositeAlarm = new cloudwatch.CompositeAlarm(this, 'Drift', {
       compositeAlarmName: `${props.endpointName}-drift`,
       alarmDescription: `Data drift on SageMaker endpoint ${props.endpointName}: a feature's distance from its baseline passed its threshold (Wasserstein ${props.wassersteinThreshold ?? 0.15} weekly, KL ${props.klThreshold ?? 0.3} daily).`,
@@ -427,6 +474,18 @@ export class DriftMonitor extends Construct {
     });
   }
 
+  /** Features a run compared with no baseline (`Maximum` over a day; 0 published too). */
+  public metricBaselineMissing(distance: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: DRIFT_NAMESPACE,
+      metricName: DRIFT_METRICS.BASELINE_MISSING,
+      dimensionsMap: { EndpointName: this.endpointName, Distance: distance },
+      statistic: 'Maximum',
+      period: Duration.days(1),
+      ...props,
+    });
+  }
+
   /** A dashboard row: every distance with its threshold, and the records read. */
   public dashboardWidgets(): cloudwatch.IWidget[] {
     const byMetric = (name: string) => this.alarms.filter(a => a.metricName === name);
@@ -441,9 +500,10 @@ export class DriftMonitor extends Construct {
       new cloudwatch.TextWidget({ markdown: `## Drift: ${this.endpointName}`, width: 24, height: 1 }),
       ...[DRIFT_METRICS.WASSERSTEIN, DRIFT_METRICS.KL, DRIFT_METRICS.SHARE_SHIFT].filter(m => byMetric(m).length).map(m => graph(m, byMetric(m))),
       new cloudwatch.GraphWidget({
-        title: 'Capture records read per run',
+        title: 'Capture records read per run; features without a baseline',
         width: 6,
         left: [this.metricRecords('wasserstein'), this.metricRecords('kl')],
+        right: [this.metricBaselineMissing('wasserstein'), this.metricBaselineMissing('kl')],
       }),
     ];
   }
@@ -488,6 +548,76 @@ export class DriftMonitor extends Construct {
   }
 
   /**
+   * Like with like: a request-size feature is compared with the memory profile only in the profile's unit.
+   * A feature given in another unit (or none) is compared with a learned baseline instead, and synthesis
+   * warns naming both units; a profile whose size selector cannot be read is an error.
+   */
+  private checkUnits(profile: MemoryProfile | undefined, given: boolean, errors: PropErrors): void {
+    if (!profile || profile.problem) return;
+    for (const [prop, sel] of [
+      ['sizeSelector', profile.sizeSelector],
+      ['csvSizeSelector', profile.csvSizeSelector],
+    ] as const) {
+      if (sel === undefined || sel === BYTES_SELECTOR) continue;
+      try {
+        parseSelector(sel);
+      } catch (err) {
+        errors.add(`model.memoryProfile ${prop}`, sel, "a drift selector such as '$.events.length()', or 'bytes()'", (err as Error).message);
+      }
+    }
+    if (!given) {
+      if (!profile.sizeSelector)
+        Validations.of(this).addWarning(
+          'RE-DriftProfileUnit',
+          `drift on ${this.endpointName}: the memory profile's sizes are in '${profile.sizeUnit}' but it does not record how to read them from a request (its sizeSelector), ` +
+            'so drift compares only the request bytes, with a baseline learned from the first window. Fix: add "sizeSelector" (e.g. "$.events.length()") to memory-profile.json, or give drift.features with unit: \'' +
+            profile.sizeUnit +
+            "'",
+        );
+      return;
+    }
+    for (const f of this.features) {
+      if (!f.requestSize || compareWithProfile(f, profile)) continue;
+      const unit = unitOf(f);
+      if (unit === 'bytes') continue; // the bytes are never the profile's distribution unless the profile is in bytes
+      Validations.of(this).addWarning(
+        'RE-DriftProfileUnit',
+        `drift feature '${f.name}' of ${this.endpointName} is a request size in ${unit === undefined ? 'no stated unit' : `'${unit}'`}, ` +
+          `but the memory profile's sizes are in '${profile.sizeUnit}': it is compared with a learned baseline (or the baseline file), not with the profile. ` +
+          `Fix: if '${f.name}' counts ${profile.sizeUnit}, give it unit: '${profile.sizeUnit}'; otherwise acknowledge this warning`,
+      );
+    }
+  }
+
+  /**
+   * Warns when a lifecycle rule of the capture bucket (one in this app) would expire the learned baselines:
+   * a baseline silently re-learned from current traffic absorbs the slow drift it should measure.
+   */
+  private checkLifecycle(bucket: s3.IBucket, learnedPrefix: string): void {
+    const cfn = bucket.node.defaultChild;
+    if (!(cfn instanceof s3.CfnBucket)) return;
+    this.node.addValidation({
+      validate: () => {
+        const config = Stack.of(cfn).resolve(cfn.lifecycleConfiguration) as { rules?: any[] } | undefined;
+        for (const r of config?.rules ?? []) {
+          const prefix: unknown = r.prefix ?? r.Prefix ?? r.filter?.prefix;
+          const expires = r.expirationInDays ?? r.ExpirationInDays ?? r.expirationDate ?? r.ExpirationDate;
+          const on = (r.status ?? r.Status) !== 'Disabled';
+          if (on && expires !== undefined && (typeof prefix !== 'string' || `${learnedPrefix}/`.startsWith(prefix))) {
+            Validations.of(this).addWarning(
+              'RE-DriftBaselineExpiry',
+              `the capture bucket's lifecycle rule ${r.id ? `'${r.id}' ` : ''}expires ${typeof prefix === 'string' && prefix ? `objects under '${prefix}'` : 'every object'}, ` +
+                `the learned drift baselines (${learnedPrefix}/) included: each would be re-learned from current traffic, absorbing slow drift. ` +
+                'Fix: filter the rule to the capture prefix (e.g. prefix: "data-capture/"), as the bucket ResilientEndpoint creates does',
+            );
+          }
+        }
+        return [];
+      },
+    });
+  }
+
+  /**
    * Least privilege on the capture: list and read only the endpoint's prefix (and the learned baselines'),
    * write only the learned baselines, decrypt with the capture key.
    */
@@ -520,21 +650,45 @@ export class DriftMonitor extends Construct {
       role,
       'Resource',
       objects[1],
-      "The learned baselines are one object per model version (<hash>.json) under this endpoint's baseline prefix.",
+      "The learned baselines are one object per model version (<hash>.json) under this endpoint's baseline prefix, with the last run's status.json.",
     );
   }
 }
 
-/** The function's view of a feature. */
-export function featureConfig(f: DriftFeature): FeatureConfig {
+/** The longest a deployed token of the configuration can be: S3 bucket and SageMaker model names are at most 63 characters. */
+const TOKEN_MAX = 63;
+
+/** The deployed size of the drift function's environment (key and JSON value), tokens at their longest. */
+export function driftEnvironmentBytes(config: DriftFunctionConfig): number {
+  return DRIFT_CONFIG_ENV.length + deployedLength(JSON.stringify(config), TOKEN_MAX);
+}
+
+/** What a feature's values count: 'bytes' for `bytes()`, else its `unit` (undefined: not stated). */
+export function unitOf(f: DriftFeature): string | undefined {
+  return f.selector === BYTES_SELECTOR ? 'bytes' : f.unit;
+}
+
+/**
+ * A request-size feature is compared with the memory profile's distribution only in the profile's unit
+ * (like with like): the profile's sizes count what its `sizeUnit` says, measured as its `sizeSelector` reads them.
+ */
+export function compareWithProfile(f: DriftFeature, profile: MemoryProfile | undefined): boolean {
+  if (!profile || profile.problem || !f.requestSize || (f.kind ?? DriftFeatureKind.NUMERIC) !== DriftFeatureKind.NUMERIC) return false;
+  const unit = unitOf(f);
+  return unit !== undefined && unit === profile.sizeUnit;
+}
+
+/** The function's view of a feature (false flags left out: the configuration shares Lambda's 4 KB). */
+export function featureConfig(f: DriftFeature, profileBaseline = false): FeatureConfig {
+  const logScale = f.logScale ?? f.requestSize ?? false;
   return {
     name: f.name,
     selector: f.selector,
     csvSelector: f.csvSelector,
     kind: (f.kind ?? DriftFeatureKind.NUMERIC) === DriftFeatureKind.NUMERIC ? 'numeric' : 'categorical',
     side: (f.side ?? CaptureSide.INPUT) === CaptureSide.OUTPUT ? 'output' : 'input',
-    requestSize: f.requestSize ?? false,
-    logScale: f.logScale ?? f.requestSize ?? false,
+    ...(profileBaseline ? { profileBaseline } : {}),
+    ...(logScale ? { logScale } : {}),
   };
 }
 

@@ -107,6 +107,14 @@ export interface MonitoringOptions {
    */
   readonly successRateThresholdPercent?: number;
   /**
+   * Resource efficiency (incident B's checklist): alarm when a variant spends more than this many CPU-seconds
+   * per million predictions over 3 hours running (the post-mortem measured 120 and set 100 as its target).
+   * The dashboard graphs the figure either way. The alarm is a cost signal, not an outage: it is not part of
+   * the `-unhealthy` composite nor a rollback alarm, and notifies only with `notifyOnEachAlarm`.
+   * @default - no alarm (the dashboard graph only)
+   */
+  readonly cpuSecondsPerMillionTarget?: number;
+  /**
    * Topic for the composite alarm's ALARM and OK notifications.
    * @default - an encrypted topic created by the construct
    */
@@ -220,6 +228,8 @@ export class EndpointMonitoring extends Construct {
   public readonly dashboard?: cloudwatch.Dashboard;
   /** The application-tier namespace. */
   public readonly applicationNamespace: string;
+  /** The resource-efficiency alarms (one per variant), when `cpuSecondsPerMillionTarget` is given. */
+  public readonly efficiencyAlarms: cloudwatch.Alarm[] = [];
 
   private readonly props: EndpointMonitoringProps;
   private readonly errors: PropErrors;
@@ -257,10 +267,11 @@ export class EndpointMonitoring extends Construct {
     const action = new actions.SnsAction(this.topic);
     this.compositeAlarm.addAlarmAction(action);
     this.compositeAlarm.addOkAction(action);
+    if (props.cpuSecondsPerMillionTarget !== undefined) this.efficiencyTier(props.cpuSecondsPerMillionTarget);
     if (props.notifyOnEachAlarm) {
-      for (const a of this.alarms) {
-        a.alarm.addAlarmAction(action);
-        a.alarm.addOkAction(action);
+      for (const a of [...this.alarms.map(x => x.alarm), ...this.efficiencyAlarms]) {
+        a.addAlarmAction(action);
+        a.addOkAction(action);
       }
     }
 
@@ -354,6 +365,29 @@ export class EndpointMonitoring extends Construct {
     }
     const d = p.diskThresholdPercent ?? 75;
     this.add(v, AlarmTier.INFRASTRUCTURE, 'Disk', m.diskUtilization(), d, 3, 3, missing, `Disk >= ${d} %: data capture stops at high disk use.`);
+  }
+
+  /** Incident B's resource efficiency: CPU-seconds per million predictions above the target for 3 hours. */
+  private efficiencyTier(target: number): void {
+    for (const v of this.props.variants) {
+      const m = new EndpointMetricFactory(this.props.endpointName, v.variantName, this.applicationNamespace);
+      this.efficiencyAlarms.push(
+        createAlarm(this, {
+          id: `${v.variantName}CpuSecondsPerMillion`,
+          alarmName: `${this.props.endpointName}-${v.variantName}-efficiency-CpuSecondsPerMillion`,
+          description:
+            `CPU-seconds per million predictions > ${target} for 3 hours (incident B's resource efficiency: baseline 120, target 100). ` +
+            `CPUUtilization (summed over vCPUs) / 100 × period × instances (Invocations / InvocationsPerInstance) per million Invocations. Endpoint ${this.props.endpointName}, variant ${v.variantName}.`,
+          metric: m.cpuSecondsPerMillionPredictions(),
+          threshold: target,
+          comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 3,
+          datapointsToAlarm: 3,
+          // No traffic, no predictions to divide by: not a cost problem.
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
   }
 
   private applicationTier(v: MonitoredVariant): void {
@@ -617,6 +651,17 @@ export class EndpointMonitoring extends Construct {
       graph('P99 model latency (µs)', 'LatencyP99', AlarmTier.BUSINESS),
       graph('Success rate %', 'SuccessRate', AlarmTier.BUSINESS),
     ]);
+    const target = p.cpuSecondsPerMillionTarget;
+    row('Resource efficiency', [
+      new cloudwatch.GraphWidget({
+        title: 'CPU-seconds per million predictions (hourly)',
+        width: 12,
+        left: p.variants.map(v =>
+          new EndpointMetricFactory(p.endpointName, v.variantName, this.applicationNamespace).cpuSecondsPerMillionPredictions(),
+        ),
+        leftAnnotations: target === undefined ? [] : [{ value: target, label: 'alarm threshold (target)', color: '#d62728' }],
+      }),
+    ]);
     dash.addWidgets(
       new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [this.compositeAlarm, ...this.alarms.map(a => a.alarm)], width: 24 }),
     );
@@ -686,6 +731,13 @@ export function validateMonitoring(p: MonitoringOptions): PropErrors {
   const ms = p.latencyP99Threshold?.toMilliseconds();
   e.range('monitoring.latencyP99Threshold (ms)', ms, 1, 60000, 'use Duration.millis(1..60000); real-time containers must answer within 60 s');
   e.range('monitoring.monthlyBudgetUsd', p.monthlyBudgetUsd, 1, 1e9, 'give the monthly budget in USD, e.g. 2000');
+  e.range(
+    'monitoring.cpuSecondsPerMillionTarget',
+    p.cpuSecondsPerMillionTarget,
+    0.001,
+    1e9,
+    'give CPU-seconds per million predictions, e.g. 100 (incident B: baseline 120, target 100)',
+  );
   for (const email of p.notify?.emails ?? []) {
     if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) e.add('monitoring.notify.emails', email, 'an e-mail address', "give e.g. 'oncall@example.com'");
   }

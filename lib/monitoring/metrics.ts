@@ -178,6 +178,31 @@ export class EndpointMetricFactory {
     });
   }
 
+  /**
+   * CPU-seconds per million predictions, incident B's resource efficiency (its baseline 120, its target
+   * 100): the variant's CPU time over the period per million invocations. CPU time is `CPUUtilization`
+   * (`Average` over the instances; SageMaker sums it over the instance's vCPUs, so 100 is one vCPU busy for
+   * the whole period) ÷ 100 × the period's seconds × the instance count; the instance count is `Invocations`
+   * ÷ `InvocationsPerInstance` (each request adds 1/instances to the latter, developer guide
+   * `monitoring-cloudwatch`). A period without invocations has no point (metric math drops it).
+   */
+  public cpuSecondsPerMillionPredictions(o: cloudwatch.MathExpressionOptions = {}): cloudwatch.MathExpression {
+    const period = o.period ?? Duration.hours(1);
+    const sfx = this.idSuffix();
+    const [cpu, inv, ipi] = [`cpu_${sfx}`, `inv_${sfx}`, `ipi_${sfx}`];
+    const instances = `(${inv} / ${ipi})`;
+    return new cloudwatch.MathExpression({
+      expression: `IF(${inv} > 0, 1000000 * (${cpu} / 100) * PERIOD(${cpu}) * ${instances} / ${inv})`,
+      usingMetrics: {
+        [cpu]: this.cpuUtilization({ period, statistic: 'Average' }),
+        [inv]: this.invocations({ period }),
+        [ipi]: this.invocationsPerInstance({ period }),
+      },
+      period,
+      label: o.label ?? `CPU-seconds per million predictions (${this.variantName})`,
+    });
+  }
+
   /** max(0, merr − deliberate), or − 4XX in a period without the container's count (metric math). */
   private unexpected(): string {
     const sfx = this.idSuffix();
