@@ -128,7 +128,7 @@ class GeventWorkerTest(unittest.TestCase):
         pause = max(t - at for t, at in self.samples if self.started < t < self.ended)
         self.assertLess(max(b - a for a, b in zip(points, points[1:])), 10.0 + pause + 1.0, (points, pause))
         names = {d["name"] for d in self.cloudwatch.stored}
-        self.assertEqual(names, {"GuardPressure", "GuardMemoryRefusals", "DeliberateClientErrors"})
+        self.assertEqual(names, {"GuardPressure", "GuardMemoryRefusals", "DeliberateClientErrors", "GuardInFlightPercent"})
         self.assertTrue(all(d["dimensions"] == {"EndpointName": "test", "VariantName": "Primary"} and d["resolution"] == 1
                             for d in self.cloudwatch.stored))
 

@@ -355,6 +355,7 @@ class InstanceLedger:
         self.publish_every = 10.0
         self._last_publish = None
         self._recent = []  # the last samples' pressure (%), for the sustained level
+        self._in_flight = [0.0, 0]  # this interval's samples of the admitted estimates (% of the budget): sum, count
         self._others = []  # the last samples of the other memory (their median is the header's)
         self._workers = ()  # the slots those samples were taken with
         self.trim = None  # this worker's allocator.trim (set by the guard): called under pressure
@@ -591,9 +592,10 @@ class InstanceLedger:
                         header[4] += slot[REFUSALS]
                         header[5] += slot[DELIBERATE]
                         SLOT.pack_into(self._mm, HEADER.size + i * SLOT.size, 0, 0, 0, 0, 0, 0, 0, 0.0, 0.0)
-                held = 0
+                held = reserved = 0
                 for i, v in live.items():  # a worker whose usage cannot be read from outside (GPU) counts as its slot says
                     slot = SLOT.unpack_from(self._mm, HEADER.size + i * SLOT.size)
+                    reserved += slot[RESERVED]
                     if v is None:
                         held += slot[RESIDENT]
                         continue
@@ -611,6 +613,8 @@ class InstanceLedger:
                     self._others = (self._others + [max(0, ws - held)])[-3:]
                     header[1], header[2] = sorted(self._others)[len(self._others) // 2], time.monotonic()  # the median of 3
                 if self.budget:
+                    self._in_flight[0] += 100.0 * reserved / self.budget
+                    self._in_flight[1] += 1
                     in_use = (self._others[-1] if ws is not None else header[1]) + held  # this sample's, for the level (which holds its own)
                     header[7] = 100.0 * in_use / self.budget
                     header[6] = self._sustained(header[7], header[6])
@@ -627,14 +631,18 @@ class InstanceLedger:
                 self.publish()
 
     def drain(self):
-        """(highest pressure %, memory refusals, deliberate 4XX) since the last drain, summed over the
-        container's workers (and the dead ones' last counts); the counters start again from zero."""
+        """(highest pressure %, memory refusals, deliberate 4XX, in-flight %) since the last drain, summed over the
+        container's workers (and the dead ones' last counts); the counters start again from zero. In-flight is
+        the estimates admitted for requests in flight, summed over the workers, against the budget: the average
+        of the interval's samples (``GuardInFlightPercent``, what a memory target tracks: it carries the load
+        alone, no model copies or allocator cache, so it falls as instances are added), or the present sum when
+        the interval has none."""
         with self._local:
             self._flock()
             try:
                 mm = self._mm
                 header = list(HEADER.unpack_from(mm, 0))
-                refusals, deliberate, pressure, total = header[4], header[5], 0.0, header[1]
+                refusals, deliberate, pressure, total, reserved = header[4], header[5], 0.0, header[1], 0
                 for i in range(header[3]):
                     slot = list(SLOT.unpack_from(mm, HEADER.size + i * SLOT.size))
                     if not slot[PID]:
@@ -643,6 +651,7 @@ class InstanceLedger:
                     deliberate += slot[DELIBERATE]
                     pressure = max(pressure, slot[PRESSURE])
                     total += slot[RESIDENT] + slot[RESERVED]
+                    reserved += slot[RESERVED]
                     slot[REFUSALS] = slot[DELIBERATE] = 0
                     slot[PRESSURE] = 0.0
                     SLOT.pack_into(mm, HEADER.size + i * SLOT.size, *slot)
@@ -650,14 +659,17 @@ class InstanceLedger:
                 HEADER.pack_into(mm, 0, *header)
             finally:
                 self._funlock()
+        samples, self._in_flight = self._in_flight, [0.0, 0]
+        in_flight = 0.0
         if self.budget:
             pressure = max(pressure, 100.0 * total / self.budget)
-        return min(pressure, 1000.0), refusals, deliberate
+            in_flight = samples[0] / samples[1] if samples[1] else 100.0 * reserved / self.budget
+        return min(pressure, 1000.0), refusals, deliberate, min(in_flight, 1000.0)
 
     def publish(self):
         """Drains the interval's figures and hands them to the publisher (which sends them in the background)."""
-        pressure, refusals, deliberate = self.drain()
-        self.publisher.publish(pressure, refusals, deliberate)
+        pressure, refusals, deliberate, in_flight = self.drain()
+        self.publisher.publish(pressure, refusals, deliberate, in_flight)
 
 
 class _Locked:

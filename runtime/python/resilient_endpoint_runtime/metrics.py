@@ -210,12 +210,22 @@ class StageMemoryPublisher:
 GUARD_PRESSURE = "GuardPressure"
 GUARD_MEMORY_REFUSALS = "GuardMemoryRefusals"
 DELIBERATE_4XX = "DeliberateClientErrors"
+GUARD_IN_FLIGHT = "GuardInFlightPercent"
 GUARD_PERIOD_SECONDS = 10.0
+
+
+def _mean(a, b):
+    """Two merged intervals' in-flight figure: their mean (each an interval's average), or the one there is."""
+    if a is None or b is None:
+        return b if a is None else a
+    return (a + b) / 2.0
 
 
 class GuardMetricsPublisher:
     """What the guard absorbs, for the breaker: ``GuardPressure`` (Percent, the interval's maximum of the
     container's memory against its budget), ``GuardMemoryRefusals`` and ``DeliberateClientErrors`` (Count),
+    ``GuardInFlightPercent`` (Percent, the interval's average of the estimates admitted for requests in flight,
+    against the budget: what the endpoint's memory target tracks when the model is guarded),
     summed over the container's workers, every 10 s from one worker per container (the ledger's leader),
     high resolution (``StorageResolution`` 1), with exactly the dimensions ``EndpointName`` and ``VariantName``,
     in the namespace ``RESILIENT_ENDPOINT_METRICS_NAMESPACE``.
@@ -246,7 +256,7 @@ class GuardMetricsPublisher:
     def _make_client(self):
         return self._client if self._client is not None else cloudwatch_client(self.read_timeout)
 
-    def datums(self, pressure, refusals, deliberate, timestamp=None):
+    def datums(self, pressure, refusals, deliberate, timestamp=None, in_flight=None):
         dims = [{"Name": "EndpointName", "Value": self.endpoint_name}, {"Name": "VariantName", "Value": self.variant_name}]
 
         def one(name, value, unit):
@@ -255,22 +265,26 @@ class GuardMetricsPublisher:
             if timestamp is not None:
                 d["Timestamp"] = datetime.datetime.fromtimestamp(timestamp, datetime.timezone.utc)
             return d
-        return [one(GUARD_PRESSURE, round(pressure, 2), "Percent"), one(GUARD_MEMORY_REFUSALS, refusals, "Count"),
+        data = [one(GUARD_PRESSURE, round(pressure, 2), "Percent"), one(GUARD_MEMORY_REFUSALS, refusals, "Count"),
                 one(DELIBERATE_4XX, deliberate, "Count")]
+        if in_flight is not None:
+            data.append(one(GUARD_IN_FLIGHT, round(in_flight, 2), "Percent"))
+        return data
 
     @property
     def pending(self):
-        """The intervals not stored yet: [(timestamp, pressure, refusals, deliberate)]."""
+        """The intervals not stored yet: [(timestamp, pressure, refusals, deliberate, in-flight or None)]."""
         with self._plock:
             return list(self._pending)
 
-    def publish(self, pressure, refusals, deliberate):
+    def publish(self, pressure, refusals, deliberate, in_flight=None):
         """Queues one interval and sends the queue in the background (see the class). Never raises, never waits;
         the :class:`~._native.Job` of the call started, or None (off, or the courier is still busy)."""
         if not self.enabled:
             return None
         with self._plock:
-            self._pending.append((self._wall(), float(pressure), int(refusals), int(deliberate)))
+            self._pending.append((self._wall(), float(pressure), int(refusals), int(deliberate),
+                                  None if in_flight is None else float(in_flight)))
         return self.send()
 
     def send(self):
@@ -281,14 +295,14 @@ class GuardMetricsPublisher:
         with self._plock:
             while len(self._pending) > PENDING_INTERVALS:
                 a, b = self._pending.popleft(), self._pending.popleft()
-                self._pending.appendleft((b[0], max(a[1], b[1]), a[2] + b[2], a[3] + b[3]))
+                self._pending.appendleft((b[0], max(a[1], b[1]), a[2] + b[2], a[3] + b[3], _mean(a[4], b[4])))
                 self.merged += 1
-            batch = list(self._pending)[:MAX_DATUMS_PER_CALL // 3]
+            batch = list(self._pending)[:MAX_DATUMS_PER_CALL // 4]
         if not batch:
             return None
 
         def call(client):
-            data = [d for t, p, r, x in batch for d in self.datums(p, r, x, timestamp=t)]
+            data = [d for t, p, r, x, f in batch for d in self.datums(p, r, x, timestamp=t, in_flight=f)]
             try:
                 self.calls += 1
                 client.put_metric_data(Namespace=self.namespace, MetricData=data)

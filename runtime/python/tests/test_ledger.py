@@ -245,7 +245,7 @@ class LeaderTest(unittest.TestCase):
         self.assertEqual([s[0] for s in slots(led) if s[0]], [os.getpid()])
         with g.admit(1100):
             pass
-        self.assertEqual(led.drain()[1:], (1, 1))  # its refusal was not lost
+        self.assertEqual(led.drain()[1:3], (1, 1))  # its refusal was not lost
 
     def test_the_other_memory_is_the_container_less_the_workers(self):
         led = ledger(container=FakeContainer(900 * MiB))
@@ -255,6 +255,39 @@ class LeaderTest(unittest.TestCase):
         led.tick()
         self.assertEqual(HEADER.unpack_from(led._mm, 0)[1], 650 * MiB)
         self.assertEqual(led.pressure(), 0.0)  # no budget given: no pressure kept
+
+    def test_in_flight_is_the_admitted_estimates_averaged_over_the_interval(self):
+        # GuardInFlightPercent: what the memory target tracks. The estimates admitted and not finished, summed over
+        # the workers, against the budget, averaged over the leader's samples; not the workers' resident memory.
+        led = ledger(container=FakeContainer(900 * MiB))
+        led.budget = 1000 * MiB
+        led.usage_of = lambda pid: 400 * MiB
+        ctx = multiprocessing.get_context("fork")
+        ready, done = ctx.Event(), ctx.Event()
+
+        def other(path):
+            child = InstanceLedger(path)
+            with child.locked(300 * MiB) as v:
+                v.reserve(50 * MiB)  # another worker's request in flight
+            ready.set()
+            done.wait(10)
+
+        p = ctx.Process(target=other, args=(led.path,))
+        p.start()
+        try:
+            self.assertTrue(ready.wait(10))
+            with led.locked(400 * MiB) as v:
+                v.reserve(150 * MiB)
+            led.tick()  # 200 MiB in flight: 20 %
+            with led.locked(None) as v:
+                v.reserve(-150 * MiB)
+            led.tick()  # 50 MiB: 5 %
+            led.tick()
+            self.assertAlmostEqual(led.drain()[3], 10.0)  # (20 + 5 + 5) / 3, whatever the 800 MiB resident
+            self.assertAlmostEqual(led.drain()[3], 5.0)  # no sample since: what is in flight now
+        finally:
+            done.set()
+            p.join(10)
 
     def test_one_leader_per_instance(self):
         led = ledger()
@@ -320,13 +353,13 @@ class CountsTest(unittest.TestCase):
         r = Rejection(415, "content_type", "csv").response(Response)
         self.assertEqual((r.status, r.mimetype, json.loads(r.body)["reason"]), (415, "application/json", "content_type"))
         Rejection(413, "too_long", "1100 events").answer(None)
-        pressure, refusals, deliberate = led.drain()
+        pressure, refusals, deliberate, _ = led.drain()
         # Only the guard's own refusal ("memory") is a memory refusal: "degraded" is the breaker's level 2 at work
         # (counting it would feed the breaker its own decision back as memory pressure).
         self.assertEqual((refusals, deliberate), (1, 5))
-        self.assertEqual(led.drain()[1:], (0, 0))  # drained
+        self.assertEqual(led.drain()[1:3], (0, 0))  # drained
         count_answer(500, "bug")  # not a 4XX: never counted
-        self.assertEqual(led.drain()[1:], (0, 0))
+        self.assertEqual(led.drain()[1:3], (0, 0))
 
     def test_without_a_ledger_counting_is_a_no_op(self):
         set_instance_ledger(None)
@@ -391,7 +424,7 @@ class GuardMetricsTest(unittest.TestCase):
         p = GuardMetricsPublisher(client=object(), namespace="N", endpoint_name="e", variant_name="v", wall=lambda: WALL)
         with p._plock:
             for i in range(PENDING_INTERVALS + 5):
-                p._pending.append((WALL + i, float(i), 1, 2))
+                p._pending.append((WALL + i, float(i), 1, 2, 10.0 if i % 2 else None))
 
         class Refusing:
             def put_metric_data(self, **kw):
@@ -404,6 +437,7 @@ class GuardMetricsTest(unittest.TestCase):
         self.assertEqual(sum(x[2] for x in p.pending), PENDING_INTERVALS + 5)  # every refusal still there
         self.assertEqual(sum(x[3] for x in p.pending), 2 * (PENDING_INTERVALS + 5))
         self.assertEqual(p.pending[0][1], 5.0)  # the merged interval: the highest pressure of those it took in
+        self.assertEqual(p.pending[0][4], 10.0)  # in-flight: the mean of the intervals that had one
 
     def test_a_late_answer_is_stored_once_and_the_sampling_never_waits_for_it(self):
         # CloudWatch answering after 5 s: the old client's 2-s read timeout and its retries stored the interval twice
@@ -501,16 +535,18 @@ class GuardMetricsTest(unittest.TestCase):
         p.start()
         p.join(10)
         led.publisher = GuardMetricsPublisher(client=client, namespace="N", endpoint_name="e", variant_name="v", wall=lambda: WALL)
-        expected = led.publisher.datums(91.0, 1, 3, timestamp=WALL)
+        expected = led.publisher.datums(91.0, 1, 3, timestamp=WALL, in_flight=10.0)
         stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": expected})
-        stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": led.publisher.datums(50.0, 0, 0, timestamp=WALL)})
+        stub.add_response("put_metric_data", {}, {"Namespace": "N", "MetricData": led.publisher.datums(50.0, 0, 0, timestamp=WALL, in_flight=10.0)})
         with stub:
             led.publish()
             wait_until(lambda: not led.publisher.courier.busy)
             led.publish()  # drained: zero counts, the pressure of what is held now (500 of 1000 MiB)
             wait_until(lambda: not led.publisher.courier.busy)
         stub.assert_no_pending_responses()
-        self.assertEqual([d["StatisticValues"]["Sum"] for d in expected], [91.0, 1.0, 3.0])
+        self.assertEqual([(d["MetricName"], d["StatisticValues"]["Sum"]) for d in expected],
+                         [("GuardPressure", 91.0), ("GuardMemoryRefusals", 1.0), ("DeliberateClientErrors", 3.0),
+                          ("GuardInFlightPercent", 10.0)])  # 100 MiB admitted of 1000
 
 
 class ContainerMemoryTest(unittest.TestCase):
