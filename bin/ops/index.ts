@@ -23,7 +23,9 @@ export const DOCTOR_USAGE = `usage: sagemaker-resilient-endpoint doctor --endpoi
   metrics (10 s or 1 minute, and how late, against the simulator's --metric-delay-10s and
   --guard-metric-delay); the per-GPU and per-variant series, every alarm (none stuck without data) and a
   confirmed subscriber, the breaker (function runs, rules enabled, state item, level parameter, weights,
-  tagged scalable targets), captured requests, Parameter Store throughput.
+  tagged scalable targets), captured requests, Parameter Store throughput; the live metrics config and
+  instance family (utilisation metrics, empty series filled, rollback alarms, GPU memory held); each drift
+  feature's baseline and the Model Monitor metrics the alarms read.
   --endpoint NAME   the endpoint's name (required)
   --region R        else AWS_REGION, else AWS_DEFAULT_REGION, else your profile's
   --json            the report as JSON
