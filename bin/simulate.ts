@@ -29,7 +29,7 @@ const USAGE = `usage: sagemaker-resilient-endpoint simulate (or npm run simulate
       through 17x and 25x pulses of 40 QPS for each seed (0 OOM, refused + failed <= 1 %, CLOSED again within
       15 minutes of the traffic's return), and a normal day with no incident - steady at its off-peak, steady at its
       nominal peak, a daily curve between them (degraded <= 90 s, nothing refused by the guard); guard on, default
-      delays (--ways all adds: without the guard, and without 10-second data). About 3 minutes of CPU a seed.
+      delays (--ways all adds: without the guard, and without 10-second data). About 20 minutes (--no-days: 4).
   --example recommender|clustering --trace pulse|steady|poisson|abusive|csv [--csv FILE] [--qps OFF_PEAK_QPS] [--seed N] [--out DIR]
       the four scenarios on one trace, on the example's own workload (--memory-model footprint|profile to choose);
       the as-deployed run's level changes are listed with what moved each
@@ -39,7 +39,7 @@ const USAGE = `usage: sagemaker-resilient-endpoint simulate (or npm run simulate
     [--memory-model profile|footprint] [--no-guard] [--no-ten-second-data] [--no-guard-ten-second-data]
   -h, --help   this help
 time bound: no AWS access; it ends when the simulated time does: one --example run in about 10 s of CPU, --matrix in
-  about 80 s (--ways all: three times that), a --csv trace in proportion to its length
+  about 20 minutes, 4 with --no-days (--ways all: three times the pulses), a --csv trace in proportion to its length
 exit codes: 0 done, 1 the simulation failed, 2 a usage error`;
 
 /** Flags that take no value. */
