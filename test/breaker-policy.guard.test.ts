@@ -300,6 +300,62 @@ describe('protection that lets go: the breaker recovers from its own tiers, and 
     );
   });
 
+  describe('without a fallback, recovery waits while each instance carries far more than when the level became necessary', () => {
+    // The clustering example: no fallback, 7 to 24 instances scaled at 91 requests/s an instance.
+    const solo = { primary: 'Primary', primaryCapacity: { min: 7, max: 24, qpsPerInstance: 91 } };
+    const noFallback = { ...DEFAULT_CONFIG, hasFallback: false };
+    const now = 100 * MIN;
+    const view = (instances: number): EndpointView => ({ status: 'InService', weights: { Primary: 1 }, instances: { Primary: instances } });
+    const degraded: BreakerState = { state: 'DEGRADED', since: now - 10 * MIN, share: 0, entryShare: 0, step: 0, escalatedAtLoad: 5.7 };
+    const at = (prev: BreakerState, rps: number, instances: number, variants: typeof solo | typeof withFallback = solo, config = noFallback) =>
+      decide(prev, { memory: cool(now), maxSpacingSeconds: 60, ...perMinute(now, rps) }, view(instances), variants, config, now);
+    const withFallback = { ...solo, fallback: 'Fallback' };
+
+    test('a 25× pulse on 7 instances (143 requests/s each): DEGRADED holds, and the log says what recovery waits for', () => {
+      const d = at(degraded, 1000, 7);
+      expect(d.next.state).toBe('DEGRADED');
+      expect(d.reasons[0]).toBe(
+        'holding DEGRADED: 142.9 requests/s an instance in service is more than 133.3 % of both the 5.7 requests/s it escalated at and the 91 requests/s an instance is scaled for — recovery when it is 121.3 requests/s or less (memory under the level says little about memory without it)',
+      );
+      // The last recovery step (the one that lifts the level) waits the same way.
+      const recovering: BreakerState = { state: 'RECOVERING', since: now - 3 * MIN, share: 0, entryShare: 0, step: 2, escalatedAtLoad: 5.7 };
+      expect(at(recovering, 1000, 7).next).toMatchObject({ state: 'RECOVERING', step: 2 });
+    });
+
+    test('once autoscaling has added instances (1,000 requests/s on 9: 111 each), or the traffic has gone, recovery starts', () => {
+      expect(at(degraded, 1000, 9).next).toMatchObject({ state: 'RECOVERING', step: 1, escalatedAtLoad: 5.7 });
+      expect(at(degraded, 40, 7).next.state).toBe('RECOVERING');
+      // Just under 4/3 of the autoscaling target (121.33): recovery.
+      expect(at(degraded, 121.3 * 7, 7).next.state).toBe('RECOVERING');
+      const last: BreakerState = { state: 'RECOVERING', since: now - 3 * MIN, share: 0, entryShare: 0, step: 2, escalatedAtLoad: 5.7 };
+      const closed = at(last, 40, 7).next;
+      expect(closed.state).toBe('CLOSED');
+      expect(closed).not.toHaveProperty('escalatedAtLoad');
+    });
+
+    test('at most an hour at a step (maxProbeWait): a fleet overloaded for good is still probed', () => {
+      expect(at({ ...degraded, since: now - 59 * MIN }, 1000, 7).next.state).toBe('DEGRADED');
+      expect(at({ ...degraded, since: now - 60 * MIN }, 1000, 7).next.state).toBe('RECOVERING');
+    });
+
+    test('with a fallback the steps hand traffic back gradually and the primary needs it to scale: no wait', () => {
+      const shifted: BreakerState = { ...degraded, share: 0.5, entryShare: 0.5 };
+      expect(at(shifted, 1000, 7, withFallback, DEFAULT_CONFIG).next.state).toBe('RECOVERING');
+    });
+
+    test('escalating records the load per instance in service; it is stored and read back', () => {
+      const closed = initialState(0);
+      const hot = cool(now).map(p => ({ ...p, v: 85 }));
+      const d = decide(closed, { memory: hot, maxSpacingSeconds: 60, ...perMinute(now, 40) }, view(7), solo, noFallback, now);
+      expect(d.next).toMatchObject({ state: 'DEGRADED' });
+      expect(d.next.escalatedAtLoad).toBeCloseTo(40 / 7, 6);
+      expect(d.changed).toBe(true);
+      const s: BreakerState = { ...degraded };
+      expect(tryParseState(serializeState(s, []))).toEqual(s);
+      expect(tryParseState(JSON.stringify({ ...s, escalatedAtLoad: -1 }))).not.toHaveProperty('escalatedAtLoad');
+    });
+  });
+
   test('the remembered rate is stored and read back; a CLOSED past its probation forgets it', () => {
     const s: BreakerState = { state: 'DEGRADED', since: 5, share: 0.5, entryShare: 0.5, step: 0, failedProbes: 4, failedAtRate: 680 };
     expect(tryParseState(serializeState(s, []))).toEqual(s);

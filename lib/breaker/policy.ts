@@ -156,6 +156,12 @@ export interface BreakerState {
    * less, the failed probes no longer lengthen the wait (the load that failed them has gone).
    */
   readonly failedAtRate?: number;
+  /**
+   * Requests per second per primary instance in service when the breaker last escalated (left CLOSED, or
+   * re-escalated), when known: the load the level became necessary at. Recovery waits while each instance
+   * carries more than 4/3 of both this and its autoscaling target (see {@link PROBE_LOAD_LIMIT}).
+   */
+  readonly escalatedAtLoad?: number;
   /** A game day in progress (`sagemaker-resilient-endpoint drill`): the state is held at least at `drill.to` until it expires. */
   readonly drill?: DrillOverride;
 }
@@ -514,6 +520,17 @@ export function probeWaitSeconds(failedProbes: number, config: BreakerConfig): n
 /** Traffic at or below this share of the rate at the newest failed probe is a new situation: the failed probes no longer lengthen the wait. */
 export const PROBE_RATE_RESET = 0.75;
 
+/**
+ * Recovery from DEGRADED or OPEN waits while each primary instance in service carries more than this multiple
+ * of both the load the breaker escalated at and the autoscaling target (requests/s per instance): memory measured
+ * under the level says little about memory without it, and lifting it at a load the fleet is not sized for finds
+ * what the level was hiding (simulated: a probe at 25× lifted level 1 from 50 % to 88 % memory in 10 s). Only
+ * for an endpoint without a fallback (with one, recovery hands traffic back in steps, and the primary needs it to
+ * scale out) whose primary autoscales on requests per instance (its target says what the fleet is sized for); and
+ * for at most `maxProbeWaitSeconds` at each step, so that a fleet overloaded for good is still probed.
+ */
+export const PROBE_LOAD_LIMIT = 4 / 3;
+
 /** The pure decision function. */
 export function decide(
   prev: BreakerState,
@@ -540,6 +557,10 @@ export function decide(
       : undefined;
   const elapsed = (now - prev.since) / 1000;
   const failed = prev.failedProbes ?? 0;
+  // The load on each primary instance in service (the endpoint's traffic: what the primary carries once the level lifts).
+  const inService = endpoint?.instances?.[variants.primary];
+  const traffic = trafficRate(readings, config, now);
+  const load = traffic !== undefined && inService !== undefined && inService > 0 ? traffic / inService : undefined;
 
   let next: BreakerState = prev;
   if (latest === undefined && !guard.hot) {
@@ -568,10 +589,16 @@ export function decide(
     const failedProbes = probing ? failed + 1 : prev.state === 'CLOSED' ? 0 : failed;
     // The rate a failed probe failed at (kept while no newer probe fails).
     const failedAt = probing ? rate : prev.state === 'CLOSED' ? undefined : prev.failedAtRate;
-    const memo = (): Partial<BreakerState> => ({ failedProbes, ...(failedAt !== undefined ? { failedAtRate: failedAt } : {}) });
+    const escalatedAt = load ?? prev.escalatedAtLoad;
+    const memo = (): Partial<BreakerState> => ({
+      failedProbes,
+      ...(failedAt !== undefined ? { failedAtRate: failedAt } : {}),
+      ...(escalatedAt !== undefined ? { escalatedAtLoad: escalatedAt } : {}),
+    });
     const kept = (): Partial<BreakerState> => ({
       failedProbes: failed,
       ...(prev.failedAtRate !== undefined ? { failedAtRate: prev.failedAtRate } : {}),
+      ...(prev.escalatedAtLoad !== undefined ? { escalatedAtLoad: prev.escalatedAtLoad } : {}),
     });
     const open = (): BreakerState => ({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0, ...memo() });
     const degraded = (): BreakerState => ({
@@ -583,13 +610,43 @@ export function decide(
       ...memo(),
     });
     const recoveringFrom = (entry: number, step: number): BreakerState => {
-      if (step >= config.recoverySteps) return { state: 'CLOSED', since: now, share: 0, entryShare: 0, step: 0, ...kept(), recoveredAt: now };
+      if (step >= config.recoverySteps) {
+        const { escalatedAtLoad: _load, ...closed } = {
+          state: 'CLOSED' as const,
+          since: now,
+          share: 0,
+          entryShare: 0,
+          step: 0,
+          ...kept(),
+          recoveredAt: now,
+        };
+        return closed;
+      }
       return { state: 'RECOVERING', since: now, share: entry * (1 - step / config.recoverySteps), entryShare: entry, step, ...kept() };
     };
     const fmt = (x: number | undefined) => (x === undefined ? 'no data' : `${+x.toFixed(1)} %`);
     const probe = probing && failedProbes > 0 ? ` (failed probe ${failedProbes})` : '';
     // One line an operator reads after an hour of degradation: the state held and every signal holding it.
     const holding = (why: string) => `holding ${prev.state}${prev.state === 'RECOVERING' ? ` at step ${prev.step}` : ''}: ${why}`;
+    // A probe at a load the fleet is not sized for, and well above the one that escalated, finds what the level hides.
+    // Bounded like the probes' back-off (an hour a step): a fleet overloaded for good is still probed, so it always ends.
+    // Only without a fallback: there the level is the only lever and lifting it is all at once, while the primary
+    // carries all the traffic (so its autoscaling keeps up). With a fallback, recovery hands traffic back in steps,
+    // and the primary needs that traffic to scale out (target tracking on requests per instance).
+    const busier = () =>
+      !(config.hasFallback && variants.fallback) &&
+      elapsed < config.maxProbeWaitSeconds &&
+      load !== undefined &&
+      prev.escalatedAtLoad !== undefined &&
+      variants.primaryCapacity !== undefined &&
+      load > PROBE_LOAD_LIMIT * Math.max(prev.escalatedAtLoad, variants.primaryCapacity.qpsPerInstance);
+    const perInstance = (x: number) => `${+x.toFixed(1)} requests/s`;
+    const tooBusy = () => {
+      const sized = variants.primaryCapacity!.qpsPerInstance;
+      return holding(
+        `${perInstance(load!)} an instance in service is more than ${+(100 * PROBE_LOAD_LIMIT).toFixed(1)} % of both the ${perInstance(prev.escalatedAtLoad!)} it escalated at and the ${sized} requests/s an instance is scaled for — recovery when it is ${perInstance(PROBE_LOAD_LIMIT * Math.max(prev.escalatedAtLoad!, sized))} or less (memory under the level says little about memory without it)`,
+      );
+    };
     const notCool = () =>
       holding(`${holds.join('; ')} — recovery needs ${config.recoveryDwellSeconds} s below ${config.recoverBelowPercent} % with the guard quiet`);
 
@@ -635,6 +692,8 @@ export function decide(
         );
       } else if (!cool) {
         reasons.push(notCool());
+      } else if (busier()) {
+        reasons.push(tooBusy());
       } else {
         next = recoveringFrom(prev.share, 1);
         reasons.push(`memory below ${config.recoverBelowPercent} % for ${config.recoveryDwellSeconds} s: recovery step 1/${config.recoverySteps}`);
@@ -648,6 +707,8 @@ export function decide(
         );
       } else if (!cool) {
         reasons.push(notCool());
+      } else if (busier()) {
+        reasons.push(tooBusy());
       } else {
         next = recoveringFrom(prev.entryShare, prev.step + 1);
         reasons.push(next.state === 'CLOSED' ? 'last recovery step: CLOSED' : `recovery step ${next.step}/${config.recoverySteps}`);
@@ -689,7 +750,6 @@ export function decide(
   // Weights follow the state, capped by what the fallback's instances in service can carry; reconcile
   // with what the endpoint has (idempotent, self-healing).
   let setWeights: Record<string, number> | undefined;
-  const traffic = trafficRate(readings, config, now);
   const effectiveShare = capShare(next.share, endpoint, variants, traffic);
   if (effectiveShare < next.share - EPS && config.hasFallback && variants.fallback) {
     reasons.push(`fallback share held at ${round(effectiveShare)} of ${round(next.share)} until its instances are in service`);
@@ -718,6 +778,7 @@ export function decide(
     (next.failedProbes ?? 0) !== failed ||
     next.recoveredAt !== prev.recoveredAt ||
     next.failedAtRate !== prev.failedAtRate ||
+    next.escalatedAtLoad !== prev.escalatedAtLoad ||
     next.drill?.until !== prev.drill?.until;
   const capacity = capacityPlan(next, endpoint, variants, config, traffic);
   return { next, level: LEVEL[next.state], changed, setWeights, effectiveShare, capacity, reasons };
@@ -792,6 +853,7 @@ export function tryParseState(raw: string | undefined): BreakerState | undefined
         ...(Number.isInteger(o.failedProbes) && o.failedProbes > 0 ? { failedProbes: o.failedProbes } : {}),
         ...(Number.isFinite(o.recoveredAt) ? { recoveredAt: o.recoveredAt } : {}),
         ...(Number.isFinite(o.failedAtRate) && o.failedAtRate >= 0 ? { failedAtRate: o.failedAtRate } : {}),
+        ...(Number.isFinite(o.escalatedAtLoad) && o.escalatedAtLoad >= 0 ? { escalatedAtLoad: o.escalatedAtLoad } : {}),
         ...(o.drill && ['DEGRADED', 'OPEN'].includes(o.drill.to) && Number.isFinite(o.drill.until)
           ? { drill: { to: o.drill.to, until: o.drill.until, id: String(o.drill.id ?? 'drill') } }
           : {}),
@@ -820,6 +882,7 @@ export function serializeState(s: BreakerState, reasons: string[]): string {
     failedProbes: s.failedProbes,
     recoveredAt: s.recoveredAt,
     failedAtRate: s.failedAtRate,
+    escalatedAtLoad: s.escalatedAtLoad,
     drill: s.drill,
     reasons: reasons.slice(0, 3),
   });
