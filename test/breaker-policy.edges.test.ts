@@ -4,7 +4,17 @@
  * change worth writing, the fallback's capacity cap, a stored state that is not ours). Written from the
  * bugs a mutation run (npm run mutation) showed that no other test noticed.
  */
-import { BreakerState, coolFor, DEFAULT_CONFIG, decide, EndpointView, MemoryPoint, tryParseState } from '../lib/breaker/policy';
+import {
+  BreakerState,
+  coolFor,
+  DEFAULT_CONFIG,
+  decide,
+  EndpointView,
+  guardQuiet,
+  MemoryPoint,
+  tryParseState,
+  whyNotCool,
+} from '../lib/breaker/policy';
 
 const V = { primary: 'Primary', fallback: 'Fallback' };
 const MIN = 60_000;
@@ -63,6 +73,34 @@ describe('coolFor: the hysteresis window', () => {
   test('memory exactly at the recovery level is not below it', () => {
     expect(coolFor(tenSeconds(40, 70), 70, 300)).toBe(false);
     expect(coolFor(tenSeconds(40, 69.9), 70, 300)).toBe(true);
+  });
+
+  // whyNotCool's words are the decision log's: each case, with its figures.
+  const T = 1_000_000;
+  const perMinute = (values: number[]) => values.map((v, i) => ({ t: T + i * MIN, v }));
+
+  test('whyNotCool: no point, one point', () => {
+    expect(whyNotCool([], 70, 300)).toBe('no fresh memory data: 300 s below 70 % cannot be shown');
+    expect(whyNotCool([{ t: T, v: 10 }], 70, 300)).toBe('one memory point: 300 s below 70 % cannot be shown');
+  });
+
+  test('whyNotCool: data that does not reach back over the dwell says how far it does (3 one-minute buckets: 180 s)', () => {
+    expect(whyNotCool(perMinute([40, 40, 40]), 70, 300)).toBe('memory data reaches back 180 s, not the 300 s below 70 % recovery needs');
+  });
+
+  test('whyNotCool: the highest point in the dwell, and how long before the newest the last hot one was', () => {
+    // Six one-minute buckets; the dwell covers the last five: 72, 75, 71, 50, 50.
+    expect(whyNotCool(perMinute([50, 72, 75, 71, 50, 50]), 70, 300)).toBe(
+      'memory 75 % ≥ 70 % within the last 300 s (the newest such point 120 s before the newest point)',
+    );
+    expect(coolFor(perMinute([50, 72, 75, 71, 50, 50]), 70, 300)).toBe(false);
+  });
+
+  test('guardQuiet: silence is quiet; pressure held at 75 % is not', () => {
+    const now = 30 * MIN;
+    expect(guardQuiet({ memory: [] }, DEFAULT_CONFIG, now)).toBe(true);
+    const pressure = Array.from({ length: 90 }, (_, i) => ({ t: now - 20_000 - (89 - i) * 10_000, v: 75 }));
+    expect(guardQuiet({ memory: [], guardPressure: pressure }, DEFAULT_CONFIG, now)).toBe(false);
   });
 });
 
