@@ -53,20 +53,22 @@ describe('recommender example', () => {
 describe('a QPS target a CPU instance cannot reach before its queue grows (the profile’s latency)', () => {
   // A profile whose requests take 40 ms each (every point), on an ml.m5.xlarge (4 vCPUs, 6 workers): 4 busy vCPUs
   // serve 4 × 1000 / 40 = 100 requests/s an instance; 70 % of it is 70.
-  const profile = MemoryProfile.fromJson(
-    JSON.stringify({
-      sizeUnit: 'rows',
-      device: 'cpu',
-      distribution: 'powerlaw:10:1000',
-      baselineBytes: 100 * 2 ** 20,
-      curve: { a: 0, b: 100, c: 0 },
-      percentiles: { p50: { size: 20, bytes: 2000 }, p99: { size: 900, bytes: 90000 }, p999: { size: 990, bytes: 99000 } },
-      points: [
-        { size: 10, peakBytes: 1000, latencyMs: 40 },
-        { size: 1000, peakBytes: 100000, latencyMs: 40 },
-      ],
-    }),
-  );
+  const withLatency = (latencyMs: number) =>
+    MemoryProfile.fromJson(
+      JSON.stringify({
+        sizeUnit: 'rows',
+        device: 'cpu',
+        distribution: 'powerlaw:10:1000',
+        baselineBytes: 100 * 2 ** 20,
+        curve: { a: 0, b: 100, c: 0 },
+        percentiles: { p50: { size: 20, bytes: 2000 }, p99: { size: 900, bytes: 90000 }, p999: { size: 990, bytes: 99000 } },
+        points: [
+          { size: 10, peakBytes: 1000, latencyMs },
+          { size: 1000, peakBytes: 100000, latencyMs },
+        ],
+      }),
+    );
+  const profile = withLatency(40);
   const warningsOf = (qpsPerInstance: number | undefined, instanceType = SageMakerInstanceType.ML_M5_XLARGE) => {
     const { stack } = newStack();
     new ResilientEndpoint(stack, 'E', { model: { image, memoryProfile: profile }, instanceType, autoScaling: { qpsPerInstance } });
@@ -81,6 +83,22 @@ describe('a QPS target a CPU instance cannot reach before its queue grows (the p
     );
     expect(warningsOf(71)).toHaveLength(1);
     expect(warningsOf(70)).toEqual([]);
+  });
+
+  test('the figures are rounded down, so the advised target does not warn: 30 ms → 133.3 requests/s, at most 93 (93.3)', () => {
+    const fast = withLatency(30);
+    const warningsFor = (qpsPerInstance: number) => {
+      const { stack } = newStack();
+      new ResilientEndpoint(stack, 'E', {
+        model: { image, memoryProfile: fast },
+        instanceType: SageMakerInstanceType.ML_M5_XLARGE,
+        autoScaling: { qpsPerInstance },
+      });
+      return warnings(stack).filter(w => w.includes('QpsTargetAboveCapacity'));
+    };
+    const [w] = warningsFor(94);
+    expect(w).toMatch(/serves about 133 requests\/s of this model \(4 busy vCPUs × 1000 \/ 30 ms,.*Use at most 93 \(70 % of it\)\./);
+    expect(warningsFor(93)).toEqual([]);
   });
 
   test('not on a GPU type (a CPU profile says nothing of GPU latency), nor without a profile', () => {

@@ -4,7 +4,17 @@
  * change worth writing, the fallback's capacity cap, a stored state that is not ours). Written from the
  * bugs a mutation run (npm run mutation) showed that no other test noticed.
  */
-import { BreakerState, coolFor, DEFAULT_CONFIG, decide, EndpointView, MemoryPoint, tryParseState } from '../lib/breaker/policy';
+import {
+  BreakerState,
+  coolFor,
+  DEFAULT_CONFIG,
+  decide,
+  EndpointView,
+  guardQuiet,
+  MemoryPoint,
+  tryParseState,
+  whyNotCool,
+} from '../lib/breaker/policy';
 
 const V = { primary: 'Primary', fallback: 'Fallback' };
 const MIN = 60_000;
@@ -64,6 +74,34 @@ describe('coolFor: the hysteresis window', () => {
     expect(coolFor(tenSeconds(40, 70), 70, 300)).toBe(false);
     expect(coolFor(tenSeconds(40, 69.9), 70, 300)).toBe(true);
   });
+
+  // whyNotCool's words are the decision log's: each case, with its figures.
+  const T = 1_000_000;
+  const perMinute = (values: number[]) => values.map((v, i) => ({ t: T + i * MIN, v }));
+
+  test('whyNotCool: no point, one point', () => {
+    expect(whyNotCool([], 70, 300)).toBe('no fresh memory data: 300 s below 70 % cannot be shown');
+    expect(whyNotCool([{ t: T, v: 10 }], 70, 300)).toBe('one memory point: 300 s below 70 % cannot be shown');
+  });
+
+  test('whyNotCool: data that does not reach back over the dwell says how far it does (3 one-minute buckets: 180 s)', () => {
+    expect(whyNotCool(perMinute([40, 40, 40]), 70, 300)).toBe('memory data reaches back 180 s, not the 300 s below 70 % recovery needs');
+  });
+
+  test('whyNotCool: the highest point in the dwell, and how long before the newest the last hot one was', () => {
+    // Six one-minute buckets; the dwell covers the last five: 72, 75, 71, 50, 50.
+    expect(whyNotCool(perMinute([50, 72, 75, 71, 50, 50]), 70, 300)).toBe(
+      'memory 75 % ≥ 70 % within the last 300 s (the newest such point 120 s before the newest point)',
+    );
+    expect(coolFor(perMinute([50, 72, 75, 71, 50, 50]), 70, 300)).toBe(false);
+  });
+
+  test('guardQuiet: silence is quiet; pressure held at 75 % is not', () => {
+    const now = 30 * MIN;
+    expect(guardQuiet({ memory: [] }, DEFAULT_CONFIG, now)).toBe(true);
+    const pressure = Array.from({ length: 90 }, (_, i) => ({ t: now - 20_000 - (89 - i) * 10_000, v: 75 }));
+    expect(guardQuiet({ memory: [], guardPressure: pressure }, DEFAULT_CONFIG, now)).toBe(false);
+  });
 });
 
 describe('thresholds are "at or above", and data exactly at the staleness limit is fresh', () => {
@@ -118,6 +156,21 @@ describe('what is stored: only a real change is written', () => {
     const d = decide(open, { memory: cool, errors: 100, invocations: 1000 }, inService(0, 1), V, DEFAULT_CONFIG, NOW);
     expect(d.next.state).toBe('OPEN');
     expect(d.changed).toBe(false);
+    expect(d.reasons[0]).toBe('holding OPEN: error rate 10 % (dead or hung workers, 5XX) ≥ 5 %');
+  });
+
+  test("OPEN and the guard's pressure still critical at cool memory: held, and the log names the pressure", () => {
+    // 96 % pressure every 10 s for the last 15 minutes, memory 40 %.
+    const pressure: MemoryPoint[] = Array.from({ length: 90 }, (_, i) => ({ t: NOW - 20_000 - (89 - i) * 10_000, v: 96 }));
+    const d = decide(open, { memory: cool, guardPressure: pressure }, inService(0, 1), V, DEFAULT_CONFIG, NOW);
+    expect(d.next).toEqual(open);
+    expect(d.reasons[0]).toBe('holding OPEN: guard pressure 96 % for 30 s ≥ critical 95 %');
+  });
+
+  test('the first recovery step names the level and the dwell it waited for', () => {
+    const d = decide(open, { memory: cool }, inService(0, 1), V, DEFAULT_CONFIG, NOW);
+    expect(d.next.state).toBe('RECOVERING');
+    expect(d.reasons[0]).toBe('memory below 70 % for 300 s: recovery step 1/3');
   });
 
   test('DEGRADED that escalates to OPEN keeps its failed-probe count; CLOSED past probation forgets it', () => {
@@ -234,6 +287,111 @@ describe("the fallback's capacity caps the share", () => {
     // CLOSED: back to its configured minimum.
     expect(decide(closed, { memory: at(40) }, inService(1, 0), capacities, DEFAULT_CONFIG, NOW).capacity).toEqual({
       suspendPrimaryScaleIn: false,
+      fallbackMinCapacity: 1,
+    });
+  });
+
+  describe("a shift is sized against the endpoint's measured traffic, projected two minutes by its growth", () => {
+    // 4 primary instances × 150 QPS (600 requests/s scaled for) and 3 fallback ones × 100 QPS, DEGRADED (half wanted).
+    const scaled = {
+      ...V,
+      primaryCapacity: { min: 2, max: 8, qpsPerInstance: 150 },
+      fallbackCapacity: { min: 1, max: 8, qpsPerInstance: 100 },
+    };
+    // Memory at 85 % a minute before the evaluation (it degrades).
+    const shift = (readings: object, now = NOW) =>
+      decide(closed, { memory: [{ t: now - MIN, v: 85 }], ...readings }, inService(1, 0, { Primary: 4, Fallback: 3 }), scaled, DEFAULT_CONFIG, now);
+    // The endpoint's requests a minute (every variant), the newest minute 90 s before NOW.
+    const endpoint = (perSecond: number[], end?: number) => ({
+      endpointInvocationsPerMinute: minutes(
+        perSecond.map(r => r * 60),
+        end,
+      ),
+    });
+
+    test('800 then 900 requests/s: 900 + 2 × 100 = 1,100 sized for, so 300 of 1,100 (27 %) → 25 %, and 6 fallback instances for half of it', () => {
+      const d = shift(endpoint([700, 800, 900]));
+      expect(d.effectiveShare).toBe(0.25);
+      expect(d.setWeights).toEqual({ Primary: 0.75, Fallback: 0.25 });
+      expect(d.capacity).toEqual({ suspendPrimaryScaleIn: true, fallbackMinCapacity: 6 });
+    });
+
+    test('falling traffic is not projected below its newest minute: 1,000 then 900 requests/s is 900 (33 % → 30 %, 5 instances)', () => {
+      const d = shift(endpoint([1000, 900]));
+      expect(d.effectiveShare).toBe(0.3);
+      expect(d.capacity.fallbackMinCapacity).toBe(5);
+    });
+
+    test('no growth across a missing minute: 800 and 900 requests/s two minutes apart is 900', () => {
+      const end = NOW - 90_000;
+      const gap = {
+        endpointInvocationsPerMinute: [
+          { t: end - 2 * MIN, v: 800 * 60 },
+          { t: end, v: 900 * 60 },
+        ],
+      };
+      expect(shift(gap).effectiveShare).toBe(0.3);
+      expect(shift(gap).capacity.fallbackMinCapacity).toBe(5);
+    });
+
+    test('below what the primary is scaled for, the fleet is the floor: 300 requests/s is sized as 600 (300 of 600: the whole half, 3 instances)', () => {
+      const d = shift(endpoint([300, 300]));
+      expect(d.effectiveShare).toBe(0.5);
+      expect(d.capacity.fallbackMinCapacity).toBe(3);
+    });
+
+    test("the primary's minutes stand in for the endpoint's; a newest minute exactly 300 s old counts, a millisecond older it does not", () => {
+      expect(shift({ invocationsPerMinute: minutes([900 * 60]) }).effectiveShare).toBe(0.3);
+      // Newest minute 300 s old: still fresh.
+      expect(shift(endpoint([900]), NOW - 90_000 + 300_000).effectiveShare).toBe(0.3);
+      // 300.001 s old: sized for the primary's fleet (600 requests/s).
+      expect(shift(endpoint([900]), NOW - 90_000 + 300_001).effectiveShare).toBe(0.5);
+    });
+
+    test('minutes without a number or below zero are not traffic', () => {
+      const end = NOW - 90_000;
+      const bad = {
+        endpointInvocationsPerMinute: [
+          { t: end - MIN, v: 900 * 60 },
+          { t: end, v: NaN },
+        ],
+      };
+      // The NaN minute is dropped: 900 requests/s, one minute, no growth.
+      expect(shift(bad).effectiveShare).toBe(0.3);
+      const negative = {
+        endpointInvocationsPerMinute: [
+          { t: end - MIN, v: 900 * 60 },
+          { t: end, v: -1 },
+        ],
+      };
+      expect(shift(negative).effectiveShare).toBe(0.3);
+      // A minute with no requests is traffic (zero): the newest, so nothing above the fleet's 600.
+      const zero = {
+        endpointInvocationsPerMinute: [
+          { t: end - MIN, v: 900 * 60 },
+          { t: end, v: 0 },
+        ],
+      };
+      expect(shift(zero).effectiveShare).toBe(0.5);
+    });
+  });
+
+  test('no instance of either variant in service and no traffic known: the target share, not a division by zero', () => {
+    const d = decide(closed, { memory: at(85) }, inService(1, 0, { Primary: 0, Fallback: 0 }), capacities, DEFAULT_CONFIG, NOW);
+    expect(d.effectiveShare).toBe(0.5);
+    expect(d.setWeights).toEqual({ Primary: 0.5, Fallback: 0.5 });
+  });
+
+  test("the fallback's minimum without the primary's instance count: from the primary's minimum, or one instance without a primary capacity", () => {
+    // The endpoint read without instance counts: the primary's minimum (2 × 100 QPS × 50 % = 100 QPS: 2 of 50).
+    expect(decide(closed, { memory: at(85) }, inService(1, 0), capacities, DEFAULT_CONFIG, NOW).capacity).toEqual({
+      suspendPrimaryScaleIn: true,
+      fallbackMinCapacity: 2,
+    });
+    // No primary capacity and no endpoint: one primary instance at the fallback's 50 QPS, half of it: 1 instance.
+    const fallbackOnly = { ...V, fallbackCapacity: { min: 1, max: 4, qpsPerInstance: 50 } };
+    expect(decide(closed, { memory: at(85) }, undefined, fallbackOnly, DEFAULT_CONFIG, NOW).capacity).toEqual({
+      suspendPrimaryScaleIn: true,
       fallbackMinCapacity: 1,
     });
   });

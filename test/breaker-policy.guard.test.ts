@@ -146,6 +146,48 @@ describe('the container guard reports what it absorbs: its pressure and refusals
     );
   });
 
+  test('recurring refusals are confirmed by memory or pressure at exactly 70 % (at or above the recovery level)', () => {
+    const twice = series(90, 0).map((p, i) => (i === 85 || i === 88 ? { ...p, v: 1 } : p));
+    expect(at(closed, { guardRefusals: twice }, at60(70)).reasons[0]).toBe(
+      '2 memory refusals by the container guard in 2 of its 10-s intervals with memory 70 % ≥ 70 %: DEGRADED',
+    );
+    const peak = series(90, 50).map((p, i) => (i === 86 ? { ...p, v: 70 } : p));
+    expect(at(closed, { guardRefusals: twice, guardPressure: peak }).reasons[0]).toBe(
+      '2 memory refusals by the container guard in 2 of its 10-s intervals with guard pressure 70 % ≥ 70 %: DEGRADED',
+    );
+  });
+
+  test('the share is of the newest five minutes of requests (a minute with none counts), fresh up to exactly 300 s', () => {
+    const twelve = series(90, 0).map((p, i) => (i === 89 ? { ...p, v: 12 } : p));
+    // Seven minutes, the newest 120 s old: a surge of 1,000 requests/s 7 and 6 minutes back, then 15, 15, 15, 5 and 0
+    // requests/s. The newest five: 3,000 requests in 300 s, 10 requests/s: 12 refusals in 120 s are 1 %.
+    const seven = [60_000, 60_000, 900, 900, 900, 300, 0].map((v, i) => ({ t: now - 120_000 - (6 - i) * MIN, v }));
+    expect(at(closed, { guardRefusals: twelve, invocationsPerMinute: seven }, at60(40)).reasons[0]).toBe(
+      '12 memory refusals by the container guard in 1 of its 10-s intervals (1 % of requests) ≥ 1 %: DEGRADED',
+    );
+    // A minute without a number or below zero is no minute: the same share with one of each among them.
+    const odd = [...seven.slice(0, 4), { t: seven[4].t - 20_000, v: NaN }, seven[4], { t: seven[5].t - 20_000, v: -1 }, ...seven.slice(5)];
+    expect(at(closed, { guardRefusals: twelve, invocationsPerMinute: odd }, at60(40)).reasons[0]).toBe(
+      '12 memory refusals by the container guard in 1 of its 10-s intervals (1 % of requests) ≥ 1 %: DEGRADED',
+    );
+    // The share is of the primary's requests (its guard refused them), not the endpoint's (every variant: 20 requests/s).
+    const both = { invocationsPerMinute: perMinute(10), endpointInvocationsPerMinute: perMinute(20) };
+    expect(at(closed, { guardRefusals: twelve, ...both }, at60(40)).reasons[0]).toBe(
+      '12 memory refusals by the container guard in 1 of its 10-s intervals (1 % of requests) ≥ 1 %: DEGRADED',
+    );
+    // The newest minute exactly 300 s old is still a rate; 10 s older it is not.
+    const aged = (by: number) => perMinute(10).map(p => ({ ...p, t: p.t - by }));
+    expect(at(closed, { guardRefusals: twelve, invocationsPerMinute: aged(180_000) }, at60(40)).next.state).toBe('DEGRADED');
+    expect(at(closed, { guardRefusals: twelve, invocationsPerMinute: aged(190_000) }, at60(40)).next.state).toBe('CLOSED');
+  });
+
+  test('minutes with no requests give no share: 12 refusals against 0 requests/s are not a rate (no division by zero)', () => {
+    const twelve = series(90, 0).map((p, i) => (i === 89 ? { ...p, v: 12 } : p));
+    const d = at(closed, { guardRefusals: twelve, invocationsPerMinute: perMinute(0) }, at60(40));
+    expect(d.next.state).toBe('CLOSED');
+    expect(d.reasons[0]).toBe('memory 40 % < 80 %: CLOSED (12 memory refusals by the container guard in 1 of its 10-s intervals: not an incident)');
+  });
+
   test('pressure held at exactly 70 % in the dwell holds recovery back (quiet is below 70 %)', () => {
     const degraded: BreakerState = { state: 'DEGRADED', since: now - 10 * MIN, share: 0.5, entryShare: 0.5, step: 0 };
     expect(at(degraded, { guardPressure: series(20, 70, 50) }).next.state).toBe('DEGRADED');
@@ -354,6 +396,53 @@ describe('protection that lets go: the breaker recovers from its own tiers, and 
       expect(tryParseState(serializeState(s, []))).toEqual(s);
       expect(tryParseState(JSON.stringify({ ...s, escalatedAtLoad: -1 }))).not.toHaveProperty('escalatedAtLoad');
     });
+  });
+
+  test('an escalation that is not a probe keeps the rate the last probe failed at; hot again past the probation starts afresh', () => {
+    const now = 100 * MIN;
+    const hot = cool(now).map(p => ({ ...p, v: 96 }));
+    // DEGRADED → OPEN at 300 requests/s: not a probe, so the 680 the last probe failed at is kept (not today's 300).
+    const degraded: BreakerState = {
+      state: 'DEGRADED',
+      since: now - 2 * MIN,
+      share: 0.5,
+      entryShare: 0.5,
+      step: 0,
+      failedProbes: 2,
+      failedAtRate: 680,
+    };
+    const d = decide(degraded, { memory: hot, maxSpacingSeconds: 60, ...perMinute(now, 150, 150) }, inService, V, DEFAULT_CONFIG, now);
+    expect(d.next).toEqual({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0, failedProbes: 2, failedAtRate: 680 });
+    // CLOSED 11 minutes (past the 10-minute probation) and hot: a new incident, neither the count nor the rate carried.
+    const closed: BreakerState = {
+      state: 'CLOSED',
+      since: now - 11 * MIN,
+      share: 0,
+      entryShare: 0,
+      step: 0,
+      failedProbes: 2,
+      failedAtRate: 680,
+      recoveredAt: now - 11 * MIN,
+    };
+    const again = decide(closed, { memory: hot, maxSpacingSeconds: 60, ...perMinute(now, 150, 150) }, inService, V, DEFAULT_CONFIG, now);
+    expect(again.next).toEqual({ state: 'OPEN', since: now, share: 1, entryShare: 1, step: 0, failedProbes: 0 });
+    expect(again.next).not.toHaveProperty('failedAtRate');
+  });
+
+  test('within the minimum dwell the log speaks of skipping a back-off only when there was one to skip', () => {
+    const now = 100 * MIN;
+    // 1 failed probe (within the 3 allowed: no back-off), the traffic calmer than the 680 it failed at.
+    const degraded: BreakerState = {
+      state: 'DEGRADED',
+      since: now - 4 * MIN,
+      share: 0.5,
+      entryShare: 0.5,
+      step: 0,
+      failedProbes: 1,
+      failedAtRate: 680,
+    };
+    const d = decide(degraded, { memory: cool(now), maxSpacingSeconds: 60, ...perMinute(now, 20, 20) }, inService, V, DEFAULT_CONFIG, now);
+    expect(d.reasons[0]).toBe('holding DEGRADED: 240 s of the minimum dwell 300 s');
   });
 
   test('the remembered rate is stored and read back; a CLOSED past its probation forgets it', () => {

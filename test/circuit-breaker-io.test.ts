@@ -494,6 +494,48 @@ describe('capacity holds', () => {
     expect(sameCapacity({ suspendPrimaryScaleIn: false, fallbackMinCapacity: 1 }, resume, scaled)).toBe(true);
   });
 
+  test('scheduled scaling held: a target read without its ScheduledScalingSuspended counts as running; resumed again after a reset, said so', () => {
+    const sched = { suspendPrimaryScaleIn: true, suspendPrimaryScheduled: true, fallbackMinCapacity: 1 };
+    const resume = { suspendPrimaryScaleIn: false, suspendPrimaryScheduled: false, fallbackMinCapacity: 1 };
+    // The field is absent from what was read: scheduled scaling runs, so the hold suspends it (again: the record says it was).
+    const bare = target('Primary', { SuspendedState: { DynamicScalingInSuspended: true, DynamicScalingOutSuspended: false } });
+    expect(capacityChanges(scaled, sched, live(bare, target('Fallback')), sched).map(c => [c.what, c.input.SuspendedState])).toEqual([
+      [
+        'Primary: scheduled scaling suspended until CLOSED again (the target was reset) (a scheduled action due meanwhile is not run later)',
+        { DynamicScalingInSuspended: true, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: true },
+      ],
+    ]);
+    // CLOSED, recorded resumed, but the target reads suspended: resumed again, and the log says the target was reset.
+    const frozen = target('Primary', {
+      SuspendedState: { DynamicScalingInSuspended: false, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: true },
+    });
+    expect(capacityChanges(scaled, resume, live(frozen, target('Fallback')), resume).map(c => [c.what, c.input.SuspendedState])).toEqual([
+      [
+        'Primary: scheduled scaling resumed again (the target was reset)',
+        { DynamicScalingInSuspended: false, DynamicScalingOutSuspended: false, ScheduledScalingSuspended: false },
+      ],
+    ]);
+    // Nothing recorded yet (the first evaluation): resumed, not "again".
+    expect(capacityChanges(scaled, resume, live(frozen, target('Fallback')), undefined).map(c => c.what)).toEqual([
+      'Primary: scheduled scaling resumed',
+    ]);
+  });
+
+  test('scheduled scaling held, the targets unreadable: the record decides (suspended stays, released is resumed, nothing recorded is running)', () => {
+    const sched = { suspendPrimaryScaleIn: true, suspendPrimaryScheduled: true, fallbackMinCapacity: 1 };
+    const resume = { suspendPrimaryScaleIn: false, suspendPrimaryScheduled: false, fallbackMinCapacity: 1 };
+    expect(capacityChanges(scaled, sched, undefined, sched)).toEqual([]);
+    expect(capacityChanges(scaled, resume, undefined, sched).map(c => [c.what, c.input.SuspendedState])).toEqual([
+      ['Primary: scale-in resumed, scheduled scaling resumed', { DynamicScalingInSuspended: false, ScheduledScalingSuspended: false }],
+    ]);
+    expect(capacityChanges(scaled, sched, undefined, undefined).map(c => [c.what, c.input.SuspendedState])).toEqual([
+      [
+        'Primary: scale-in suspended, scheduled scaling suspended until CLOSED (a scheduled action due meanwhile is not run later)',
+        { DynamicScalingInSuspended: true, ScheduledScalingSuspended: true },
+      ],
+    ]);
+  });
+
   test('the targets read are the scaled variants only, by resource id; a failed read says so and gives nothing', async () => {
     aas.on(DescribeScalableTargetsCommand).resolves({ ScalableTargets: [target('Primary')] });
     const calls: string[] = [];
