@@ -386,10 +386,28 @@ class PreforkStack(Stack):
         time.sleep(0.5)  # every worker has loaded: let the container's leader sample once more
 
     def set_level(self, level, wait=0.5):
+        """Writes the breaker's level, then (when the server runs) waits until the workers answer with it. A worker
+        reads its level in the background when a request finds it due and answers that request with the level it had
+        (the runtime helper never waits on a read), so a sleep alone leaves each worker's next request at the old level:
+        ordinary requests go until 10 answers a worker in a row carry it (or 20 s)."""
         with open(self.level_file + ".tmp", "w") as f:
             f.write(str(level))
         os.replace(self.level_file + ".tmp", self.level_file)
-        time.sleep(wait)  # the workers' background refresh (0.2 s TTL) picks it up
+        time.sleep(wait)  # the workers' refresh TTL (0.2 s) has passed
+        if getattr(self, "url", None) is None or wait == 0:
+            return
+        needed, run, deadline = 10 * self.workers, 0, time.monotonic() + 20
+        while run < needed and time.monotonic() < deadline:
+            status, _, out, _ = self.invoke(body(self.example, ORDINARY[self.example]))
+            try:
+                seen = json.loads(out).get("degradeLevel") if status == 200 else None
+            except ValueError:
+                seen = None
+            run = run + 1 if seen is not None and seen >= level else 0
+            if run == 0:
+                time.sleep(0.05)  # its refresh is under way
+        if run < needed:
+            raise AssertionError("the workers did not answer at level %d within 20 s" % level)
 
     def shutdown(self):
         self.proc.send_signal(signal.SIGTERM)
