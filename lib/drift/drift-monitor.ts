@@ -464,23 +464,21 @@ export class DriftMonitor extends Construct {
 
   /** Capture records a run read (`Sum` over a day): 0 is published too, so a missing point means the job did not run. */
   public metricRecords(distance: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return new cloudwatch.Metric({
-      namespace: DRIFT_NAMESPACE,
-      metricName: DRIFT_METRICS.RECORDS,
-      dimensionsMap: { EndpointName: this.endpointName, Distance: distance },
-      statistic: 'Sum',
-      period: Duration.days(1),
-      ...props,
-    });
+    return this.dailyRunMetric(DRIFT_METRICS.RECORDS, distance, 'Sum', props);
   }
 
   /** Features a run compared with no baseline (`Maximum` over a day; 0 published too). */
   public metricBaselineMissing(distance: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.dailyRunMetric(DRIFT_METRICS.BASELINE_MISSING, distance, 'Maximum', props);
+  }
+
+  /** A per-run drift metric of this endpoint and distance, over a day. */
+  private dailyRunMetric(metricName: string, distance: string, statistic: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: DRIFT_NAMESPACE,
-      metricName: DRIFT_METRICS.BASELINE_MISSING,
+      metricName,
       dimensionsMap: { EndpointName: this.endpointName, Distance: distance },
-      statistic: 'Maximum',
+      statistic,
       period: Duration.days(1),
       ...props,
     });

@@ -199,6 +199,18 @@ class Stack:
                 continue
         return total / ticks
 
+    def terminate(self):
+        """SIGTERM to the server process (30 s, then SIGKILL): (its last JSON line's record — the workers that died —
+        or None, its stderr)."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            out, err = self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+        lines = [line for line in out.splitlines() if line.startswith("{")]
+        return (json.loads(lines[-1]) if lines else None), err
+
     def stop(self):
         self.cpu = self.cpu_seconds()
         deaths, log = self.shutdown()
@@ -355,15 +367,9 @@ class TorchServeStack(Stack):
         self.url = "http://127.0.0.1:%d/invocations" % int(line.split()[1])
 
     def shutdown(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            out, err = self.proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, err = self.proc.communicate()
-        lines = [line for line in out.splitlines() if line.startswith("{")]
-        record = json.loads(lines[-1]) if lines else {"deaths": [{"kind": "no record: %s" % err[-500:]}]}
-        return record["deaths"], open(os.path.join(self.dir, "torchserve-workers.log"), errors="replace").read()
+        record, err = self.terminate()
+        deaths = record["deaths"] if record else [{"kind": "no record: %s" % err[-500:]}]
+        return deaths, open(os.path.join(self.dir, "torchserve-workers.log"), errors="replace").read()
 
 
 class PreforkStack(Stack):
@@ -410,15 +416,8 @@ class PreforkStack(Stack):
             raise AssertionError("the workers did not answer at level %d within 20 s" % level)
 
     def shutdown(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            out, err = self.proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, err = self.proc.communicate()
-        lines = [line for line in out.splitlines() if line.startswith("{")]
-        record = json.loads(lines[-1]) if lines else {"deaths": "no record: %s" % err[-2000:]}
-        return record["deaths"], err
+        record, err = self.terminate()
+        return (record["deaths"] if record else "no record: %s" % err[-2000:]), err
 
 
 # -- traffic ------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import threading
 import time
 
 from . import _native
+from .degrade import error_code as error_kind  # the AWS error code of a failed call, else its class name
 
 log = logging.getLogger("resilient_endpoint_runtime")
 
@@ -46,16 +47,6 @@ def cloudwatch_client(read_timeout=READ_TIMEOUT):
     from .degrade import region_from_environment
     config = Config(connect_timeout=CONNECT_TIMEOUT, read_timeout=read_timeout, retries={"total_max_attempts": 1, "mode": "standard"})
     return boto3.client("cloudwatch", region_name=region_from_environment(), endpoint_url=endpoint_from_environment("cloudwatch"), config=config)
-
-
-def error_kind(e):
-    """The AWS error code of a failed call (botocore ClientError), else the exception's class name."""
-    response = getattr(e, "response", None)
-    if isinstance(response, dict):
-        code = (response.get("Error") or {}).get("Code")
-        if code:
-            return str(code)
-    return type(e).__name__
 
 
 def process_memory_percent(budget_bytes=None, statm="/proc/self/statm"):
