@@ -181,11 +181,24 @@ export function boundedParetoQuantile(u: number, lo: number, hi: number, alpha: 
  * log-log scale between the two points around it, held at the first and last beyond them.
  */
 export function latencyAt(points: readonly { size: number; latencyMs: number }[], size: number): number {
-  const x = Math.max(points[0].size, Math.min(points[points.length - 1].size, size));
-  let k = 1;
-  while (k < points.length - 1 && points[k].size < x) k++;
-  const [p0, p1] = [points[k - 1], points[k]];
-  const f = p1.size > p0.size ? (Math.log(x) - Math.log(p0.size)) / (Math.log(p1.size) - Math.log(p0.size)) : 0;
-  const l0 = Math.log(Math.max(1e-3, p0.latencyMs));
-  return Math.exp(l0 + f * (Math.log(Math.max(1e-3, p1.latencyMs)) - l0));
+  return latencyCurve(points)(size);
+}
+
+/**
+ * `latencyAt` over fixed points, with their logarithms taken once: the simulator reads it for every request
+ * it starts. The same arithmetic, so the same values.
+ */
+export function latencyCurve(points: readonly { size: number; latencyMs: number }[]): (size: number) => number {
+  const sizes = points.map(p => p.size);
+  const logSizes = sizes.map(x => Math.log(x));
+  const logLatencies = points.map(p => Math.log(Math.max(1e-3, p.latencyMs)));
+  const last = points.length - 1;
+  return size => {
+    const x = Math.max(sizes[0], Math.min(sizes[last], size));
+    let k = 1;
+    while (k < last && sizes[k] < x) k++;
+    const f = sizes[k] > sizes[k - 1] ? (Math.log(x) - logSizes[k - 1]) / (logSizes[k] - logSizes[k - 1]) : 0;
+    const l0 = logLatencies[k - 1];
+    return Math.exp(l0 + f * (logLatencies[k] - l0));
+  };
 }

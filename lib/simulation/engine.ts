@@ -9,8 +9,9 @@
  */
 import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_CODE, VariantCapacity } from '../breaker/policy';
 import { InstanceHardware } from '../instance-types';
-import { latencyAt } from '../memory-profile';
+import { latencyCurve } from '../memory-profile';
 import { Rng, Trace } from './traces';
+import { kthSmallest, lastWhere } from './scan';
 import { inWorkloadUnits } from './units';
 
 // Hot loops read Math through a module binding: under jest's vm context each global lookup goes
@@ -568,13 +569,13 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const inService = (vs: VariantState, t: number) => vs.instances.filter(i => up(i, t)).length;
   const formulaTime = (len: number) => a.serviceBaseS + (a.servicePer512S * len) / 512;
   /** Service time: the profile's measured latency by size (log-log interpolation, as MemoryProfile.meanLatencyMs reads it), else the formula. */
-  const latencyPoints = new Map<SimVariant, { size: number; latencyMs: number }[]>();
+  const latencyCurves = new Map<SimVariant, (size: number) => number>();
   const serviceTime = (v: SimVariant, len: number) => {
     const pts = profileOf(v)?.latency;
     if (!pts || pts.length < 2) return formulaTime(len);
-    let points = latencyPoints.get(v);
-    if (!points) latencyPoints.set(v, (points = pts.map(([size, latencyMs]) => ({ size, latencyMs }))));
-    return latencyAt(points, len) / 1000;
+    let curve = latencyCurves.get(v);
+    if (!curve) latencyCurves.set(v, (curve = latencyCurve(pts.map(([size, latencyMs]) => ({ size, latencyMs })))));
+    return curve(len) / 1000;
   };
   /** The memory a request of this length (× the mobile factor) adds: the profile's curve, or the footprint's activations. */
   const requestBytes = (v: SimVariant, len: number, scale: number) => {
@@ -665,6 +666,10 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       // second by the instance's leader, so a request that started in the last 0.25 s is not in it yet.
       const kSumSeen = new Array<number>(vs.v.workers).fill(0);
       const kMaxSeen = new Array<number>(vs.v.workers).fill(0);
+      // Per worker, at each of the second's four instants: its requests in flight, the largest, their sum.
+      const peakN = new Array<number>(vs.v.workers);
+      const peakTop = new Array<number>(vs.v.workers);
+      const peakSum = new Array<number>(vs.v.workers);
       /** Worker k's requests in flight at `at` (their estimates and real memory), into the caches above. */
       const holding = (inst: Instance, k: number, at: number) => {
         kn[k] = kSumEst[k] = kMaxEst[k] = kSumMem[k] = kMaxMem[k] = kSumSeen[k] = kMaxSeen[k] = 0;
@@ -693,9 +698,14 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         if (guarded && inst.queue.length) for (let k = 0; k < vs.v.workers; k++) holding(inst, k, t);
         // start queued requests in free slots during this second
         let qi = 0;
+        // The earliest-free slot, found again only after a start has changed the slots (a request that times out
+        // or is refused leaves them as they were).
+        let s = -1;
         while (qi < inst.queue.length) {
-          let s = 0;
-          for (let j = 1; j < inst.slots.length; j++) if (inst.slots[j] < inst.slots[s]) s = j;
+          if (s < 0) {
+            s = 0;
+            for (let j = 1; j < inst.slots.length; j++) if (inst.slots[j] < inst.slots[s]) s = j;
+          }
           if (inst.slots[s] >= t + 1) break;
           let { len } = inst.queue[qi];
           const { arrive, scale } = inst.queue[qi++];
@@ -724,7 +734,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
               if (k === worker) continue;
               otherEst += summed ? Math.max(kSumEst[k], kSumSeen[k]) : kn[k] * Math.max(kMaxEst[k], kMaxSeen[k]);
             }
-            const [n, sumEst, maxEst, sumMem, maxMem] = [kn[worker], kSumEst[worker], kMaxEst[worker], kSumMem[worker], kMaxMem[worker]];
+            const n = kn[worker];
+            const sumEst = kSumEst[worker];
+            const maxEst = kMaxEst[worker];
+            const sumMem = kSumMem[worker];
+            const maxMem = kMaxMem[worker];
             // Padded batches (footprint model): a worker's batch costs its size × its longest request.
             const load = (e: number) => otherEst + (summed ? sumEst + e : (n + 1) * Math.max(e, maxEst));
             const room = budget! - w;
@@ -786,10 +800,12 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
               continue;
             }
             occupy(inst, s, { arrive, start, finish: start + serviceTime(vs.v, len * scale), mem, worker, est: estimate });
+            s = -1;
             holding(inst, worker, start);
             continue;
           }
           occupy(inst, s, { arrive, start, finish: start + serviceTime(vs.v, len * scale), mem, worker, est: mem });
+          s = -1;
         }
         if (qi) inst.queue.splice(0, qi);
         // What cannot start this second waits in the model server's queue; beyond its limit: 503.
@@ -807,9 +823,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           let b = w;
           if ((a.paddedBatches && !profiled) || retains) {
             // per worker: batch size × the activations of its longest request (or their sum, unpadded)
-            const n = new Array(vs.v.workers).fill(0);
-            const top = new Array(vs.v.workers).fill(0);
-            const sum = new Array(vs.v.workers).fill(0);
+            const n = peakN.fill(0);
+            const top = peakTop.fill(0);
+            const sum = peakSum.fill(0);
             for (const r of inst.active) {
               if (r.start <= tau && r.finish > tau) {
                 n[r.worker]++;
@@ -932,12 +948,12 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
 
     // --- the breaker: alarm (one period at the threshold), endpoint events, and the 1-minute schedule ---
     if (cfg.breaker) {
-      const newest = P.memPoints.filter(p => p.availableAt + a.alarmEvaluationS <= t).at(-1);
+      const newest = lastWhere(P.memPoints, p => p.availableAt + a.alarmEvaluationS <= t);
       const high = newest !== undefined && newest.mem >= cfg.breaker.degradeAtPercent;
       if (high && !alarmHigh) evaluations.add(t + a.eventToLambdaS); // OK → ALARM
       alarmHigh = high;
       // The guard's two trigger alarms (10-s, high resolution): its pressure at the degrade level, any refusal.
-      const g = P.guardPoints.filter(p => p.availableAt + a.alarmEvaluationS <= t).at(-1);
+      const g = lastWhere(P.guardPoints, p => p.availableAt + a.alarmEvaluationS <= t);
       const pressing = g !== undefined && g.pressure >= cfg.breaker.degradeAtPercent;
       const refusing = g !== undefined && g.refusals >= 1;
       if ((pressing && !guardPressureAlarm) || (refusing && !guardRefusalAlarm)) evaluations.add(t + a.eventToLambdaS);
@@ -961,7 +977,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         instF: F ? inService(F, t) : 0,
         state: STATE_CODE[breaker.state],
         latencyMs: latN ? Math.round((1000 * latSum) / latN) : 0,
-        latencyP99Ms: lats.length ? Math.round(1000 * Float64Array.from(lats).sort()[Math.min(lats.length - 1, Math.floor(0.99 * lats.length))]) : 0,
+        latencyP99Ms: lats.length
+          ? Math.round(1000 * kthSmallest(Float64Array.from(lats), Math.min(lats.length - 1, Math.floor(0.99 * lats.length))))
+          : 0,
         level,
         updating: isUpdating(t) ? 1 : 0,
         refused: rejectedByGuard + rejectedByBackstop,

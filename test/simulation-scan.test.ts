@@ -1,0 +1,27 @@
+// The simulator's per-second loops return what a sort or a filter would (lib/simulation/scan.ts), on any input.
+import * as fc from 'fast-check';
+import { kthSmallest, lastWhere } from '../lib/simulation/scan';
+
+const latencies = fc.array(fc.oneof(fc.double({ min: 0, max: 120, noNaN: true }), fc.constantFrom(0, 0.1, 1, 60)), { minLength: 1, maxLength: 300 });
+
+test('kthSmallest is the value a numeric sort puts at k, for every k, with ties and repeats', () => {
+  fc.assert(
+    fc.property(latencies, xs => {
+      const sorted = Float64Array.from(xs).sort();
+      for (let k = 0; k < xs.length; k++) expect(kthSmallest(Float64Array.from(xs), k)).toBe(sorted[k]);
+    }),
+  );
+  // The simulator's index: the 99th percentile of a window.
+  const window = Float64Array.from({ length: 1000 }, (_, i) => ((i * 7919) % 1000) / 10);
+  expect(kthSmallest(window, 989)).toBe(98.9);
+});
+
+test('lastWhere is filter(test).at(-1), also when nothing or everything passes', () => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 0, max: 50 })), fc.integer({ min: 0, max: 50 }), (xs, bound) => {
+      const points = xs.map((availableAt, i) => ({ availableAt, i }));
+      expect(lastWhere(points, p => p.availableAt <= bound)).toBe(points.filter(p => p.availableAt <= bound).at(-1));
+    }),
+  );
+  expect(lastWhere([], () => true)).toBeUndefined();
+});
