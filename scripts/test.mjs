@@ -6,7 +6,9 @@
 // suites below, the framework (Python), floor, jsii and package steps. CI runs the full `npm test`.
 import { createRequire } from 'node:module';
 
-const { runSteps } = createRequire(import.meta.url)('./steps-runner.cjs');
+const require = createRequire(import.meta.url);
+const { runSteps } = require('./steps-runner.cjs');
+const { GROUPS } = require('./jest-groups.cjs');
 
 /** Suites the quick lane leaves to `npm test`, each with what makes it slow. */
 export const QUICK_SKIPS = {
@@ -18,9 +20,16 @@ export const QUICK_SKIPS = {
   'lambda-bundle.test.ts': 'the shipped breaker bundle in Node.js 24 processes against dynalite',
   'ops-network.test.ts': 'doctor and drill against stalled local servers (real time-outs)',
   'integ.test.ts': 'the integration app',
+  'drift-like-with-like.test.ts': "each example's drift function over 20 seeds of captures its own inference code wrote (Python)",
+  'slow.group.ts': 'the fleet and simulator suites grouped in scripts/jest-groups.cjs',
 };
 
-const quickJest = `npx jest --silent --testPathIgnorePatterns ${Object.keys(QUICK_SKIPS)
+// Both lanes run jest with scripts/jest-grouped.config.cjs: the unit and template suites together in one
+// module registry (scripts/jest-groups.cjs says why and which).
+const JEST = 'npx jest --silent --config scripts/jest-grouped.config.cjs';
+
+// jest's --testPathIgnorePatterns replaces the config's list: the grouped suites are named again.
+const quickJest = `${JEST} --testPathIgnorePatterns ${[...Object.keys(QUICK_SKIPS), ...Object.values(GROUPS).flat()]
   .map(f => `'/test/${f.replace(/\./g, '\\.')}$'`)
   .join(' ')}`;
 
@@ -32,7 +41,7 @@ const full = {
   bundle: { cmd: 'npm run bundle --silent', needs: ['compile'], why: 'Lambda bundle and example model archives' },
   // Lambda's runtime for the bundle's end-to-end suite (never fails: where it cannot be installed, the suite says so).
   node24: { cmd: 'node scripts/node24.mjs', why: "Node.js 24 (Lambda's nodejs24.x) for the bundle's suite" },
-  jest: { cmd: 'npx jest --silent', needs: ['bundle', 'node24'], why: 'unit, template and simulator tests' },
+  jest: { cmd: JEST, needs: ['bundle', 'node24'], why: 'unit, template and simulator tests' },
   python: { cmd: 'node scripts/test-python.mjs runtime', why: 'runtime helper, with and without the frameworks' },
   // The example models' suites unpack the archives `bundle` builds.
   models: { cmd: 'node scripts/test-python.mjs models', needs: ['bundle'], why: 'example inference code on real torch and scikit-learn' },

@@ -114,9 +114,43 @@ test('npm run test:quick: the bundle step and the quick jest lane, without the s
   expect(fs.readFileSync(path.join(__dirname, '..', '.ci', 'run'), 'utf8')).toMatch(/^npm test$/m);
   const src = fs.readFileSync(path.join(__dirname, '..', 'scripts', 'test.mjs'), 'utf8');
   // Every suite the quick lane skips exists (a renamed suite would silently join the quick lane).
-  const skips = [...src.slice(src.indexOf('QUICK_SKIPS'), src.indexOf('};', src.indexOf('QUICK_SKIPS'))).matchAll(/'([\w.-]+\.test\.ts)'/g)].map(
-    m => m[1],
-  );
+  const skips = [
+    ...src.slice(src.indexOf('QUICK_SKIPS'), src.indexOf('};', src.indexOf('QUICK_SKIPS'))).matchAll(/'([\w.-]+\.(?:test|group)\.ts)'/g),
+  ].map(m => m[1]);
   expect(skips.length).toBeGreaterThanOrEqual(6);
   for (const f of skips) expect(fs.existsSync(path.join(__dirname, f))).toBe(true);
+});
+
+describe('jest groups (scripts/jest-groups.cjs): suites that share one module registry under npm test', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { GROUPS } = require('../scripts/jest-groups.cjs') as { GROUPS: Record<string, string[]> };
+  const grouped = Object.values(GROUPS).flat();
+
+  test('npm test runs every suite exactly once: each grouped suite through its group file, every other one alone', () => {
+    const r = spawnSync('npx', ['jest', '--config', 'scripts/jest-grouped.config.cjs', '--listTests'], {
+      cwd: path.join(__dirname, '..'),
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    const listed = r.stdout
+      .trim()
+      .split('\n')
+      .map(f => path.basename(f))
+      .sort();
+    const suites = fs.readdirSync(__dirname).filter(f => f.endsWith('.test.ts'));
+    const alone = suites.filter(f => !grouped.includes(f));
+    expect(listed).toEqual([...alone, ...Object.keys(GROUPS).map(g => `${g}.group.ts`)].sort());
+    expect(grouped.length).toBe(new Set(grouped).size); // no suite in two groups, or twice in one
+    expect(grouped.length).toBeGreaterThan(30);
+    for (const f of grouped) expect([f, fs.existsSync(path.join(__dirname, f))]).toEqual([f, true]);
+  });
+
+  test('a grouped suite reaches nothing beyond itself: no client mocks, jest.mock, fake timers or process.env writes', () => {
+    // Each would change the other suites of the registry (aws-sdk-client-mock patches the client class itself).
+    const reach = /mockClient\(|jest\.mock\(|useFake[T]imers|process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|delete process\.env/;
+    for (const f of grouped) expect([f, reach.exec(fs.readFileSync(path.join(__dirname, f), 'utf8'))?.[0]]).toEqual([f, undefined]);
+    // The check finds what it looks for (a suite left alone because of it).
+    expect(reach.test(fs.readFileSync(path.join(__dirname, 'ops-doctor.test.ts'), 'utf8'))).toBe(true);
+    expect(reach.test(fs.readFileSync(path.join(__dirname, 'examples.test.ts'), 'utf8'))).toBe(true);
+  });
 });
