@@ -1,6 +1,6 @@
 // The simulator's per-second loops return what a sort or a filter would (lib/simulation/scan.ts), on any input.
 import * as fc from 'fast-check';
-import { kthSmallest, lastWhere } from '../lib/simulation/scan';
+import { kthSmallest, lastWhere, SlotClock } from '../lib/simulation/scan';
 
 const latencies = fc.array(fc.oneof(fc.double({ min: 0, max: 120, noNaN: true }), fc.constantFrom(0, 0.1, 1, 60)), { minLength: 1, maxLength: 300 });
 
@@ -24,4 +24,34 @@ test('lastWhere is filter(test).at(-1), also when nothing or everything passes',
     }),
   );
   expect(lastWhere([], () => true)).toBeUndefined();
+});
+
+test('SlotClock.earliest is the slot a scan from slot 0 finds (the first of the soonest free), through starts and restarts', () => {
+  const op = fc.oneof(
+    fc.record({ slot: fc.nat(63), until: fc.oneof(fc.double({ min: 0, max: 100, noNaN: true }), fc.constantFrom(0, 1, 2, 1.5)) }),
+    fc.constant('reset' as const),
+  );
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 48 }), fc.array(op, { maxLength: 200 }), (length, ops) => {
+      const clock = new SlotClock(length);
+      const free = new Array<number>(length).fill(0);
+      const scan = () => {
+        let s = 0;
+        for (let j = 1; j < length; j++) if (free[j] < free[s]) s = j;
+        return s;
+      };
+      expect(clock.earliest).toBe(0);
+      for (const o of ops) {
+        if (o === 'reset') {
+          clock.reset();
+          free.fill(0);
+        } else {
+          clock.set(o.slot % length, o.until);
+          free[o.slot % length] = o.until;
+        }
+        expect(clock.earliest).toBe(scan());
+        expect(clock.at(clock.earliest)).toBe(free[scan()]);
+      }
+    }),
+  );
 });

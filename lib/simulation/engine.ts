@@ -11,7 +11,7 @@ import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_C
 import { InstanceHardware } from '../instance-types';
 import { latencyCurve } from '../memory-profile';
 import { Rng, Trace } from './traces';
-import { kthSmallest, lastWhere } from './scan';
+import { kthSmallest, lastWhere, SlotClock } from './scan';
 import { inWorkloadUnits } from './units';
 
 // Hot loops read Math through a module binding: under jest's vm context each global lookup goes
@@ -385,7 +385,7 @@ interface Req {
 interface Instance {
   readyAt: number;
   downUntil: number;
-  slots: number[];
+  slots: SlotClock;
   /**
    * The request last started in each slot. Slots run their requests one after another and each start
    * takes the earliest-free slot, so of a worker's requests only these can still be in flight when a
@@ -399,7 +399,7 @@ interface Instance {
 }
 /** Starts `req` in slot `s` of `inst`: the slot is busy until it finishes, and it is the slot's latest request. */
 function occupy(inst: Instance, s: number, req: Req): void {
-  inst.slots[s] = req.finish;
+  inst.slots.set(s, req.finish);
   inst.lastInSlot[s] = req;
   inst.active.push(req);
 }
@@ -482,7 +482,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   const newInstance = (v: SimVariant, readyAt: number): Instance => ({
     readyAt,
     downUntil: -1,
-    slots: new Array(slotsOf(v)).fill(0),
+    slots: new SlotClock(slotsOf(v)),
     lastInSlot: new Array(slotsOf(v)).fill(undefined),
     retained: new Array(v.workers).fill(0),
     active: [],
@@ -611,6 +611,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     const lambda = t < trace.seconds ? trace.rate(t) : 0;
     const n = trace.poisson ? rng.poisson(lambda) : Math.round(lambda);
     arrivals += n;
+    // Each variant's instances in service this second (arrivals change queues, never who is up), in order.
+    const upP = n > 0 ? P.instances.filter(i => up(i, t)) : [];
+    const upF = n > 0 && F ? F.instances.filter(i => up(i, t)) : [];
     for (let k = 0; k < n; k++) {
       const pr = profileOf(P.v);
       const seq = rng.boundedPareto(pr?.sizeMin ?? a.seqMin, pr?.sizeMax ?? a.seqMax, pr?.sizeAlpha ?? a.seqAlpha);
@@ -632,9 +635,15 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         continue;
       }
       const len = level >= 1 ? Math.min(seq, vs.v.degradedMaxSeqLen) : seq;
+      // The least busy instance in service (the first of them on a tie).
       let best: Instance | undefined;
-      for (const i of vs.instances) {
-        if (up(i, t) && (!best || i.active.length + i.queue.length < best.active.length + best.queue.length)) best = i;
+      let bestLoad = Infinity;
+      for (const i of vs === P ? upP : upF) {
+        const load = i.active.length + i.queue.length;
+        if (load < bestLoad) {
+          best = i;
+          bestLoad = load;
+        }
       }
       if (!best) {
         failed++;
@@ -698,18 +707,12 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
         if (guarded && inst.queue.length) for (let k = 0; k < vs.v.workers; k++) holding(inst, k, t);
         // start queued requests in free slots during this second
         let qi = 0;
-        // The earliest-free slot, found again only after a start has changed the slots (a request that times out
-        // or is refused leaves them as they were).
-        let s = -1;
         while (qi < inst.queue.length) {
-          if (s < 0) {
-            s = 0;
-            for (let j = 1; j < inst.slots.length; j++) if (inst.slots[j] < inst.slots[s]) s = j;
-          }
-          if (inst.slots[s] >= t + 1) break;
+          const s = inst.slots.earliest;
+          if (inst.slots.at(s) >= t + 1) break;
           let { len } = inst.queue[qi];
           const { arrive, scale } = inst.queue[qi++];
-          const start = Math.max(inst.slots[s], arrive, t);
+          const start = Math.max(inst.slots.at(s), arrive, t);
           if (start - arrive > a.invocationTimeoutS) {
             // The client's 60 s are over before a worker reached it: SageMaker answers with an error.
             failed++;
@@ -800,12 +803,10 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
               continue;
             }
             occupy(inst, s, { arrive, start, finish: start + serviceTime(vs.v, len * scale), mem, worker, est: estimate });
-            s = -1;
             holding(inst, worker, start);
             continue;
           }
           occupy(inst, s, { arrive, start, finish: start + serviceTime(vs.v, len * scale), mem, worker, est: mem });
-          s = -1;
         }
         if (qi) inst.queue.splice(0, qi);
         // What cannot start this second waits in the model server's queue; beyond its limit: 503.
@@ -856,7 +857,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
           vs.min5xx += lost;
           inst.active = [];
           inst.queue = [];
-          inst.slots.fill(0);
+          inst.slots.reset();
           inst.lastInSlot.fill(undefined);
           inst.retained.fill(0);
           inst.downUntil = t + a.restartS;
