@@ -7,7 +7,18 @@ import * as fc from 'fast-check';
 import { handler, parseInput } from '../lambda/drift/handler';
 import { featureDistance, modelHash, parseS3Uri, runDrift, TIME_RESERVE_MS } from '../lambda/drift/run';
 import { numericBaseline } from '../lib/drift/baseline';
-import { BYTES_SELECTOR, csvRows, decodeRecord, hourPrefix, parseCsv, parseSelector, select, windowHours } from '../lib/drift/capture';
+import {
+  BYTES_SELECTOR,
+  CsvSide,
+  csvRows,
+  csvRowsOfBytes,
+  decodeRecord,
+  hourPrefix,
+  parseCsv,
+  parseSelector,
+  select,
+  windowHours,
+} from '../lib/drift/capture';
 import { DRIFT_CONFIG_ENV, DriftFunctionConfig } from '../lib/drift/contract';
 import { b64, BUCKET, csv, json, record, serveBucket } from './drift-s3';
 
@@ -64,19 +75,23 @@ describe('capture records', () => {
   test('CSV rows counted without parsing a cell: the same count as parsing them, on any text', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.constantFrom('1', ',', ' ', '\t', '\r', '\n', 'x', '-2.5')).map(a => a.join('')),
+        fc.array(fc.constantFrom('1', ',', ' ', '\t', '\r', '\n', 'x', '-2.5', 'é', '\u00a0', '\u2028', '\ufeff', '\v', '\f', '😀')).map(a => a.join('')),
         text => {
           expect(csvRows(text)).toBe(parseCsv(text).length);
+          // In its UTF-8 bytes (a base64 body), and as the decoded side counts it, the same.
+          expect(csvRowsOfBytes(Buffer.from(text))).toBe(parseCsv(text).length);
+          expect((decodeRecord(record(b64('text/csv', text)))!.input as CsvSide).rows).toBe(parseCsv(text).length);
+          expect((decodeRecord(record({ type: 'text/csv', data: text, encoding: 'CSV' }))!.input as CsvSide).rows).toBe(parseCsv(text).length);
         },
       ),
       { numRuns: 500 },
     );
     expect(csvRows('1,2\r\n\r\n  \n3,4')).toBe(2);
-    // A CSV side keeps its text; its cells are parsed on first use.
+    // A CSV side counts its rows and parses its cells on first use.
     const side = decodeRecord(record(b64('text/csv', '1,2\n3,4\n')))!.input!;
-    expect([side.format, (side as any).text, side.body]).toEqual([
+    expect([side.format, (side as CsvSide).rows, side.body]).toEqual([
       'csv',
-      '1,2\n3,4\n',
+      2,
       [
         [1, 2],
         [3, 4],

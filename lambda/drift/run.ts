@@ -16,7 +16,7 @@ import {
   numericBaseline,
   requestSizeBaseline,
 } from '../../lib/drift/baseline';
-import { BYTES_SELECTOR, csvRows, DecodedSide, decodeRecord, hourPrefix, numbers, parseSelector, select, windowHours } from '../../lib/drift/capture';
+import { BYTES_SELECTOR, CsvSide, DecodedSide, decodeRecord, hourPrefix, numbers, parseSelector, select, windowHours } from '../../lib/drift/capture';
 import {
   BaselineStatus,
   DRIFT_METRICS as M,
@@ -73,7 +73,7 @@ class Collector {
   public add(side: DecodedSide): void {
     let values: unknown[];
     if (!this.steps) values = [side.bytes];
-    else if (side.format === 'csv' && this.csvRowCount && 'text' in side) values = [csvRows((side as { text: string }).text)];
+    else if (side.format === 'csv' && this.csvRowCount && 'rows' in side) values = [(side as CsvSide).rows];
     else if (side.format === 'csv') values = this.csvSteps ? select(side.body, this.csvSteps) : [];
     else values = select(side.body, this.steps);
     if (this.feature.kind === 'numeric') {

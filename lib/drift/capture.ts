@@ -59,33 +59,67 @@ export interface DecodedRecord {
   readonly inferenceTime?: string;
 }
 
-/** The rows of CSV text (its non-blank lines) without parsing a cell: what `parseCsv(text).length` is. */
+/** Space, tab, vertical tab, form feed, CR (and LF): the ASCII that `String.prototype.trim` removes. */
+const blankAscii = (c: number) => c === 32 || (c >= 9 && c <= 13);
+
+/**
+ * The rows of CSV text (its non-blank lines, blank as `trim` reads it) without parsing a cell: what
+ * `parseCsv(text).length` is.
+ */
 export function csvRows(text: string): number {
   let rows = 0;
   for (let start = 0; start < text.length;) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
-    for (let i = start; i < end; i++) {
-      const c = text.charCodeAt(i);
-      if (c !== 32 && c !== 9 && c !== 13) {
-        rows++;
-        break;
-      }
-    }
+    let i = start;
+    while (i < end && blankAscii(text.charCodeAt(i))) i++;
+    // The first other character: ASCII is a row; beyond it, Unicode's blanks (a no-break space…) are not.
+    if (i < end && (text.charCodeAt(i) < 128 || text.slice(i, end).trim().length > 0)) rows++;
     start = end + 1;
   }
   return rows;
 }
 
-/** A CSV side: its text kept, its cells parsed only when a selector needs them (counting rows needs none). */
-function csvSide(text: string, bytes: number): DecodedSide & { readonly text: string } {
-  let rows: unknown[][] | undefined;
+/**
+ * `csvRows` of the UTF-8 bytes of a text, counted in the bytes (a base64 body as decoded, no text made): the
+ * same count, since every byte of a multi-byte character is 128 or more.
+ */
+export function csvRowsOfBytes(bytes: Buffer): number {
+  let rows = 0;
+  for (let start = 0; start < bytes.length;) {
+    let end = bytes.indexOf(10, start);
+    if (end < 0) end = bytes.length;
+    let i = start;
+    while (i < end && blankAscii(bytes[i])) i++;
+    if (i < end && (bytes[i] < 128 || bytes.toString('utf8', i, end).trim().length > 0)) rows++;
+    start = end + 1;
+  }
+  return rows;
+}
+
+/** A CSV side whose rows are counted without parsing a cell (`$.length()`, the default size selector's). */
+export interface CsvSide extends DecodedSide {
+  readonly format: 'csv';
+  /** Its rows (non-blank lines), counted on first use from its text or its bytes. */
+  readonly rows: number;
+}
+
+/**
+ * A CSV side: its text (or, base64, its bytes) kept; its rows counted and its cells parsed only when asked
+ * (counting rows needs no cell, and for a base64 body no text).
+ */
+function csvSide(source: string | Buffer, bytes: number): CsvSide {
+  let cells: unknown[][] | undefined;
+  let rows: number | undefined;
+  const text = () => (typeof source === 'string' ? source : source.toString('utf8'));
   return {
     format: 'csv',
     bytes,
-    text,
+    get rows() {
+      return (rows ??= typeof source === 'string' ? csvRows(source) : csvRowsOfBytes(source));
+    },
     get body() {
-      return (rows ??= parseCsv(text));
+      return (cells ??= parseCsv(text()));
     },
   };
 }
@@ -127,7 +161,7 @@ export function decodeSide(side: any): DecodedSide | undefined {
     if (encoding === 'BASE64') {
       const raw = Buffer.from(String(side.data), 'base64');
       const format = formatOf(side.observedContentType);
-      if (format === 'csv') return csvSide(raw.toString('utf8'), raw.length);
+      if (format === 'csv') return csvSide(raw, raw.length);
       return { body: parseAs(raw.toString('utf8'), format), bytes: raw.length, format };
     }
     if (encoding === 'CSV') {
