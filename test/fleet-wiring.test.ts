@@ -39,7 +39,12 @@ for (const name of NAMES) {
 }
 const parent = Template.fromStack(stack).toJSON();
 const nestedOf = new Map(fleet.endpoints.map(e => [e.endpointName, e.node.scope as NestedStack]));
-const nestedTemplate = (name: string) => Template.fromStack(nestedOf.get(name)!).toJSON();
+// Each nested stack's template synthesized once (the app does not change after this point; tests only read them).
+const nestedTemplates = new Map<string, any>();
+const nestedTemplate = (name: string) => {
+  if (!nestedTemplates.has(name)) nestedTemplates.set(name, Template.fromStack(nestedOf.get(name)!).toJSON());
+  return nestedTemplates.get(name);
+};
 const nestedLogicalId = (name: string) => stack.getLogicalId(nestedOf.get(name)!.nestedStackResource!);
 
 /**
