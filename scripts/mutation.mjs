@@ -9,6 +9,7 @@
 // the runtime helper's own mutation run (scripts/mutate-python.py). Not part of `npm test`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 
 /** Which suites must kill a module's mutants. A module's own suite first; the cross-module suites where they hold its promises. */
 export const GROUPS = [
@@ -82,6 +83,12 @@ export const GROUPS = [
   // The container's memory environment (budgets, guardBudgetPercent, the CPU-profile-on-GPU warning): the
   // lines of lib/private/models.ts that compute it, against the suite that synthesizes it.
   // The simulator's unit mapping (a variant's caps in its own unit moved onto the footprint workload), against its own fast suite.
+  // The simulator's per-second helpers (a selection for the P99, a backward scan, the slots' tournament tree).
+  { name: 'sim-scan', mutate: ['lib/simulation/scan.ts'], suites: ['simulation-scan'] },
+  // A profile's latency by size (MemoryProfile.meanLatencyMs, the simulator's service times).
+  { name: 'latency-curve', mutate: ['lib/memory-profile.ts:180-206'], suites: ['memory-profile', 'auto-scaling'] },
+  // CSV rows counted without parsing a cell, in text or in a base64 body's bytes.
+  { name: 'drift-csv', mutate: ['lib/drift/capture.ts:60-136'], suites: ['drift-function'] },
   {
     name: 'sim-units',
     mutate: ['lib/simulation/units.ts', 'lib/simulation/index.ts:42-54'],
@@ -106,10 +113,36 @@ export const GROUPS = [
   },
 ];
 
-const args = process.argv.slice(2);
-const only = args.includes('--python') ? 'python' : args.includes('--js') ? 'js' : 'both';
-const chosen = args.flatMap((a, i) => (a === '--group' ? [args[i + 1]] : []));
-if (args.includes('--list')) {
+const USAGE = `usage: npm run mutation [-- --group NAME]... [--list] [--js | --python] [--concurrency N]
+  --group NAME     one group (repeat for more; default: every group, then the Python run — hours on 2 cores)
+  --list           the groups, their modules and suites, without running anything
+  --js, --python   only Stryker's groups, or only the runtime helper's run (scripts/mutate-python.py)
+  --concurrency N  Stryker's test runners (1 on a shared machine)
+exit codes: 0 every run finished, 1 a run failed, 2 a usage error`;
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      group: { type: 'string', multiple: true, default: [] },
+      list: { type: 'boolean' },
+      js: { type: 'boolean' },
+      python: { type: 'boolean' },
+      concurrency: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  }));
+} catch (e) {
+  console.error(`${e.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const only = values.python ? 'python' : values.js ? 'js' : 'both';
+const chosen = values.group;
+if (values.list) {
   for (const g of GROUPS) console.log(`${g.name.padEnd(18)} ${g.mutate.join(', ')}  ←  ${g.suites.join(', ')}`);
   process.exit(0);
 }
@@ -130,8 +163,7 @@ function groupConfig(g) {
   c.incrementalFile = `reports/stryker-${g.name}-incremental.json`;
   c.tempDirName = `.stryker-tmp-${g.name}`;
   c.jsonReporter = { fileName: `reports/mutation/${g.name}.json` };
-  const i = args.indexOf('--concurrency'); // e.g. --concurrency 1 on a shared machine
-  if (i >= 0) c.concurrency = Number(args[i + 1]);
+  if (values.concurrency !== undefined) c.concurrency = Number(values.concurrency); // e.g. 1 on a shared machine
   return c;
 }
 

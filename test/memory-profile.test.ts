@@ -3,6 +3,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { ContainerImage, MemoryProfile, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
+import { latencyAt, latencyCurve } from '../lib/memory-profile';
 import { newStack, synthError, warnings } from './util';
 
 const MiB = 2 ** 20;
@@ -270,4 +271,27 @@ describe('the largest size within a budget, on each shape of curve', () => {
     expect(curve(100, 0, 0).largestSizeWithin(100)).toBe(Number.MAX_SAFE_INTEGER);
     expect(curve(100, 0, 0).largestSizeWithin(99)).toBe(0);
   });
+});
+
+test('latency by size: log-log interpolation between the measured points, held beyond them, floored at 1 µs; latencyCurve is latencyAt', () => {
+  const points = [
+    { size: 10, latencyMs: 20 },
+    { size: 100, latencyMs: 200 },
+    { size: 1000, latencyMs: 0 }, // a point that measured nothing: 0.001 ms on the log scale
+  ];
+  const curve = latencyCurve(points);
+  expect(curve(10)).toBeCloseTo(20, 9);
+  expect(curve(100)).toBeCloseTo(200, 9);
+  expect(curve(Math.sqrt(10 * 100))).toBeCloseTo(Math.sqrt(20 * 200), 9); // halfway on log size: halfway on log latency
+  expect(curve(1)).toBeCloseTo(20, 9); // below the first point: held
+  expect(curve(5000)).toBeCloseTo(0.001, 9); // beyond the last: held, at the floor
+  expect(curve(Math.sqrt(100 * 1000))).toBeCloseTo(Math.sqrt(200 * 0.001), 9);
+  // Two points of one size: the first one's latency, no division by zero.
+  expect(
+    latencyCurve([
+      { size: 10, latencyMs: 7 },
+      { size: 10, latencyMs: 9 },
+    ])(10),
+  ).toBe(7);
+  for (const size of [1, 10, 31.6, 99, 100, 316, 1000, 1e6]) expect(latencyAt(points, size)).toBe(curve(size));
 });

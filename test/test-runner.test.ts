@@ -154,3 +154,15 @@ describe('jest groups (scripts/jest-groups.cjs): suites that share one module re
     expect(reach.test(fs.readFileSync(path.join(__dirname, 'examples.test.ts'), 'utf8'))).toBe(true);
   });
 });
+
+test('npm run mutation -- --help prints its usage and exits; an unknown option is refused (exit 2), nothing run', () => {
+  // Before, any argument it did not know started every group's Stryker run (hours on 2 cores), --help included.
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ['scripts/mutation.mjs', ...args], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 20_000 });
+  const help = run('--help');
+  expect([help.status, help.stdout]).toEqual([0, expect.stringMatching(/^usage: npm run mutation .*\n[\s\S]*exit codes: 0/)]);
+  const typo = run('--gruop', 'sim-scan');
+  expect([typo.status, typo.stderr]).toEqual([2, expect.stringMatching(/Unknown option '--gruop'[\s\S]*usage: npm run mutation/)]);
+  const unknownGroup = run('--group', 'sim-scna');
+  expect([unknownGroup.status, unknownGroup.stderr]).toEqual([2, expect.stringContaining('no mutation group sim-scna; the groups: ')]);
+});
