@@ -53,5 +53,19 @@ test('SlotClock.earliest is the slot a scan from slot 0 finds (the first of the 
         expect(clock.at(clock.earliest)).toBe(free[scan()]);
       }
     }),
+    { numRuns: 400 },
   );
+  // Each slot in turn the only free one, then all busy but one, on a width that is not a power of two.
+  const clock = new SlotClock(5);
+  for (let s = 0; s < 5; s++) clock.set(s, 10);
+  for (let s = 4; s >= 0; s--) {
+    clock.set(s, 1);
+    expect(clock.earliest).toBe(s);
+    clock.set(s, 10 + s);
+  }
+  expect(clock.earliest).toBe(0);
+  clock.reset();
+  clock.set(0, 3);
+  clock.set(1, 2);
+  expect(clock.earliest).toBe(2);
 });
