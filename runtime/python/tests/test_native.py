@@ -22,8 +22,10 @@ RUNTIME = os.path.normpath(os.path.join(HERE, ".."))
 
 
 def have_gevent():
-    r = subprocess.run([sys.executable, "-c", "import gevent.monkey"], capture_output=True)
-    return r.returncode == 0
+    """Installed for this interpreter (found, not imported: the checks run in a fresh interpreter that imports it, and a
+    gevent that is found but does not import fails them there)."""
+    import importlib.util
+    return importlib.util.find_spec("gevent") is not None
 
 
 GEVENT = have_gevent()
