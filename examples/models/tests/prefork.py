@@ -9,7 +9,7 @@ socket they share, with harness.py's stand-in for the image's handler code aroun
 prints ``PORT <n>`` once every worker has loaded its model, serves until SIGTERM, then prints one JSON line:
 the workers that died (pid, signal or exit status) while it served. The breaker's level is read as the
 runtime helper reads it (``DegradeLevel``, in the background), from a stand-in for SSM that returns the
-level written in ``LEVEL_FILE``.
+level written in ``LEVEL_FILE``. ``PREFORK_PRELOAD`` (module names, comma-separated) are imported before the fork.
 """
 import json
 import os
@@ -74,6 +74,11 @@ def serve(sock, name, stack, threads, model_dir, level_file, ready_w):
 def main():
     name, stack, workers, threads, model_dir, level_file = sys.argv[1:7]
     workers, threads = int(workers), int(threads)
+    # PREFORK_PRELOAD=torch: import these once, before forking, for a test whose workers' memory is not what it measures
+    # (each worker still loads its own model after the fork). Off by default: under a memory limit each worker
+    # imports its framework itself, as TorchServe's and gunicorn's workers do.
+    for module in filter(None, os.environ.get("PREFORK_PRELOAD", "").split(",")):
+        __import__(module)
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))

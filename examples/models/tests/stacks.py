@@ -448,8 +448,19 @@ def body(example, spec):
     if example == "recommender":
         one = lambda n: {"events": list(range(1, n + 1)), "profile": [0.1] * 20}  # noqa: E731
         return json.dumps({"instances": [one(s) for s in sizes]} if batch > 1 else one(sizes[0]))
-    n = sizes[0]
-    return json.dumps({"instances": [[2 + (i % 7) * 0.5, 3 + (i % 5) * 0.5] for i in range(n)]})
+    return rows_body(sizes[0])
+
+
+# Row i of a clustering request is [2 + (i % 7) * 0.5, 3 + (i % 5) * 0.5]: the rows repeat every 35.
+_ROWS = [json.dumps([2 + (i % 7) * 0.5, 3 + (i % 5) * 0.5]) for i in range(35)]
+_PERIOD = ", ".join(_ROWS)
+
+
+def rows_body(n):
+    """``json.dumps({"instances": [[2 + (i % 7) * 0.5, 3 + (i % 5) * 0.5] for i in range(n)]})`` — the same bytes, built
+    from the rows' 35-row period (a 150,000-row body cost the client 0.2 s of CPU as a list dumped, 36 of them a run)."""
+    whole, rest = divmod(n, len(_ROWS))
+    return '{"instances": [' + ", ".join([_PERIOD] * whole + _ROWS[:rest]) + "]}"
 
 
 ORDINARY = {"recommender": ([20], 1), "clustering": ([200], 1)}  # the profiles' P50 requests

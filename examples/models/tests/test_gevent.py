@@ -58,13 +58,31 @@ def worker_pid(stack):
 
 
 CPU_ROOT = "/sys/fs/cgroup/cpu"
-CPU_SHARE = 1 / 3  # of one CPU: the 1.5M-row request computes for 4 s on a quiet 2-core host, so ~13 s here
+# The request's wall time under the quota: over the guard's 10-s cadence with room for the calibration's error (it
+# overestimated the 1.5M-row request's CPU by 7-20 % here: the smaller request's heap grows a larger share of its rows).
+TARGET_SECONDS = 15.0
+CALIBRATION_ROWS = 150_000
 
 
-def slow_down(pid):
-    """Puts the worker in a cgroup v1 CPU quota of a third of one CPU, so that its request computes for longer than
-    the guard's 10-s cadence whatever the host's load (on a quiet host it took 4.3 s, and no publish fell inside
-    it). The directory made (remove it after the process has gone), or None where the cpu controller is missing."""
+def cpu_seconds(pid):
+    """CPU seconds (user + system, every thread) the process has used."""
+    with open("/proc/%d/stat" % pid, "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def share_for(cpu_per_row):
+    """The share of one CPU at which a ROWS-row request computes for TARGET_SECONDS, from the CPU a row took unthrottled
+    (at least a tenth of a CPU: under gunicorn's 60-s timeout whatever the estimate)."""
+    return min(1.0, max(0.1, cpu_per_row * ROWS / TARGET_SECONDS))
+
+
+def slow_down(pid, share):
+    """Puts the worker in a cgroup v1 CPU quota of ``share`` of one CPU, so that its request computes for longer than
+    the guard's 10-s cadence whatever the host's speed and load (unthrottled on a quiet host it took 4.3 s, and no
+    publish fell inside it; at a fixed third of a CPU it took 9-13 s, as fast as the host was). The share comes from
+    the worker's own CPU for a calibration request (share_for), so the request lasts ~TARGET_SECONDS on any host. The
+    directory made (remove it after the process has gone), or None where the cpu controller is missing."""
     if not os.path.isdir(CPU_ROOT):
         return None
     path = os.path.join(CPU_ROOT, "re-gevent-test-%d" % os.getpid())
@@ -73,7 +91,7 @@ def slow_down(pid):
         with open(os.path.join(path, "cpu.cfs_period_us"), "w") as f:
             f.write("100000")
         with open(os.path.join(path, "cpu.cfs_quota_us"), "w") as f:
-            f.write(str(int(100000 * CPU_SHARE)))
+            f.write(str(int(100000 * share)))
         with open(os.path.join(path, "cgroup.procs"), "w") as f:
             f.write(str(pid))
         return path
@@ -105,7 +123,11 @@ class GeventWorkerTest(unittest.TestCase):
         try:
             assert cls.stack.invoke(stacks.body("clustering", ([200], 1)))[0] == 200  # the worker's OS thread has run a request
             pid = worker_pid(cls.stack)
-            cls.cpu = slow_down(pid)
+            # Calibration, unthrottled: the worker's CPU for a tenth of the rows (its first request paid the lazy imports).
+            before = cpu_seconds(pid)
+            assert cls.stack.invoke(stacks.body("clustering", ([CALIBRATION_ROWS], 1)))[0] == 200
+            cls.share = share_for((cpu_seconds(pid) - before) / CALIBRATION_ROWS)
+            cls.cpu = slow_down(pid, cls.share)
             # The guard's cadence established first (its first publish comes 10 s after the leader's first sample).
             deadline = time.monotonic() + 30
             while not cls.cloudwatch.arrivals("GuardPressure") and time.monotonic() < deadline:
@@ -141,8 +163,8 @@ class GeventWorkerTest(unittest.TestCase):
 
     def test_the_request_computes_for_seconds_and_is_answered(self):
         self.assertEqual(self.answer[0], 200, self.answer[2][:300])
-        # Longer than the guard's 10-s cadence (its CPU held to a third of one CPU, where the host has the controller).
-        self.assertGreater(self.ended - self.started, 10.0 if self.cpu else 5.0)
+        # Longer than the guard's 10-s cadence (its CPU held to the calibrated share of one CPU, where the host has the controller).
+        self.assertGreater(self.ended - self.started, 10.0 if self.cpu else 5.0, "at %.2f of a CPU" % self.share)
         self.assertEqual((self.result["oomKills"], self.result["deaths"]), (0, []))
 
     def test_the_ledger_is_sampled_while_the_request_computes(self):

@@ -158,7 +158,7 @@ class KernelMemoryLimitTest(unittest.TestCase):
 
         def request(_):
             n = rng.randint(100000, 200000)  # the pulse's large requests (incident B: 150× a normal user's)
-            return json.dumps({"instances": [[2 + (i % 7) * 0.5, 3 + (i % 5) * 0.5] for i in range(n)]})
+            return stacks.rows_body(n)  # {"instances": [[2 + (i % 7) * 0.5, 3 + (i % 5) * 0.5] for i in range(n)]}
 
         try:
             off_peak = [c.invoke(request(i)) for i in range(2)]

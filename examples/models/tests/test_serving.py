@@ -28,6 +28,8 @@ def have(*modules):
             __import__(m)
         return True
     except ImportError:
+        if os.environ.get("REQUIRE_FRAMEWORKS") == "1":  # scripts/test-python.mjs found them for this interpreter
+            raise
         return False
 
 

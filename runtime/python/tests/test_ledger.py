@@ -619,7 +619,25 @@ class PlacementTest(unittest.TestCase):
             system_properties = {"gpu_id": 3, "model_dir": "/opt/ml/model"}
 
         self.assertEqual(gpu_index(Context()), 3)
-        self.assertEqual(gpu_index(None), 0)  # no context: the current device (GPU 0 for every worker)
+        # No context: torch's current device (GPU 0 for every worker), 0 where torch has none. torch's answers stand in
+        # for it (importing torch here cost the suite ~1.2 s of CPU): a device, then what torch raises without one —
+        # a CPU build AssertionError ("Torch not compiled with CUDA enabled", Debian's), a CUDA build on a host
+        # without a driver RuntimeError — and no torch at all.
+        import types
+        from unittest import mock
+
+        def torch_whose_current_device(answer):
+            def current_device():
+                if isinstance(answer, BaseException):
+                    raise answer
+                return answer
+            return types.SimpleNamespace(cuda=types.SimpleNamespace(current_device=current_device))
+
+        for answer, expected in ((2, 2), (AssertionError("Torch not compiled with CUDA enabled"), 0), (RuntimeError("Found no NVIDIA driver"), 0)):
+            with mock.patch.dict(sys.modules, {"torch": torch_whose_current_device(answer)}):
+                self.assertEqual(gpu_index(None), expected, answer)
+        with mock.patch.dict(sys.modules, {"torch": None}):  # not installed: import torch raises ImportError
+            self.assertEqual(gpu_index(None), 0)
 
 
 class FromEnvironmentTest(unittest.TestCase):
