@@ -23,25 +23,37 @@
 // is. PyPI is not reachable here, so the wheel itself is not built (`jsii-pacmak --targets python`
 // without --code-only does that where it is).
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { checkApiReference } from './api-reference.mjs';
 import { JsiiKernel, runtimeBundle } from './jsii-kernel.mjs';
 import { describeFloor, peerFloor } from './jsii-floor.mjs';
 import { runPythonQuickStart } from './jsii-python.mjs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const root = process.cwd();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const work = mkdtempSync(join(tmpdir(), 'jsii-'));
 const bin = name => join(root, 'node_modules', '.bin', name);
-const run = (cmd, args) =>
+const run = (cmd, args, env = {}) =>
   execFileSync(cmd, args, {
     cwd: work,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION: '1', JSII_DEPRECATED: 'quiet' },
+    env: { ...process.env, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION: '1', JSII_DEPRECATED: 'quiet', ...env },
   });
 const started = Date.now();
 const floor = peerFloor(root);
@@ -117,12 +129,19 @@ try {
   try {
     // The rule set `minimal` (not the default `strict`, whose options these are): `strict` rejects the
     // `pathsBasePath` TypeScript's parser adds to any config with `paths`.
-    run(bin('jsii'), ['--tsconfig', 'tsconfig.json', '--validate-tsconfig', 'minimal', '--silence-warnings=reserved-word']);
+    // A 64-MB young generation: jsii's program (~5,000 files, 1.5 GB of heap) spends a sixth of its CPU
+    // less in the scavenger (three runs each side by side: 21 s → 17.5 s of CPU).
+    run(bin('jsii'), ['--tsconfig', 'tsconfig.json', '--validate-tsconfig', 'minimal', '--silence-warnings=reserved-word'], {
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-semi-space-size=64`.trim(),
+    });
   } catch (e) {
     process.stderr.write(`${e.stdout ?? ''}${e.stderr ?? ''}`);
     throw new Error(`jsii rejected the library, compiling against the peer floor (${describeFloor(floor.versions)}) (errors above)`, { cause: e });
   }
-  const apiReference = checkApiReference(work, root, process.argv.includes('--update-api'));
+  // jsii-docgen reads every `.jsii` under the directory it runs in (node_modules included: it gunzips and
+  // parses each, aws-cdk-lib's 87 MB among them, to learn their names): it runs in a directory holding
+  // the assembly and, in node_modules, only the packages of its jsii dependency closure, as `work` resolves them.
+  const apiReference = checkApiReference(assemblyOnly(work), root, process.argv.includes('--update-api'));
   run(bin('jsii-pacmak'), ['--code-only', '--targets', 'python', '--outdir', 'dist-jsii']);
 
   const assembly = JSON.parse(readFileSync(join(work, '.jsii'), 'utf8'));
@@ -329,4 +348,33 @@ function tsconfigChain(file) {
     include: config.include ?? base.include,
     exclude: config.exclude ?? base.exclude,
   };
+}
+
+/** `work/docgen`: `work`'s package.json and `.jsii`, and node_modules with the packages of its jsii dependency closure only. */
+function assemblyOnly(work) {
+  const dir = join(work, 'docgen');
+  mkdirSync(join(dir, 'node_modules'), { recursive: true });
+  for (const f of ['package.json', '.jsii']) copyFileSync(join(work, f), join(dir, f));
+  const closure = new Set(Object.keys(JSON.parse(readFileSync(join(work, '.jsii'), 'utf8')).dependencyClosure ?? {}));
+  const link = (name, from) => {
+    if (!closure.delete(name)) return;
+    const found = packageDir(name, from);
+    mkdirSync(dirname(join(dir, 'node_modules', name)), { recursive: true });
+    symlinkSync(found, join(dir, 'node_modules', name), 'dir');
+    const manifest = JSON.parse(readFileSync(join(found, 'package.json'), 'utf8'));
+    for (const dep of Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })) link(dep, found);
+  };
+  const own = JSON.parse(readFileSync(join(work, 'package.json'), 'utf8'));
+  for (const dep of Object.keys({ ...own.dependencies, ...own.peerDependencies })) link(dep, work);
+  if (closure.size) throw new Error(`the jsii dependency closure names packages no dependency leads to: ${[...closure].join(', ')}`);
+  return dir;
+}
+
+/** The directory of package `name` as Node.js finds it from the directory `from`, symlinks resolved. */
+function packageDir(name, from) {
+  for (let dir = realpathSync(from); ; dir = dirname(dir)) {
+    const candidate = join(dir, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
+    if (dirname(dir) === dir) throw new Error(`cannot find ${name} from ${from}`);
+  }
 }
