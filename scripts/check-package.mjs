@@ -1,13 +1,22 @@
 // Proves the library is usable as a package, as a user gets it: packs it from a copy of the source tree
 // in the state the README's set-up leaves (`npm ci && npm run synth`: the bundles and example models
-// built, the library not compiled), so `npm pack` itself (prepack) must compile the library; follows
-// every link of the README and of the pages it reaches in the unpacked tarball; checks that
-// the tarball's main, types, bin and exports exist and that it carries no install-time script; installs
-// it into a plain-JavaScript CDK app outside the source tree (no TypeScript, esbuild or Docker there),
-// synthesizes an endpoint with it and runs its CLI. Then pastes the README's TypeScript quick start, as
-// written, into an app shaped as `cdk init app --language typescript` writes it (its tsconfig with
+// built) plus the library `npm test`'s compile step built, so `npm pack` itself (prepack) runs
+// `build.mjs compile bundle` and finds all three current (when dist/ is not current, or tsconfig.build.json
+// would emit differently from tsconfig.json, the copy gets no dist/lib and prepack compiles it, as it did
+// always before); follows every link of the README and of the pages it reaches in the unpacked tarball;
+// checks that the tarball's main, types, bin and exports exist and that it carries no install-time script;
+// installs it into a plain-JavaScript CDK app outside the source tree (no TypeScript, esbuild or Docker
+// there), synthesizes an endpoint with it and runs its CLI. Then pastes the README's TypeScript quick start,
+// as written, into an app shaped as `cdk init app --language typescript` writes it (its tsconfig with
 // NodeNext, its cdk.json with the recommended feature flags, `npx tsc && node bin/my-app.js`) and runs
 // `cdk synth --strict Recommender`: no warning, and stdout is the template.
+//
+// Why prepack's compile can be skipped here: the compile step's `tsc -p tsconfig.json` emits the same
+// dist/lib, dist/bin, dist/lambda and dist/bench as prepack's `tsc -p tsconfig.build.json` (same emit
+// options, checked below; the two differ in `types` and in leaving out test/). That prepack compiles is
+// test/build.test.ts's (prepack is `build.mjs compile bundle`; compile is stale without dist/), and that
+// tsconfig.build.json type-checks (types: node only) is scripts/check-jsii.mjs's: jsii compiles with its
+// options and includes (at the peer floor).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -32,11 +41,18 @@ try {
     if (existsSync(join(root, built))) cpSync(join(root, built), join(src, built), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(src, 'node_modules'), 'dir');
   if (existsSync(join(src, 'dist', 'lib'))) throw new Error('the copy should not hold dist/lib');
+  // What prepack's tsc would write: the JavaScript and declarations of each source it compiles, taken from
+  // the compile step's dist/ (copied after the sources, so newer than them), nothing else of dist/.
+  const { freshness } = createRequire(import.meta.url)('./build-stamp.cjs');
+  const reuse = compiledLibrary(root);
+  if (reuse.outputs) for (const f of reuse.outputs) cpSync(join(root, f), join(src, f));
   const packed = spawnSync('npm', ['pack', '--pack-destination', work], { cwd: src, encoding: 'utf8' });
   if (packed.status !== 0) throw new Error(`npm pack failed:\n${packed.stdout}\n${packed.stderr}`);
   const tarball = packed.stdout.trim().split('\n').pop();
+  // prepack ran build.mjs's compile: it found the copied library current, or (without it) compiled.
+  if (!(reuse.outputs ? /build: compile: skipped/ : /build: compile: done/).test(packed.stderr))
+    throw new Error(`npm pack did not run build.mjs compile as expected (${reuse.why}):\n${packed.stderr}`);
   // The bundles the set-up built are not built again by npm pack (when they were current here).
-  const { freshness } = createRequire(import.meta.url)('./build-stamp.cjs');
   if (freshness(root, 'bundles').fresh && !/build: bundles: skipped/.test(packed.stderr))
     throw new Error(`npm pack rebuilt bundles that were current:\n${packed.stderr}`);
 
@@ -223,11 +239,43 @@ console.log('consumer app synthesized ' + types.length + ' resources (' + [...ne
   if (!types.includes('AWS::SageMaker::Endpoint'))
     throw new Error(`cdk synth Recommender > template.yaml is not the template:\n${stdout.slice(0, 500)}`);
   console.log(
-    `package check: ${tarball} packed from a fresh clone's state (prepack compiled the library; ${entries.length} entry points present; no install-time script); ` +
+    `package check: ${tarball} packed from a fresh clone's state (${reuse.why}; ${entries.length} entry points present; no install-time script); ` +
       `every link of the README and the ${docs.visited.length} pages it reaches resolves in the installed package; ` +
       `the README quick start, in a cdk init TypeScript app (NodeNext, ${Object.keys(flags).length} feature flags), synthesizes with cdk synth --strict (no warnings); ` +
       `cdk synth Recommender's stdout parses as its template (${types.length} resources)`,
   );
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * The compile step's outputs prepack's `tsc -p tsconfig.build.json` would write, when they are current and
+ * that tsc would emit the same: { outputs, why }; otherwise { why } alone (prepack then compiles).
+ */
+function compiledLibrary(dir) {
+  const { compileFreshness, files: listFiles } = createRequire(import.meta.url)('./build-stamp.cjs');
+  const state = compileFreshness(dir);
+  if (!state.fresh) return { why: `prepack compiled the library: dist/ was not current (${state.reason})` };
+  const ts = createRequire(join(dir, 'package.json'))('typescript');
+  const options = config => {
+    const read = ts.getParsedCommandLineOfConfigFile(join(dir, config), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+    if (!read || read.errors.length) return undefined;
+    const o = { ...read.options };
+    for (const k of ['types', 'configFilePath']) delete o[k];
+    for (const k of ['sourceMap', 'declarationMap', 'inlineSourceMap', 'inlineSources']) o[k] = Boolean(o[k]);
+    return JSON.stringify(
+      Object.keys(o)
+        .sort()
+        .map(k => [k, o[k]]),
+    );
+  };
+  const build = options('tsconfig.build.json');
+  if (!build || build !== options('tsconfig.json'))
+    return { why: 'prepack compiled the library: tsconfig.build.json emits differently from tsconfig.json' };
+  const outputs = listFiles(dir, ['lib', 'bin', 'lambda', 'bench'])
+    .filter(f => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+    .flatMap(f => ['.js', '.d.ts'].map(ext => join('dist', f.replace(/\.ts$/, ext))));
+  const absent = outputs.find(f => !existsSync(join(dir, f)));
+  if (absent) return { why: `prepack compiled the library: no ${absent}` };
+  return { outputs, why: `prepack found the library npm test's compile step built current (${outputs.length} files)` };
 }
