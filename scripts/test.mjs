@@ -51,8 +51,16 @@ const full = {
     why: 'npm pack from a fresh clone state; the tarball in a JavaScript app and a cdk init TypeScript app (README quick start, links)',
   },
   lint: { cmd: 'npm run lint --silent', why: 'eslint and prettier' },
-  floor: { cmd: 'node scripts/check-floor.mjs', needs: ['bundle'], why: 'type-check and templates at the lowest peer versions' },
-  jsii: { cmd: 'node scripts/check-jsii.mjs', needs: ['bundle'], why: 'jsii assembly, Python bindings, README Python quick start, API.md current' },
+  floor: {
+    cmd: 'node scripts/check-floor.mjs',
+    needs: ['bundle'],
+    why: "templates at the lowest peer versions (their type-check is the jsii step's)",
+  },
+  jsii: {
+    cmd: 'node scripts/check-jsii.mjs',
+    needs: ['bundle'],
+    why: "jsii assembly compiled at the peer floor (the floor's type-check), Python bindings, README Python quick start, API.md current",
+  },
 };
 
 const quick = process.argv.includes('--quick');
