@@ -1,6 +1,6 @@
 // The simulator's per-second loops return what a sort or a filter would (lib/simulation/scan.ts), on any input.
 import * as fc from 'fast-check';
-import { kthSmallest, lastWhere, SlotClock } from '../lib/simulation/scan';
+import { kthSmallest, lastWhere, MinTree, SlotClock } from '../lib/simulation/scan';
 
 const latencies = fc.array(fc.oneof(fc.double({ min: 0, max: 120, noNaN: true }), fc.constantFrom(0, 0.1, 1, 60)), { minLength: 1, maxLength: 300 });
 
@@ -68,4 +68,51 @@ test('SlotClock.earliest is the slot a scan from slot 0 finds (the first of the 
   clock.set(0, 3);
   clock.set(1, 2);
   expect(clock.earliest).toBe(2);
+});
+
+test("MinTree.least is the index the simulator's scan for the least busy instance finds (the first of the least), through reloads of any length and increments", () => {
+  // A reload (a second's instances in service, their loads) or one more request on an instance.
+  const op = fc.oneof(fc.array(fc.nat(6), { maxLength: 40 }), fc.nat(63));
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 120 }), ops => {
+      const tree = new MinTree();
+      let loads: number[] = [];
+      const scan = () => {
+        let best = -1;
+        let bestLoad = Infinity;
+        loads.forEach((l, i) => {
+          if (l < bestLoad) {
+            best = i;
+            bestLoad = l;
+          }
+        });
+        return best;
+      };
+      expect(tree.least).toBe(-1);
+      for (const o of ops) {
+        if (Array.isArray(o)) {
+          loads = [...o];
+          tree.load(o);
+        } else if (loads.length > 0) {
+          const i = o % loads.length;
+          loads[i]++;
+          tree.set(i, tree.at(i) + 1);
+        }
+        expect([tree.length, tree.least]).toEqual([loads.length, scan()]);
+        if (loads.length) expect(tree.at(tree.least)).toBe(Math.min(...loads));
+      }
+    }),
+    { numRuns: 400 },
+  );
+  // A long list, then a shorter one in the same arrays: the leaves past the new end take no part.
+  const tree = new MinTree([5, 5, 5, 5, 5, 0, 0, 0]);
+  expect(tree.least).toBe(5);
+  tree.load([3, 2, 2]);
+  expect([tree.length, tree.least]).toEqual([3, 1]);
+  tree.set(1, 3);
+  expect(tree.least).toBe(2);
+  tree.set(2, 4);
+  expect(tree.least).toBe(0);
+  tree.load([]);
+  expect([tree.length, tree.least]).toEqual([0, -1]);
 });

@@ -11,7 +11,7 @@ import { BreakerConfig, BreakerState, decide, initialState, MemoryPoint, STATE_C
 import { InstanceHardware } from '../instance-types';
 import { latencyCurve } from '../memory-profile';
 import { Rng, Trace } from './traces';
-import { kthSmallest, lastWhere, SlotClock } from './scan';
+import { kthSmallest, lastWhere, MinTree, SlotClock } from './scan';
 import { inWorkloadUnits } from './units';
 
 // Hot loops read Math through a module binding: under jest's vm context each global lookup goes
@@ -566,6 +566,9 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
   let lastReport = 0;
 
   const up = (i: Instance, t: number) => i.readyAt <= t && i.downUntil <= t;
+  const loadOf = (i: Instance) => i.active.length + i.queue.length;
+  const loadsP = new MinTree();
+  const loadsF = new MinTree();
   const inService = (vs: VariantState, t: number) => vs.instances.filter(i => up(i, t)).length;
   const formulaTime = (len: number) => a.serviceBaseS + (a.servicePer512S * len) / 512;
   /** Service time: the profile's measured latency by size (log-log interpolation, as MemoryProfile.meanLatencyMs reads it), else the formula. */
@@ -614,6 +617,11 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
     // Each variant's instances in service this second (arrivals change queues, never who is up), in order.
     const upP = n > 0 ? P.instances.filter(i => up(i, t)) : [];
     const upF = n > 0 && F ? F.instances.filter(i => up(i, t)) : [];
+    // Their loads (requests running and queued), the least kept at hand as arrivals join queues.
+    if (n > 0) {
+      loadsP.load(upP.map(loadOf));
+      loadsF.load(upF.map(loadOf));
+    }
     for (let k = 0; k < n; k++) {
       const pr = profileOf(P.v);
       const seq = rng.boundedPareto(pr?.sizeMin ?? a.seqMin, pr?.sizeMax ?? a.seqMax, pr?.sizeAlpha ?? a.seqAlpha);
@@ -636,20 +644,15 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
       }
       const len = level >= 1 ? Math.min(seq, vs.v.degradedMaxSeqLen) : seq;
       // The least busy instance in service (the first of them on a tie).
-      let best: Instance | undefined;
-      let bestLoad = Infinity;
-      for (const i of vs === P ? upP : upF) {
-        const load = i.active.length + i.queue.length;
-        if (load < bestLoad) {
-          best = i;
-          bestLoad = load;
-        }
-      }
-      if (!best) {
+      const loads = vs === P ? loadsP : loadsF;
+      const b = loads.least;
+      if (b < 0) {
         failed++;
         vs.min5xx++;
         continue;
       }
+      const best = (vs === P ? upP : upF)[b];
+      loads.set(b, loads.at(b) + 1);
       // Arrivals spread over the second (a Poisson process's arrivals are uniform within it), not all at its start:
       // a burst at one instant would fill every batch at once and read as memory no worker sees.
       best.queue.push({ len, arrive: a.spreadArrivals ? t + k / n : t, scale });

@@ -1,5 +1,5 @@
-// Two small loops the simulator's per-second step runs on every second of every run: what they return is
-// what a sort or a filter would, without sorting or copying (a day's run makes 86,400 of each).
+// Small loops the simulator's per-second step runs on every second of every run: what they return is
+// what a sort, a filter or a scan would, without sorting, copying or scanning (a day's run makes 86,400 of each).
 
 /**
  * The value a numeric sort of `values` would put at index `k` (0-based), found by selection (Hoare's
@@ -37,52 +37,98 @@ export function lastWhere<T>(items: readonly T[], test: (item: T) => boolean): T
 }
 
 /**
- * When each of an instance's slots is next free, with the earliest-free slot kept at hand: a tournament
- * tree over the slots, so a start updates it in log2(slots) steps instead of a scan of every slot. The
- * earliest is the lowest-numbered of the slots free soonest, as a scan from slot 0 finds it.
+ * The lowest-numbered of the smallest of n values, kept at hand as they change: a tournament tree over
+ * them, so a change updates it in log2(n) steps instead of a scan of every value. `least` is what a scan
+ * from index 0 keeping the first strictly smaller value finds.
+ */
+export class MinTree {
+  private values = new Float64Array(0);
+  /** tree[1] is the winner; node i's children are 2i and 2i+1; leaves from `width` hold indices (-1: none). */
+  private tree = new Int32Array(2);
+  private width = 1;
+  private count = 0;
+
+  constructor(values: ArrayLike<number> = []) {
+    this.load(values);
+  }
+
+  /** How many values it holds. */
+  get length(): number {
+    return this.count;
+  }
+
+  /** Starts over with these values (reusing its arrays when they are large enough). */
+  load(values: ArrayLike<number>): void {
+    const count = values.length;
+    if (count > this.values.length) {
+      let width = 1;
+      while (width < count) width *= 2;
+      this.values = new Float64Array(width);
+      this.tree = new Int32Array(2 * width);
+    }
+    let width = 1;
+    while (width < count) width *= 2;
+    this.width = width;
+    this.count = count;
+    for (let i = 0; i < count; i++) this.values[i] = values[i];
+    for (let i = 0; i < width; i++) this.tree[width + i] = i < count ? i : -1;
+    for (let i = width - 1; i >= 1; i--) this.tree[i] = this.better(this.tree[2 * i], this.tree[2 * i + 1]);
+  }
+
+  /** Value `i`. */
+  at(i: number): number {
+    return this.values[i];
+  }
+
+  /** The index of the lowest-numbered of the smallest values; -1 when it holds none. */
+  get least(): number {
+    return this.count === 0 ? -1 : this.tree[1];
+  }
+
+  /** Value `i` is now `value`. */
+  set(i: number, value: number): void {
+    this.values[i] = value;
+    for (let n = (this.width + i) >> 1; n >= 1; n >>= 1) this.tree[n] = this.better(this.tree[2 * n], this.tree[2 * n + 1]);
+  }
+
+  /** Of two indices (the left one lower), the one with the smaller value; the left one on a tie. */
+  private better(left: number, right: number): number {
+    if (right < 0) return left;
+    if (left < 0) return right;
+    return this.values[right] < this.values[left] ? right : left;
+  }
+}
+
+/**
+ * When each of an instance's slots is next free, with the earliest-free slot kept at hand (a `MinTree`):
+ * the earliest is the lowest-numbered of the slots free soonest, as a scan from slot 0 finds it.
  */
 export class SlotClock {
-  private readonly free: Float64Array;
-  /** tree[1] is the winner; node i's children are 2i and 2i+1; leaves from `width` hold slot numbers (-1: none). */
-  private readonly tree: Int32Array;
-  private readonly width: number;
+  private readonly tree: MinTree;
+  private readonly zeros: Float64Array;
 
   constructor(readonly length: number) {
-    this.free = new Float64Array(length);
-    let width = 1;
-    while (width < length) width *= 2;
-    this.width = width;
-    this.tree = new Int32Array(2 * width);
-    this.reset();
+    this.zeros = new Float64Array(length);
+    this.tree = new MinTree(this.zeros);
   }
 
   /** When slot `s` is next free. */
   at(s: number): number {
-    return this.free[s];
+    return this.tree.at(s);
   }
 
   /** The lowest-numbered of the slots free soonest. */
   get earliest(): number {
-    return this.tree[1];
+    return this.tree.least;
   }
 
   /** Slot `s` is busy until `until`. */
   set(s: number, until: number): void {
-    this.free[s] = until;
-    for (let i = (this.width + s) >> 1; i >= 1; i >>= 1) this.tree[i] = this.better(this.tree[2 * i], this.tree[2 * i + 1]);
+    this.tree.set(s, until);
   }
 
   /** Every slot free from 0 (a restarted instance). */
   reset(): void {
-    this.free.fill(0);
-    for (let i = 0; i < this.width; i++) this.tree[this.width + i] = i < this.length ? i : -1;
-    for (let i = this.width - 1; i >= 1; i--) this.tree[i] = this.better(this.tree[2 * i], this.tree[2 * i + 1]);
-  }
-
-  /** Of two slots (the left one numbered lower), the one free sooner; the left one on a tie. */
-  private better(left: number, right: number): number {
-    if (right < 0) return left;
-    if (left < 0) return right;
-    return this.free[right] < this.free[left] ? right : left;
+    this.tree.load(this.zeros);
   }
 }
