@@ -59,23 +59,41 @@ interface Drawn {
   readonly readSize: number;
 }
 
-/** Requests of one window per seed, from test/drift_requests.py, read seed by seed (a window of the clustering model's is ~10 MB). */
-function requests(example: Example, seeds: number[], flags: string[] = [], count = COUNT[example]): (seed: number) => Drawn[] {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `drift-${example}-`));
-  dirs.push(dir);
-  execFileSync('python3', [path.join(__dirname, 'drift_requests.py'), example, dir, String(count), seeds.join(','), ...flags], {
+/** A window's requests: how many per seed, the seeds, and incident A's drift (LONGER, PAD) or none. */
+interface Window {
+  readonly count: number;
+  readonly seeds: number[];
+  readonly drift?: { readonly longer: number; readonly pad: number };
+}
+
+/**
+ * Each window's requests per seed, from test/drift_requests.py (one process for every window of an example:
+ * its code loaded and its rows drawn once), read seed by seed (a window of the clustering model's is ~10 MB).
+ */
+function requests<K extends string>(example: Example, windows: Record<K, Window>): Record<K, (seed: number) => Drawn[]> {
+  const specs = Object.entries<Window>(windows).map(([name, w]) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `drift-${example}-${name}-`));
+    dirs.push(dir);
+    return { name, dir, w, spec: [dir, w.count, w.seeds.join(','), ...(w.drift ? [w.drift.longer, w.drift.pad] : [])].join(':') };
+  });
+  execFileSync('python3', [path.join(__dirname, 'drift_requests.py'), example, ...specs.map(s => s.spec)], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  return seed => {
-    const drawn: Drawn[] = fs
-      .readFileSync(path.join(dir, `${seed}.jsonl`), 'utf8')
-      .trim()
-      .split('\n')
-      .map(l => JSON.parse(l));
-    // Each body reads, with the example's own inference code, as the size that was drawn.
-    expect([seed, drawn.length, drawn.filter(r => r.readSize !== r.size)]).toEqual([seed, count, []]);
-    return drawn;
-  };
+  return Object.fromEntries(
+    specs.map(({ name, dir, w }) => [
+      name,
+      (seed: number) => {
+        const drawn: Drawn[] = fs
+          .readFileSync(path.join(dir, `${seed}.jsonl`), 'utf8')
+          .trim()
+          .split('\n')
+          .map(l => JSON.parse(l));
+        // Each body reads, with the example's own inference code, as the size that was drawn.
+        expect([seed, drawn.length, drawn.filter(r => r.readSize !== r.size)]).toEqual([seed, w.count, []]);
+        return drawn;
+      },
+    ]),
+  ) as Record<K, (seed: number) => Drawn[]>;
 }
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(d => fs.rmSync(d, { recursive: true, force: true })));
@@ -136,13 +154,21 @@ afterAll(() => {
 describe.each(['recommender', 'clustering'] as Example[])('%s: drift: {} with its own memory profile', example => {
   let config: DriftFunctionConfig;
   let learnedKey: string;
+  const DRIFT_SEEDS = [1, 2, 3];
+  let draws: Record<'learn' | 'normal' | 'drifted', (seed: number) => Drawn[]>;
   beforeAll(async () => {
     config = configOf(example);
     store.clear();
     serveBucket(s3mock, store);
+    draws = requests(example, {
+      learn: { count: LEARN[example], seeds: [1000] },
+      normal: { count: COUNT[example], seeds: SEEDS },
+      // Incident A's drift: every request twice as long, 15 % more bytes.
+      drifted: { count: COUNT[example], seeds: DRIFT_SEEDS, drift: { longer: 1.0, pad: 0.15 } },
+    });
     // The first day after the model's deployment: its own draw from the profile. The daily run learns the
     // bytes' baseline from it (the request size has the profile's).
-    capture(example, 1, requests(example, [1000], [], LEARN[example])(1000));
+    capture(example, 1, draws.learn(1000));
     const learning = await runDrift({ distance: 'kl', windowHours: 24 }, config, ctx(1));
     expect([learning.learned, learning.missingBaselines]).toEqual([true, ['RequestBytes']]); // learned from this window: not compared in it
     learnedKey = [...store.keys()].find(k => /^drift-baselines\/.*\/[0-9a-f]{16}\.json$/.test(k))!;
@@ -166,9 +192,8 @@ describe.each(['recommender', 'clustering'] as Example[])('%s: drift: {} with it
 
   test(`no drift: every feature below half of each threshold for ${SEEDS.length} seeds`, async () => {
     const worst: Record<string, number> = {};
-    const draws = requests(example, SEEDS);
     for (const seed of SEEDS) {
-      const reqs = draws(seed);
+      const reqs = draws.normal(seed);
       for (const k of [...store.keys()]) if (k.startsWith('data-capture/')) store.delete(k);
       capture(example, 2, reqs);
       const { kl, w } = await runs(config, 2);
@@ -188,12 +213,10 @@ describe.each(['recommender', 'clustering'] as Example[])('%s: drift: {} with it
   });
 
   test("incident A's drift (every request 15 % larger in bytes, sequences twice as long): above the thresholds", async () => {
-    const seeds = [1, 2, 3];
-    const draws = requests(example, seeds, ['--longer', '1.0', '--pad', '0.15']);
     const read: Record<string, number> = {};
-    for (const seed of seeds) {
+    for (const seed of DRIFT_SEEDS) {
       for (const k of [...store.keys()]) if (k.startsWith('data-capture/')) store.delete(k);
-      capture(example, 2, draws(seed));
+      capture(example, 2, draws.drifted(seed));
       const { kl, w } = await runs(config, 2);
       expect([seed, w.distances.RequestSize! > W, kl.distances.RequestSize! > KL, w.distances.RequestBytes! > W]).toEqual([seed, true, true, true]);
       for (const [k, v] of [
@@ -204,7 +227,7 @@ describe.each(['recommender', 'clustering'] as Example[])('%s: drift: {} with it
       ] as const)
         read[k] = Math.min(read[k] ?? Infinity, v);
     }
-    figures[`${example}, incident A's drift, smallest of ${seeds.length} seeds`] = Object.entries(read)
+    figures[`${example}, incident A's drift, smallest of ${DRIFT_SEEDS.length} seeds`] = Object.entries(read)
       .map(([k, v]) => `${k} ${v.toFixed(3)}`)
       .join(', ');
   });
