@@ -12,7 +12,14 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { Construct, IConstruct } from 'constructs';
 import { ProductionReadinessChecks } from '../lib';
 import { ClusteringStack } from '../lib/examples/clustering-stack';
-import { exampleAcknowledgements, exampleEnv, exampleModelArtifact, exampleMonitoring, RecommenderStack } from '../lib/examples/recommender-stack';
+import {
+  exampleAcknowledgements,
+  exampleEnv,
+  exampleMemoryProfilePath,
+  exampleModelArtifact,
+  exampleMonitoring,
+  RecommenderStack,
+} from '../lib/examples/recommender-stack';
 import { ResilientEndpoint } from '../lib/resilient-endpoint';
 import { deployedValue, exampleStacks, warnings } from './util';
 
@@ -237,6 +244,12 @@ describe('the examples as deployed', () => {
     }
     // A model not built yet: the source tree's dist/models path, so the asset error names where `npm run bundle` writes it.
     expect(exampleModelArtifact('not-built')).toBe(path.join(__dirname, '..', 'dist', 'models', 'not-built', 'model.tar.gz'));
+    // The memory profile from the source tree is the committed file, not the build's copy in dist/models (stale after
+    // a re-profile, missing before `npm run bundle`: the simulator read an endpoint without a profile then).
+    for (const name of ['recommender', 'clustering']) {
+      expect(exampleMemoryProfilePath(name)).toBe(path.join(__dirname, '..', 'examples', 'models', name, 'memory-profile.json'));
+    }
+    expect(exampleMemoryProfilePath('not-profiled')).toBe(path.join(__dirname, '..', 'models', 'not-profiled', 'memory-profile.json'));
     expect(exampleMonitoring({})).toBeUndefined();
     expect(exampleMonitoring({ alarmEmails: [] })).toBeUndefined();
     expect(exampleMonitoring({ alarmEmails: ['ops@example.com'] })).toEqual({ notify: { emails: ['ops@example.com'] } });

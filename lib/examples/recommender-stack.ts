@@ -81,11 +81,26 @@ export function exampleModelArtifact(name: string, file = 'model.tar.gz'): strin
 }
 
 /**
+ * Where an example's memory profile is read: in the packed library, beside its model archive (dist/models);
+ * in the source tree, the file itself (examples/models/<name>/memory-profile.json, which
+ * `npm run profile:examples` writes), never a build's copy of it, which may be stale or not built yet.
+ */
+export function exampleMemoryProfilePath(name: string): string {
+  const file = 'memory-profile.json';
+  const candidates = [
+    path.join(__dirname, '..', '..', 'models', name, file), // dist/lib/examples → dist/models (the package)
+    path.join(__dirname, '..', '..', 'examples', 'models', name, file), // lib/examples → examples/models
+    path.join(__dirname, '..', '..', '..', 'examples', 'models', name, file), // dist/lib/examples → examples/models
+  ];
+  return candidates.find(p => fs.existsSync(p)) ?? candidates[0];
+}
+
+/**
  * The example's memory profile, measured on its real inference code (`npm run profile:examples` writes
  * examples/models/<name>/memory-profile.json; `npm run bundle` copies it beside the model archive).
  */
 export function exampleMemoryProfile(name: string): MemoryProfile {
-  return MemoryProfile.fromFile(exampleModelArtifact(name, 'memory-profile.json'));
+  return MemoryProfile.fromFile(exampleMemoryProfilePath(name));
 }
 
 /**
