@@ -85,12 +85,6 @@ export const GROUPS = [
   // The simulator's unit mapping (a variant's caps in its own unit moved onto the footprint workload), against its own fast suite.
   // The simulator's per-second helpers (a selection for the P99, a backward scan, the slots' tournament tree).
   { name: 'sim-scan', mutate: ['lib/simulation/scan.ts'], suites: ['simulation-scan'] },
-  // Each arrival to the least busy instance in service (the MinTree over the second's loads).
-  {
-    name: 'sim-routing',
-    mutate: ['lib/simulation/engine.ts:569-571', 'lib/simulation/engine.ts:620-625', 'lib/simulation/engine.ts:645-655'],
-    suites: ['simulation-units'],
-  },
   // A profile's latency by size (MemoryProfile.meanLatencyMs, the simulator's service times).
   { name: 'latency-curve', mutate: ['lib/memory-profile.ts:180-206'], suites: ['memory-profile', 'auto-scaling'] },
   // CSV rows counted without parsing a cell, in text or in a base64 body's bytes.
