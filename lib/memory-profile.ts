@@ -1,5 +1,9 @@
 import * as fs from 'fs';
 
+// The simulator reads latency by size once per request: Math through a module binding, as lib/simulation/traces.ts
+// does (under jest's vm context each global lookup goes through the context's interceptor, several times slower).
+const Math = globalThis.Math;
+
 /** Bytes a request needs beyond the worker's baseline: `a + b × size + c × size²` (the profiler's fit). */
 export interface ProfiledCurve {
   /** Constant term, bytes. */

@@ -17,6 +17,8 @@ import { inWorkloadUnits } from './units';
 // Hot loops read Math through a module binding: under jest's vm context each global lookup goes
 // through the context's interceptor, which made the simulator 4-9x slower in tests than in node.
 const Math = globalThis.Math;
+/** Infinity through a module binding too (the backstop's limit when none applies is read once per request start). */
+const UNLIMITED = Infinity;
 
 const GIB = 1024 ** 3;
 /** The CPU backstop's slack above what a worker may take (runtime helper guard.py BACKSTOP_SLACK). */
@@ -797,7 +799,7 @@ export function runSimulation(trace: Trace, cfg: SimConfig): SimResult {
               ? budget! / vs.v.spec.gpuCount - workerBase(vs.v)
               : n === 0
                 ? estimate + Math.max(0, room - load(estimate)) + BACKSTOP_SLACK_BYTES
-                : Infinity;
+                : UNLIMITED;
             if (own > limit) {
               rejected++;
               rejectedByBackstop++;
