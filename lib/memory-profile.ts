@@ -1,8 +1,9 @@
 import * as fs from 'fs';
 
-// The simulator reads latency by size once per request: Math through a module binding, as lib/simulation/traces.ts
-// does (under jest's vm context each global lookup goes through the context's interceptor, several times slower).
-const Math = globalThis.Math;
+// The simulator reads latency by size once per request: latencyCurve's Math functions through module bindings
+// (under jest's vm context each global lookup goes through the context's interceptor, several times slower). Not a
+// binding named Math: Stryker's instrumentation reads the global Math before a module-level one would exist.
+const { exp, log, max, min } = Math;
 
 /** Bytes a request needs beyond the worker's baseline: `a + b × size + c × size²` (the profiler's fit). */
 export interface ProfiledCurve {
@@ -198,11 +199,11 @@ export function latencyCurve(points: readonly { size: number; latencyMs: number 
   const logLatencies = points.map(p => Math.log(Math.max(1e-3, p.latencyMs)));
   const last = points.length - 1;
   return size => {
-    const x = Math.max(sizes[0], Math.min(sizes[last], size));
+    const x = max(sizes[0], min(sizes[last], size));
     let k = 1;
     while (k < last && sizes[k] < x) k++;
-    const f = sizes[k] > sizes[k - 1] ? (Math.log(x) - logSizes[k - 1]) / (logSizes[k] - logSizes[k - 1]) : 0;
+    const f = sizes[k] > sizes[k - 1] ? (log(x) - logSizes[k - 1]) / (logSizes[k] - logSizes[k - 1]) : 0;
     const l0 = logLatencies[k - 1];
-    return Math.exp(l0 + f * (logLatencies[k] - l0));
+    return exp(l0 + f * (logLatencies[k] - l0));
   };
 }
