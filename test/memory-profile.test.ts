@@ -3,7 +3,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { ContainerImage, MemoryProfile, ProductionReadinessChecks, ResilientEndpoint, RuleLevel, SageMakerInstanceType } from '../lib';
-import { latencyAt, latencyCurve } from '../lib/memory-profile';
+import { boundedParetoQuantile, latencyAt, latencyCurve } from '../lib/memory-profile';
 import { newStack, synthError, warnings } from './util';
 
 const MiB = 2 ** 20;
@@ -294,4 +294,14 @@ test('latency by size: log-log interpolation between the measured points, held b
     ])(10),
   ).toBe(7);
   for (const size of [1, 10, 31.6, 99, 100, 316, 1000, 1e6]) expect(latencyAt(points, size)).toBe(curve(size));
+});
+
+test("a bounded power law's quantile inverts its CDF F(x) = (1 − (lo/x)^α) / (1 − (lo/hi)^α), for α other than 1 too", () => {
+  // By hand, lo 1, hi 100, α 2, u 0.5: 1/x² = 1 − 0.5 · (1 − 10⁻⁴) = 0.50005, x = 1/√0.50005 = 1.414143.
+  expect(boundedParetoQuantile(0.5, 1, 100, 2)).toBeCloseTo(1.414143, 5);
+  // α 1, the profiles' default: 1/x = 1 − 0.5 · 0.99 = 0.505, x = 1.980198.
+  expect(boundedParetoQuantile(0.5, 1, 100, 1)).toBeCloseTo(1.980198, 5);
+  // The bounds at u 0 and 1.
+  expect(boundedParetoQuantile(0, 5, 3000, 2)).toBeCloseTo(5, 9);
+  expect(boundedParetoQuantile(1, 5, 3000, 2)).toBeCloseTo(3000, 6);
 });
