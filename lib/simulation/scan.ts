@@ -60,14 +60,12 @@ export class MinTree {
   /** Starts over with these values (reusing its arrays when they are large enough). */
   load(values: ArrayLike<number>): void {
     const count = values.length;
-    if (count > this.values.length) {
-      let width = 1;
-      while (width < count) width *= 2;
+    let width = 1;
+    while (width < count) width *= 2;
+    if (width > this.values.length) {
       this.values = new Float64Array(width);
       this.tree = new Int32Array(2 * width);
     }
-    let width = 1;
-    while (width < count) width *= 2;
     this.width = width;
     this.count = count;
     for (let i = 0; i < count; i++) this.values[i] = values[i];
