@@ -28,6 +28,7 @@ import io
 import json
 import os
 import random
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the runtime helper ships beside this file
@@ -87,11 +88,20 @@ class Request:
         self.body, self.content_type, self.rows = body, content_type, rows
 
 
+# A blank line of CSV (nothing but the ASCII whitespace ``bytes.strip`` removes): the first line, and each one after a
+# newline (the look-ahead leaves that line's own newline to the next match).
+_FIRST_LINE_BLANK = re.compile(rb"[ \t\r\x0b\x0c]*(?:\n|\Z)")
+_BLANK_LINE_AFTER = re.compile(rb"\n[ \t\r\x0b\x0c]*(?=\n|\Z)")
+
+
 def count_rows(body, content_type):
-    """Rows of a body without parsing it: the inner lists of ``{"instances": [[x, y], ...]}``, or the lines of CSV."""
+    """Rows of a body without parsing it: the inner lists of ``{"instances": [[x, y], ...]}``, or the non-blank lines of
+    CSV — counted in the bytes, no line copied (splitting a 200,000-row body into lines took ~10 MiB the guard had not
+    admitted yet, and twice the time)."""
     if content_type == JSON:
         return body.count(b"[") - 1
-    return sum(1 for line in body.split(b"\n") if line.strip())
+    blank = (1 if _FIRST_LINE_BLANK.match(body) else 0) + sum(1 for _ in _BLANK_LINE_AFTER.finditer(body))
+    return body.count(b"\n") + 1 - blank
 
 
 def _json_prefix(body, limit):
