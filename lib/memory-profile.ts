@@ -195,8 +195,8 @@ export function latencyAt(points: readonly { size: number; latencyMs: number }[]
  */
 export function latencyCurve(points: readonly { size: number; latencyMs: number }[]): (size: number) => number {
   const sizes = points.map(p => p.size);
-  const logSizes = sizes.map(x => Math.log(x));
-  const logLatencies = points.map(p => Math.log(Math.max(1e-3, p.latencyMs)));
+  const logSizes = sizes.map(x => log(x));
+  const logLatencies = points.map(p => log(max(1e-3, p.latencyMs)));
   const last = points.length - 1;
   return size => {
     const x = max(sizes[0], min(sizes[last], size));
