@@ -284,6 +284,13 @@ def wait_for(predicate, timeout=5.0):
     raise AssertionError("not reached within %.1f s" % timeout)
 
 
+def refresh_ended(d, timeout):
+    """Waits until ``d``'s background refresh has returned: what it found is in the shared file and the
+    instance's lock is released. (``d._failures`` moves before the file is written: a test that waited on it
+    raced the write.)"""
+    wait_for(lambda: d._refresher is not None and not d._refresher[1].is_alive(), timeout)
+
+
 class TimingTest(unittest.TestCase):
     def test_the_first_read_is_not_late_when_making_the_client_takes_longer_than_the_deadline(self):
         # Importing boto3 and making the client takes seconds on a busy host; charged to the 1-s deadline, the
@@ -459,7 +466,8 @@ class RealBotocoreTest(unittest.TestCase):
                 time.sleep(0.01)
             self.assertTrue(all(level == 0 for level, _ in answers))
             self.assertLess(max(took for _, took in answers), 0.25)  # never a read: the answer trickles for ~30 s
-            wait_for(lambda: d._failures == 1, 1.0)
+            refresh_ended(d, 1.0)
+            self.assertEqual(d._failures, 1)
             with open(path) as f:
                 shared = json.load(f)
             self.assertGreater(shared["retryAt"], time.monotonic() + 5)  # shared: the instance's next try, after a back-off
@@ -479,7 +487,8 @@ class RealBotocoreTest(unittest.TestCase):
         started = time.perf_counter()
         self.assertEqual(d.get(), 0)
         self.assertLess(time.perf_counter() - started, 0.25)  # no network wait (a thread start under load)
-        wait_for(lambda: d._failures == 1, 1.5)
+        refresh_ended(d, 1.5)
+        self.assertEqual(d._failures, 1)
         others = [DegradeLevel("/p", client=StubSSM([level(2)]), cache_path=path, background=False) for _ in range(7)]
         self.assertEqual([o.get() for o in others], [0] * 7)
         self.assertEqual(sum(o._client.calls for o in others), 0)  # one read per instance per interval
