@@ -552,7 +552,7 @@ describe('like with like: a request size against the memory profile only in the 
     expect(byName(stack).RequestBytes.profileBaseline).toBeUndefined();
     expect(config(Template.fromStack(stack)).sizeProfile).toBeUndefined(); // nothing compares with it
     expect(warnings(stack).join('\n')).toMatch(
-      /memory profile's sizes are in 'events' but it does not record how to read them.*Fix: add "sizeSelector"/,
+      /memory profile's sizes are in 'events' but it does not record how to read them.*Fix: set PROFILE_SIZE_SELECTOR \(e\.g\. "\$\.events\.length\(\)"\) in inference\.py and profile again, or add "sizeSelector" to memory-profile\.json/,
     );
   });
 

@@ -568,7 +568,8 @@ export class DriftMonitor extends Construct {
         Validations.of(this).addWarning(
           'RE-DriftProfileUnit',
           `drift on ${this.endpointName}: the memory profile's sizes are in '${profile.sizeUnit}' but it does not record how to read them from a request (its sizeSelector), ` +
-            'so drift compares only the request bytes, with a baseline learned from the first window. Fix: add "sizeSelector" (e.g. "$.events.length()") to memory-profile.json, or give drift.features with unit: \'' +
+            'so drift compares only the request bytes, with a baseline learned from the first window. Fix: set PROFILE_SIZE_SELECTOR (e.g. "$.events.length()") in inference.py and profile again, ' +
+            'or add "sizeSelector" to memory-profile.json, or give drift.features with unit: \'' +
             profile.sizeUnit +
             "'",
         );

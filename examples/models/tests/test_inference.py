@@ -14,6 +14,17 @@ from harness import Context, load_example  # noqa: E402
 from resilient_endpoint_runtime import Rejection, RequestRejected  # noqa: E402
 
 
+def recorded(test, name, m):
+    """The example's committed memory profile records the unit and selectors its module declares: what
+    `npm run profile:examples` writes from them, so a new profile keeps the drift monitor's RequestSize."""
+    with open(os.path.join(HERE, "..", name, "memory-profile.json")) as f:
+        profile = json.load(f)
+    fields = ("sizeUnit", "sizeSelector", "csvSizeSelector")
+    declared = (m.PROFILE_SIZE_UNIT, getattr(m, "PROFILE_SIZE_SELECTOR", None), getattr(m, "PROFILE_CSV_SIZE_SELECTOR", None))
+    test.assertEqual(tuple(profile.get(k) for k in fields), declared)
+    test.assertIsNotNone(declared[1])  # without one, drift compares no request size with the profile
+
+
 class ClusteringInferenceTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -80,6 +91,7 @@ class ClusteringInferenceTest(unittest.TestCase):
         body, ctype = self.m.profile_request(30)
         self.assertEqual(self.m.request_size(self.m.input_fn(body, ctype)), 30)
         self.assertEqual(self.m.request_size(self.m.parse_rows(body, ctype)), 30)
+        recorded(self, "clustering", self.m)
 
 
 class RecommenderInferenceTest(unittest.TestCase):
@@ -95,6 +107,9 @@ class RecommenderInferenceTest(unittest.TestCase):
             self.assertEqual(self.m.parse_request(json.dumps(bad)).status, status)
         self.assertEqual(self.m.parse_request("{", "application/json").status, 400)
         self.assertEqual(self.m.parse_request("1,2", "text/csv").status, 415)
+
+    def test_the_profile_records_the_modules_unit_and_selector(self):
+        recorded(self, "recommender", self.m)
 
     def test_incident_a_tiers_and_heads(self):
         short, long, too_long = list(range(300)), list(range(800)), list(range(1100))

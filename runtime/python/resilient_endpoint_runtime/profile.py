@@ -21,7 +21,11 @@ when memory grew by more than a threshold in every later pass, with the smallest
 The inference module provides two small hooks besides the toolkit's functions:
 ``profile_request(size) -> (body, content_type)`` builds a request of a size (sequence length, rows),
 and ``request_size(data) -> int`` says the size of a decoded request (for ``--requests``: JSON lines of
-``{"body": ..., "contentType": ...}`` from data capture or a log). While it measures, the length caps of
+``{"body": ..., "contentType": ...}`` from data capture or a log). Module attributes name what the sizes
+count and how they are read back from a captured body, as the profile records them: ``PROFILE_SIZE_UNIT``
+(``sizeUnit``, e.g. ``"events"``), ``PROFILE_SIZE_SELECTOR`` (``sizeSelector``, a drift selector such as
+``"$.events.length()"``) and ``PROFILE_CSV_SIZE_SELECTOR`` (``csvSizeSelector``, e.g. ``"$.length()"`` for
+rows); without a selector the drift monitor cannot compare captured sizes with the profile. While it measures, the length caps of
 ``LengthTiers`` are lifted (``RESILIENT_ENDPOINT_PROFILING=1``) and the memory guard is off (no budget in
 the environment), so the curve covers the whole distribution.
 """
@@ -343,6 +347,25 @@ def size_points(sizes, n, largest=None):
 
 # -- the command ---------------------------------------------------------------------------------
 
+# The inference module's attributes that say how its sizes are read from a JSON body (and a CSV body), as
+# drift selectors: the profile's fields the drift monitor measures captured requests with (docs/drift.md).
+SELECTORS = (("PROFILE_SIZE_SELECTOR", "sizeSelector", "$.events.length()"), ("PROFILE_CSV_SIZE_SELECTOR", "csvSizeSelector", "$.length()"))
+
+
+def size_selectors(module, code_dir):
+    """The profile's selector fields from the module's attributes (those it sets); a usage error for one that is
+    not a non-empty string, before anything is measured."""
+    out = {}
+    for attribute, field, example in SELECTORS:
+        value = getattr(module, attribute, None)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise SystemExit("%s/inference.py: %s is %r; allowed: a drift selector string that reads the size from a "
+                             "request's body, e.g. %r (or leave it unset)" % (code_dir, attribute, value, example))
+        out[field] = value.strip()
+    return out
+
 def run(args):
     code_dir = args.code_dir or os.path.join(args.model_dir, "code")
     # The hooks only; the parent's import path stays as it was, so that the processes it spawns to measure
@@ -356,6 +379,7 @@ def run(args):
     for hook in ("profile_request", "request_size"):
         if not hasattr(module, hook):
             raise SystemExit("%s/inference.py needs a %s() hook for the profiler (see the module's docstring)" % (code_dir, hook))
+    selectors = size_selectors(module, code_dir)
     sizes = sample_sizes(args.lengths, args.count, _pct(args.mobile_extra), _pct(args.mobile_share), requests=args.requests, module=module)
     points = measure(args.model_dir, code_dir, size_points(sizes, args.points, upper_bound(args.lengths, args.mobile_extra)), repeats=args.repeats)
     good = [p for p in points if "error" not in p]
@@ -373,6 +397,7 @@ def run(args):
     profile = {
         "version": 1,
         "sizeUnit": getattr(module, "PROFILE_SIZE_UNIT", "size"),
+        **selectors,
         "device": "cuda" if gpu else "cpu",
         "distribution": args.requests or args.lengths,
         "requests": len(sizes),

@@ -29,6 +29,8 @@ INFERENCE = textwrap.dedent('''
         return json.dumps({"n": int(size)}), "application/json"
     def request_size(data):
         return data["n"]
+    PROFILE_SIZE_UNIT = "kib"
+    PROFILE_SIZE_SELECTOR = " $.n "
 ''')
 
 
@@ -67,6 +69,9 @@ class ProfilerTest(unittest.TestCase):
         at = lambda n: p["curve"]["a"] + p["curve"]["b"] * n + p["curve"]["c"] * n * n  # noqa: E731
         self.assertAlmostEqual(at(50000) / (1024 * 50000), 1.0, delta=0.3)
         self.assertIn("curve: bytes =", run.stdout)
+        # What the sizes count and how the drift monitor reads them back, from the module's attributes (trimmed).
+        self.assertEqual((p["sizeUnit"], p["sizeSelector"]), ("kib", "$.n"))
+        self.assertNotIn("csvSizeSelector", p)  # the module sets none
         # The helper's start-up notices are not repeated once per measuring process.
         self.assertNotIn("memory guard off", run.stdout + run.stderr)
         # The worker's baseline is the model's, not the profiler's: it imported torch to look for a GPU in every
@@ -245,6 +250,19 @@ class UsageErrorTest(unittest.TestCase):
         self.assertUsageError(usage("--model-dir", empty, "--code-dir", empty, "--lengths", "powerlaw:5:30"), "--code-dir: no inference.py in '%s'" % empty)
         self.assertUsageError(usage("--model-dir", model_dir(False), "--requests", os.path.join(empty, "none.jsonl")),
                               "--requests: got '%s', which is not a file" % os.path.join(empty, "none.jsonl"))
+
+    def test_a_size_selector_that_is_not_a_string_is_refused_before_measuring(self):
+        for bad in ("PROFILE_SIZE_SELECTOR = 3", "PROFILE_CSV_SIZE_SELECTOR = '  '"):
+            with self.subTest(bad=bad):
+                d = model_dir(False)
+                with open(os.path.join(d, "code", "inference.py"), "a") as f:
+                    f.write(bad + "\n")
+                run, p = profile(d, "--lengths", "powerlaw:1000:60000", "--count", "20", "--points", "2", "--repeats", "1", "--soak", "0")
+                self.assertEqual((run.returncode, p), (1, None))
+                attribute, value = bad.split(" = ")
+                self.assertIn("inference.py: %s is %s; allowed: a drift selector string" % (attribute, value), run.stderr)
+                self.assertNotIn("Traceback", run.stderr)
+                self.assertNotIn("peak memory added", run.stdout)  # nothing measured
 
     def test_malformed_values(self):
         d = model_dir(False)

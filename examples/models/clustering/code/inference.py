@@ -46,6 +46,9 @@ TIERS = LengthTiers(max_len=os.environ.get("MAX_SEQ_LEN", "200000"), degraded_le
 PREPROCESSING = os.environ.get("PREPROCESSING", "standard")
 DEGRADED_MODE = os.environ.get("DEGRADED_MODE", "false").lower() == "true"
 PROFILE_SIZE_UNIT = "rows"
+# How the drift monitor reads a captured request's rows back (the profile records them): a JSON body's instances, a CSV body's rows.
+PROFILE_SIZE_SELECTOR = "$.instances.length()"
+PROFILE_CSV_SIZE_SELECTOR = "$.length()"
 _state = {}
 
 

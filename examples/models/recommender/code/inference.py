@@ -46,6 +46,7 @@ PROFILE_DIM = 20
 VOCAB = 50000
 DEGRADED_MODE = os.environ.get("DEGRADED_MODE", "false").lower() == "true"  # the fallback variant: lighter
 PROFILE_SIZE_UNIT = "events"  # what the profiler's sizes count
+PROFILE_SIZE_SELECTOR = "$.events.length()"  # how the drift monitor reads them from a captured body (the profile records it)
 _state = {}
 
 
