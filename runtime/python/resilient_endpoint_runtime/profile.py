@@ -15,7 +15,9 @@ least squares); the worker's memory with the model loaded and after a first requ
 ``baselineBytes``: the first inference's thread pools and BLAS buffers are in the baseline); the memory of the P50 / P99 / P99.9 request of the given distribution; and a leak check
 (a soak of ``--soak`` requests from the distribution in one process: the same requests four times over,
 the first pass the warm-up — the allocator growing to the largest requests is not a leak — and a leak only
-when memory grew by more than a threshold in every later pass, with the smallest leak it could see). It writes
+when memory grew by more than a threshold in every later pass, with the smallest leak it could see); and how much
+of the requests' time their thread spent waiting for a CPU (``cpuWaitShare``, from the kernel's schedstat: above
+a tenth it warns that the machine was busy, whose latencies read high). It writes
 ``memory-profile.json``, which ``MemoryGuard`` and the construct (``MemoryProfile.fromFile``) read.
 
 The inference module provides two small hooks besides the toolkit's functions:
@@ -81,6 +83,20 @@ def _status(field):
     return 0
 
 
+def _runqueue_wait_ns():
+    """Nanoseconds the calling thread has spent runnable but waiting for a CPU (the kernel's schedstat, second
+    field: Documentation/scheduler/sched-stats.rst), or None where the kernel does not keep it."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+#: Above this share of the requests' time spent waiting for a CPU, the profiler warns that the machine was busy.
+BUSY_SHARE = 0.10
+
+
 def reset_peak():
     """Resets VmHWM (Linux ≥ 4.0: writing 5 to clear_refs) so the next peak is this request's."""
     try:
@@ -119,7 +135,7 @@ def _measure_point(model_dir, code_dir, size, repeats, queue):
         body, ctype = module.profile_request(size)
         if isinstance(body, str):
             body = body.encode("utf-8")  # the server holds the bytes before the request path starts
-        peaks, gpu_peaks, latencies = [], [], []
+        peaks, gpu_peaks, latencies, waits = [], [], [], []
         for _ in range(repeats):
             import gc
             gc.collect()
@@ -129,16 +145,24 @@ def _measure_point(model_dir, code_dir, size, repeats, queue):
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats()
                 gpu_base = torch.cuda.memory_allocated()
+            waited = _runqueue_wait_ns()
             started = time.perf_counter()
             handle(module, model, body, ctype)
             if torch:
                 torch.cuda.synchronize()
                 gpu_peaks.append(torch.cuda.max_memory_allocated() - gpu_base)
             latencies.append(1000 * (time.perf_counter() - started))
+            if waited is not None:
+                now = _runqueue_wait_ns()
+                waits.append((now - waited) / 1e6 if now is not None else None)
             peak = _status("VmHWM") if resettable else _status("VmRSS")
             peaks.append(max(0, peak - baseline))
+        # The time the request's thread waited for a CPU, over its requests' time: a busy machine's latencies read high.
+        wait_share = sum(waits) / sum(latencies) if waits and None not in waits and sum(latencies) > 0 else None
         queue.put({"size": size, "peakBytes": max(peaks), "gpuPeakBytes": max(gpu_peaks) if gpu_peaks else None,
-                   "latencyMs": sorted(latencies)[len(latencies) // 2], "baselineBytes": _status("VmRSS"), "loadedBytes": loaded})
+                   "latencyMs": sorted(latencies)[len(latencies) // 2],
+                   "cpuWaitShare": None if wait_share is None else round(min(1.0, wait_share), 3),
+                   "baselineBytes": _status("VmRSS"), "loadedBytes": loaded})
     except Exception as e:  # noqa: BLE001 - reported by the parent
         queue.put({"size": size, "error": "%s: %s" % (type(e).__name__, e)})
 
@@ -407,11 +431,33 @@ def run(args):
         "curve": curve,
         "percentiles": pct,
         "leak": leak,
+        "cpuWaitShare": cpu_wait_share(good),
     }
     with open(args.out, "w") as f:
         json.dump(profile, f, indent=1)
     print(table(profile))
     return profile
+
+
+def cpu_wait_share(points):
+    """The share of the measured requests' time their thread spent waiting for a CPU (the points' shares weighted by
+    their latency), or None where the kernel does not say."""
+    shares = [(p["cpuWaitShare"], p["latencyMs"]) for p in points if p.get("cpuWaitShare") is not None]
+    if not shares or len(shares) < len(points):
+        return None
+    total = sum(ms for _, ms in shares)
+    return round(sum(share * ms for share, ms in shares) / total, 3) if total > 0 else None
+
+
+def busy_line(profile):
+    """A warning when the requests waited for a CPU for more than BUSY_SHARE of their time, else None."""
+    share = profile.get("cpuWaitShare")
+    if share is None or share <= BUSY_SHARE:
+        return None
+    worst = max((p for p in profile["points"] if p.get("cpuWaitShare") is not None), key=lambda p: p["cpuWaitShare"])
+    return ("warning: the machine was busy: the requests spent %.0f %% of their time waiting for a CPU (the most at %s %d: %.0f %%), "
+            "so the latencies read high, and the planner and the simulator size fleets on them. Profile again with nothing "
+            "else running (memory figures are not affected)." % (100 * share, profile["sizeUnit"], worst["size"], 100 * worst["cpuWaitShare"]))
 
 
 def table(profile):
@@ -431,6 +477,9 @@ def table(profile):
         rows.append("%-5s request: %s %d → %.1f MiB" % ({"p50": "P50", "p99": "P99", "p999": "P99.9"}[name], unit, q["size"], q["bytes"] / MiB))
     if profile["leak"]:
         rows.append(leak_line(profile["leak"]))
+    busy = busy_line(profile)
+    if busy:
+        rows.append(busy)
     return "\n".join(rows)
 
 

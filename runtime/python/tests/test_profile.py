@@ -72,11 +72,52 @@ class ProfilerTest(unittest.TestCase):
         # What the sizes count and how the drift monitor reads them back, from the module's attributes (trimmed).
         self.assertEqual((p["sizeUnit"], p["sizeSelector"]), ("kib", "$.n"))
         self.assertNotIn("csvSizeSelector", p)  # the module sets none
+        # How long the requests waited for a CPU, per point and overall (Linux keeps it; never asserted low: CI is busy).
+        self.assertTrue(all(0 <= q["cpuWaitShare"] <= 1 for q in p["points"]), p["points"])
+        self.assertTrue(0 <= p["cpuWaitShare"] <= 1)
         # The helper's start-up notices are not repeated once per measuring process.
         self.assertNotIn("memory guard off", run.stdout + run.stderr)
         # The worker's baseline is the model's, not the profiler's: it imported torch to look for a GPU in every
         # measuring process, which put torch's ~200 MiB into any model's baseline (227 MiB for this 21-MiB one).
         self.assertLess(p["baselineBytes"], p["loadedBytes"] + 32 * 2**20, (p["baselineBytes"], p["loadedBytes"]))
+
+
+class BusyMachineTest(unittest.TestCase):
+    def test_requests_that_wait_for_a_cpu_are_reported_and_warned_about(self):
+        # The examples' committed profiles read latencies 10–40× what a quiet machine measures (7,060 against 419 ms at
+        # 200,000 rows): measured on a busy one, and nothing said so. Here the profiler and a busy loop share one CPU.
+        cpu = min(os.sched_getaffinity(0))
+        pin = lambda: os.sched_setaffinity(0, {cpu})  # noqa: E731
+        burner = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pin)
+        try:
+            d = model_dir(False)
+            out = os.path.join(d, "memory-profile.json")
+            run = subprocess.run([sys.executable, "-m", "resilient_endpoint_runtime.profile", "--model-dir", d, "--lengths", "powerlaw:30000:60000",
+                                  "--count", "20", "--points", "2", "--repeats", "2", "--soak", "0", "--out", out],
+                                 cwd=RUNTIME, capture_output=True, text=True, timeout=300, preexec_fn=pin)
+        finally:
+            burner.kill()
+            burner.wait()
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(out) as f:
+            p = json.load(f)
+        self.assertGreater(p["cpuWaitShare"], 0.3, p["points"])  # two runnable threads on one CPU: about half
+        self.assertIn("warning: the machine was busy: the requests spent %.0f %% of their time waiting for a CPU" % (100 * p["cpuWaitShare"]), run.stdout)
+
+    def test_the_share_is_the_points_weighted_by_their_latency_and_warned_above_a_tenth(self):
+        sys.path.insert(0, RUNTIME)
+        try:
+            from resilient_endpoint_runtime.profile import busy_line, cpu_wait_share
+        finally:
+            sys.path.remove(RUNTIME)
+        points = [{"size": 10, "latencyMs": 1.0, "cpuWaitShare": 0.9}, {"size": 900, "latencyMs": 99.0, "cpuWaitShare": 0.05}]
+        self.assertEqual(cpu_wait_share(points), round((0.9 * 1 + 0.05 * 99) / 100, 3))  # 0.059: the long request counts
+        self.assertIsNone(cpu_wait_share(points + [{"size": 5, "latencyMs": 1.0, "cpuWaitShare": None}]))  # not kept: unknown
+        self.assertIsNone(cpu_wait_share([]))
+        profile = lambda share: {"cpuWaitShare": share, "sizeUnit": "rows", "points": points}  # noqa: E731
+        self.assertIsNone(busy_line(profile(0.10)))
+        self.assertIsNone(busy_line(profile(None)))
+        self.assertIn("spent 11 % of their time waiting for a CPU (the most at rows 10: 90 %)", busy_line(profile(0.11)))
 
 
 # Two numpy models for the leak check (issue 40: a model whose memory levels off read "leak"). Both keep
