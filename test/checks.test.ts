@@ -125,8 +125,8 @@ describe('rule pack', () => {
   });
 
   test('guard-budget rule: a profiled model whose workers fill the guard budget is an error naming the memory that works', () => {
-    // The recommender's profile (a 283-MiB warm baseline) with 24 workers on ml.m5.large (8 GiB; a 7.2-GiB budget):
-    // 1.25 × (24 × 283 MiB + its 22-MiB P99.9 request) is 8.3 GiB. Each worker's 307 MiB still holds one request.
+    // The recommender's profile (a 285-MiB warm baseline) with 24 workers on ml.m5.large (8 GiB; a 7.2-GiB budget):
+    // 1.25 × (24 × 285 MiB + its 21-MiB P99.9 request) is 8.4 GiB. Each worker's 307 MiB still holds one request.
     const profile = MemoryProfile.fromFile(path.join(__dirname, '..', 'examples', 'models', 'recommender', 'memory-profile.json'));
     const at = (instanceType: SageMakerInstanceType, workers: number) => {
       const stack = new Stack();
@@ -140,9 +140,9 @@ describe('rule pack', () => {
     const [f] = at(SageMakerInstanceType.ML_M5_LARGE, 24);
     expect(f.level).toBe(RuleLevel.ERROR);
     expect(f.message).toMatch(
-      /^Primary: the container's guard budget is 7373 MiB; 24 workers need at least 8\d{3} MiB \(1\.25 × \(24 × the profile's warm baseline of 283 MiB \+ its P99\.9 request of 22 MiB\)\), an instance with 10 GiB of memory at 90 %\. Why: /,
+      /^Primary: the container's guard budget is 7373 MiB; 24 workers need at least 8\d{3} MiB \(1\.25 × \(24 × the profile's warm baseline of 285 MiB \+ its P99\.9 request of 21 MiB\)\), an instance with 10 GiB of memory at 90 %\. Why: /,
     );
-    expect(at(SageMakerInstanceType.ML_M5_LARGE, 20)).toEqual([]); // 1.25 × (20 × 283 + 22) = 7100 MiB
+    expect(at(SageMakerInstanceType.ML_M5_LARGE, 20)).toEqual([]); // 1.25 × (20 × 285 + 21) = 7151 MiB
     expect(at(SageMakerInstanceType.ML_M5_XLARGE, 24)).toEqual([]);
   });
 

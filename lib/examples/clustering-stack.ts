@@ -37,7 +37,8 @@ export class ClusteringStack extends Stack {
     // Sized by the library's planner for incident B's traffic: peaks at 17× its 40 QPS off-peak, reached within
     // minutes — faster than target tracking can add a CPU instance (3 one-minute datapoints, CloudWatch's delay,
     // then the instance's start), so the fleet's minimum must carry the peak. The planner's latency is the
-    // profile's mean (30 ms): with a long tail the median understates the work a vCPU does per request.
+    // profile's mean (2.1 ms, measured on a quiet machine): with a long tail the median understates the work a vCPU
+    // does per request. At incident B's 680-QPS peak that is 2 busy vCPUs: the planner's minimum of 2 instances.
     const meanLatencyMs = profile.meanLatencyMs() ?? 50;
     const plan = CapacityPlan.compute({
       p50LatencyMs: meanLatencyMs,
