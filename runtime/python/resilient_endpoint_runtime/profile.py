@@ -390,6 +390,7 @@ def size_selectors(module, code_dir):
         out[field] = value.strip()
     return out
 
+
 def run(args):
     code_dir = args.code_dir or os.path.join(args.model_dir, "code")
     # The hooks only; the parent's import path stays as it was, so that the processes it spawns to measure
