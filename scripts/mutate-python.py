@@ -74,7 +74,7 @@ MUTANTS = [
     ("profile.py", "        out[field] = value.strip()", "        out[field] = value", "a selector's surrounding blanks kept"),
     ("profile.py", "        **selectors,\n", "", "the module's selectors never reach the profile (drift loses RequestSize)"),
     ("profile.py", "    if share is None or share <= BUSY_SHARE:", "    if share is None or share < BUSY_SHARE:", "a busy-machine warning at exactly a tenth"),
-    ("profile.py", "                waits.append((now - waited) / 1e6 if now is not None else None)", "                waits.append(0.0)", "time spent waiting for a CPU never measured"),
+    ("profile.py", "            waits.append(None if waited is None or after is None else (after - waited) / 1e6)", "            waits.append(0.0)", "time spent waiting for a CPU never measured"),
     ("profile.py", "    return round(sum(share * ms for share, ms in shares) / total, 3) if total > 0 else None", "    return round(sum(share for share, _ in shares) / len(shares), 3)", "the wait share not weighted by the points' latency"),
     ("profile.py", "    if not shares or len(shares) < len(points):", "    if not shares:", "a partly unknown wait share reported as known"),
     ("guard.py", "self._reserved += estimate", "pass", "admitted requests reserve nothing"),

@@ -152,13 +152,12 @@ def _measure_point(model_dir, code_dir, size, repeats, queue):
                 torch.cuda.synchronize()
                 gpu_peaks.append(torch.cuda.max_memory_allocated() - gpu_base)
             latencies.append(1000 * (time.perf_counter() - started))
-            if waited is not None:
-                now = _runqueue_wait_ns()
-                waits.append((now - waited) / 1e6 if now is not None else None)
+            after = _runqueue_wait_ns()
+            waits.append(None if waited is None or after is None else (after - waited) / 1e6)
             peak = _status("VmHWM") if resettable else _status("VmRSS")
             peaks.append(max(0, peak - baseline))
         # The time the request's thread waited for a CPU, over its requests' time: a busy machine's latencies read high.
-        wait_share = sum(waits) / sum(latencies) if waits and None not in waits and sum(latencies) > 0 else None
+        wait_share = sum(waits) / sum(latencies) if None not in waits and sum(latencies) > 0 else None
         queue.put({"size": size, "peakBytes": max(peaks), "gpuPeakBytes": max(gpu_peaks) if gpu_peaks else None,
                    "latencyMs": sorted(latencies)[len(latencies) // 2],
                    "cpuWaitShare": None if wait_share is None else round(min(1.0, wait_share), 3),

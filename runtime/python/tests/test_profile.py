@@ -50,6 +50,16 @@ def model_dir(decoy_helper):
     return d
 
 
+def profiler():
+    """The profiler module, imported from the runtime tree (sys.path as it was afterwards)."""
+    sys.path.insert(0, RUNTIME)
+    try:
+        from resilient_endpoint_runtime import profile as module
+    finally:
+        sys.path.remove(RUNTIME)
+    return module
+
+
 def profile(d, *args):
     out = os.path.join(d, "memory-profile.json")
     run = subprocess.run([sys.executable, "-m", "resilient_endpoint_runtime.profile", "--model-dir", d, *args, "--out", out],
@@ -105,11 +115,8 @@ class BusyMachineTest(unittest.TestCase):
         self.assertIn("warning: the machine was busy: the requests spent %.0f %% of their time waiting for a CPU" % (100 * p["cpuWaitShare"]), run.stdout)
 
     def test_the_share_is_the_points_weighted_by_their_latency_and_warned_above_a_tenth(self):
-        sys.path.insert(0, RUNTIME)
-        try:
-            from resilient_endpoint_runtime.profile import busy_line, cpu_wait_share
-        finally:
-            sys.path.remove(RUNTIME)
+        module = profiler()
+        busy_line, cpu_wait_share = module.busy_line, module.cpu_wait_share
         points = [{"size": 10, "latencyMs": 1.0, "cpuWaitShare": 0.9}, {"size": 900, "latencyMs": 99.0, "cpuWaitShare": 0.05}]
         self.assertEqual(cpu_wait_share(points), round((0.9 * 1 + 0.05 * 99) / 100, 3))  # 0.059: the long request counts
         self.assertIsNone(cpu_wait_share(points + [{"size": 5, "latencyMs": 1.0, "cpuWaitShare": None}]))  # not kept: unknown
@@ -177,13 +184,8 @@ class LeakCheckTest(unittest.TestCase):
     """The leak check on real numpy models, in the profiler's own soak process."""
 
     def check(self, leak):
-        sys.path.insert(0, RUNTIME)
-        try:
-            from resilient_endpoint_runtime.profile import leak_check
-        finally:
-            sys.path.remove(RUNTIME)
         d = numpy_model(leak)
-        return leak_check(d, os.path.join(d, "code"), SOAK)
+        return profiler().leak_check(d, os.path.join(d, "code"), SOAK)
 
     def test_a_model_whose_memory_levels_off_is_not_called_a_leak(self):
         # The slope over the soak's second half read +350 kB per request here, and "leak": the late new
@@ -216,30 +218,25 @@ class LeakVerdictTest(unittest.TestCase):
     """The verdict from a soak's samples: (pass, position, RSS bytes)."""
 
     def verdict(self, growth):
-        from resilient_endpoint_runtime.profile import leak_verdict
         base = 100 * 2**20
         samples, rss = [], base
         for k, g in enumerate([30 * 2**20] + growth):  # the warm-up pass grows most
             rss += g
             samples += [(k, i, rss + (i % 3) * 4096) for i in range(9, 100, 10)]
-        return leak_verdict(samples, 100)
+        return profiler().leak_verdict(samples, 100)
 
     def test_grew_in_every_measured_pass_in_none_or_in_some(self):
-        sys.path.insert(0, RUNTIME)
-        try:
-            self.assertEqual(self.verdict([8 * 2**20, 8 * 2**20, 8 * 2**20])["verdict"], "leak")
-            self.assertEqual(self.verdict([0, 2**19, -2**20])["verdict"], "no leak")
-            # Growth of the pass after the warm-up, against the warm-up, is not measured (it holds the warm-up's end).
-            late = self.verdict([8 * 2**20, 0, 0])
-            self.assertEqual((late["verdict"], late["growthPerPassBytes"]), ("no leak", [0, 0]))
-            unsure = self.verdict([0, 8 * 2**20, 0])
-            self.assertEqual((unsure["verdict"], unsure["growthPerPassBytes"]), ("unsure", [8 * 2**20, 0]))
-            # The threshold: 2 % of the memory when that is more than 1 MiB (here ≈ 2.6 MiB of ≈ 130 MiB).
-            at = self.verdict([0, int(2.5 * 2**20), int(2.5 * 2**20)])
-            self.assertEqual(at["verdict"], "no leak", at)
-            self.assertEqual(self.verdict([0, int(2.8 * 2**20), int(2.8 * 2**20)])["verdict"], "leak")
-        finally:
-            sys.path.remove(RUNTIME)
+        self.assertEqual(self.verdict([8 * 2**20, 8 * 2**20, 8 * 2**20])["verdict"], "leak")
+        self.assertEqual(self.verdict([0, 2**19, -2**20])["verdict"], "no leak")
+        # Growth of the pass after the warm-up, against the warm-up, is not measured (it holds the warm-up's end).
+        late = self.verdict([8 * 2**20, 0, 0])
+        self.assertEqual((late["verdict"], late["growthPerPassBytes"]), ("no leak", [0, 0]))
+        unsure = self.verdict([0, 8 * 2**20, 0])
+        self.assertEqual((unsure["verdict"], unsure["growthPerPassBytes"]), ("unsure", [8 * 2**20, 0]))
+        # The threshold: 2 % of the memory when that is more than 1 MiB (here ≈ 2.6 MiB of ≈ 130 MiB).
+        at = self.verdict([0, int(2.5 * 2**20), int(2.5 * 2**20)])
+        self.assertEqual(at["verdict"], "no leak", at)
+        self.assertEqual(self.verdict([0, int(2.8 * 2**20), int(2.8 * 2**20)])["verdict"], "leak")
 
 
 def command(*args):
@@ -254,11 +251,7 @@ def usage(*args):
     import contextlib
     import io
     import traceback
-    sys.path.insert(0, RUNTIME)
-    try:
-        from resilient_endpoint_runtime import profile
-    finally:
-        sys.path.remove(RUNTIME)
+    profile = profiler()
     out, err = io.StringIO(), io.StringIO()
     code = 0
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
