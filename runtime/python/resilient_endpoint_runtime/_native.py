@@ -19,6 +19,7 @@ uses them when gevent has patched ``threading``, and the standard ones otherwise
 
 Standard library only; gevent is never imported here (only looked up when something else imported it).
 """
+import atexit
 import logging
 import os
 import sys
@@ -116,13 +117,23 @@ class Thread:
         self.native_id = None
 
     def start(self):
-        done = allocate_lock()
-        done.acquire()
-        self._done = done
-        original("_thread", "start_new_thread")(self._run, ())
+        """Starts the thread and returns once it runs, as ``threading.Thread.start`` does: ``start_new_thread`` returns
+        before the new thread has bound its thread state, and an interpreter that exits in that window crashed it
+        (SIGSEGV in ``_PyThreadState_SetCurrent``: CPython gh-108987, fixed in 3.11.6; Debian 12's python3 is 3.11.2).
+        Nothing starts once the interpreter exits (after :mod:`atexit` ran): then ``is_alive()`` stays False."""
+        with _state.starting:
+            if _state.exiting:
+                return self
+            done, begun = allocate_lock(), allocate_lock()
+            done.acquire()
+            begun.acquire()
+            self._done, self._begun = done, begun
+            original("_thread", "start_new_thread")(self._run, ())
+            begun.acquire(True, START_WAIT)  # releases the GIL: the new thread takes it and says it runs
         return self
 
     def _run(self):
+        self._begun.release()
         try:
             self.ident, self.native_id = get_ident(), native_id()
             self._target()
@@ -227,8 +238,20 @@ class Courier:
                 job.done.set()
 
 
+START_WAIT = 5.0  # seconds Thread.start waits for its thread to run (microseconds on an idle host; a bound, not a cost)
+
+
 class _State:
-    lock = allocate_lock()  # guards starting threads; a forked child gets a fresh one (a parent's thread may hold it)
+    lock = allocate_lock()  # guards starting couriers; a forked child gets a fresh one (a parent's thread may hold it)
+    starting = allocate_lock()  # one Thread.start at a time, until its thread runs; the exit gate takes it too
+    exiting = False
+
+
+def _exiting():
+    """At interpreter exit (:mod:`atexit` runs before CPython tears thread states down): no thread starts after this,
+    and one still starting has run by the time it returns."""
+    with _state.starting:
+        _state.exiting = True
 
 
 class Background:
@@ -299,8 +322,10 @@ background = Background(tick=0.25)
 
 def _after_fork_in_child():
     _state.lock = allocate_lock()
+    _state.starting = allocate_lock()
     background._forked()
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+atexit.register(_exiting)

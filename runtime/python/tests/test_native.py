@@ -139,6 +139,26 @@ class NativeTest(unittest.TestCase):
         self.assertFalse(t.is_alive())
         self.assertEqual(seen, [(t.ident, t.native_id)])
 
+    def test_start_returns_once_the_thread_runs(self):
+        # start_new_thread returns before the thread binds its state; an interpreter exiting in that window crashed
+        # (SIGSEGV at exit of any worker that had just started the guard's background: CPython gh-108987, < 3.11.6).
+        release = _native.Event()
+        for _ in range(5):
+            t = _native.Thread(lambda: release.wait(5), "t").start()
+            self.assertIsNotNone(t.native_id)  # set by the thread itself: it has run by the time start() returned
+        release.set()
+
+    def test_nothing_starts_once_the_interpreter_exits(self):
+        code = ("import sys; sys.path.insert(0, %r)\n"
+                "from resilient_endpoint_runtime import _native\n"
+                "_native._exiting()  # what atexit calls\n"
+                "ran = []\n"
+                "t = _native.Thread(lambda: ran.append(1), 't').start()\n"
+                "_native.sleep(0.2)\n"
+                "print(ran, t.is_alive(), t.native_id)\n") % RUNTIME
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "[] False None"), r.stderr)
+
     def test_an_event_wakes_a_waiter_and_times_out(self):
         e = _native.Event()
         self.assertFalse(e.wait(0.05))
