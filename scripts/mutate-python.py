@@ -88,6 +88,7 @@ MUTANTS = [
     ("_native.py", "            begun.acquire(True, START_WAIT)", "            pass", "start returns before its thread runs: a worker exiting then segfaults (CPython gh-108987)"),
     ("_native.py", "            if _state.exiting:\n                return self", "            if False:\n                return self", "threads start while the interpreter exits"),
     ("_native.py", "        _state.exiting = True", "        pass", "the exit gate never closes"),
+    ("_native.py", "atexit.register(_exiting)", "pass", "the exit gate never registered"),
     ("ledger.py", "identity if identity is not None else container_identity()", '""', "two containers sharing a temp directory share one budget"),
     ("ledger.py", "    if started:\n        try:", "    if False:\n        try:", "a slot whose PID another process now has keeps counting"),
     ("ledger.py", "                    os.posix_fallocate(fd, 0, SIZE)", "                    pass", "a full temp directory is a SIGBUS at the first write"),

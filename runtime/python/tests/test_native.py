@@ -151,7 +151,7 @@ class NativeTest(unittest.TestCase):
     def test_nothing_starts_once_the_interpreter_exits(self):
         code = ("import sys; sys.path.insert(0, %r)\n"
                 "from resilient_endpoint_runtime import _native\n"
-                "_native._exiting()  # what atexit calls\n"
+                "import atexit; atexit._run_exitfuncs()  # what the interpreter runs as it exits\n"
                 "ran = []\n"
                 "t = _native.Thread(lambda: ran.append(1), 't').start()\n"
                 "_native.sleep(0.2)\n"
