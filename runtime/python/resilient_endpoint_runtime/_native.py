@@ -133,9 +133,9 @@ class Thread:
         return self
 
     def _run(self):
-        self._begun.release()
+        self.ident, self.native_id = get_ident(), native_id()
+        self._begun.release()  # after the ids: start() returns with them set
         try:
-            self.ident, self.native_id = get_ident(), native_id()
             self._target()
         except BaseException as e:  # noqa: BLE001 - a background thread never takes the process down
             log.warning("resilient endpoint: the background thread %s ended: %s: %s", self.name, type(e).__name__, e)
